@@ -1,0 +1,44 @@
+"""pbj: Protocol Buffers for Python with plain classes and no code generation step.
+
+Declare messages as annotated classes (or load real schemas at run time) and
+encode and decode them byte-exact with every other protobuf runtime::
+
+    import pbj
+
+    @pbj.message
+    class Timestamp:
+        seconds: int = pbj.field(1, "int64")
+        nanos: int = pbj.field(2, "int32")
+
+    data = pbj.encode(Timestamp(seconds=1_700_000_000, nanos=5))
+    assert pbj.decode(Timestamp, data) == Timestamp(seconds=1_700_000_000, nanos=5)
+
+See ``docs/usage-guide.md``.
+"""
+
+from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
+from pbj.compiler import source_of
+from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
+from pbj.reverse import ReverseBuffer
+from pbj.schema import (
+    FieldInfo,
+    FrozenMap,
+    OneOf,
+    field,
+    fields,
+    is_message,
+    map_field,
+    message,
+    oneof,
+    replace,
+    unknown_fields,
+)
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH", "DecodeError", "EncodeError", "FieldInfo", "FrozenMap", "OneOf",
+    "PbjError", "ReverseBuffer", "SchemaError", "decode", "encode", "encoded_size", "field",
+    "fields", "is_message", "map_field", "message", "oneof", "replace", "source_of",
+    "unknown_fields", "write_reverse",
+]
+
+__version__ = "0.1.0"

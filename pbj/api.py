@@ -1,0 +1,245 @@
+"""The public entry points: ``encode``, ``decode``, ``encoded_size``, ``write_reverse``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from pbj import wire
+from pbj.compiler import codec_of
+from pbj.errors import DecodeError, EncodeError, PbjError
+from pbj.reverse import ReverseBuffer, thread_buffer
+from pbj.schema import FrozenMap, OneOf, info, is_message
+
+__all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH"]
+
+T = TypeVar("T")
+
+#: Default nesting limit of ``decode``, as Google's runtimes use.
+DEFAULT_MAX_DEPTH = 100
+
+
+def _codec(obj: Any):
+    cls = type(obj)
+    if not is_message(cls):
+        raise TypeError(f"{cls.__name__} is not a pbj message")
+    return codec_of(cls)
+
+
+def encode(obj: Any, *, reverse: bool = False) -> bytes:
+    """Encode a message to protobuf's binary wire format (protobuf.dev "Encoding").
+
+    The output is deterministic and identical to Google's protobuf with
+    ``SerializeToString(deterministic=True)``: fields in ascending field
+    number, map entries sorted by key, unknown fields last in arrival order.
+
+    Args:
+        obj: a pbj message instance.
+        reverse: use the reverse writer (writes back to front into this
+            thread's reusable :class:`ReverseBuffer`) instead of the forward
+            writer (measures, then writes front to back). Same bytes either way.
+
+    Returns:
+        The encoding, as ``bytes``.
+
+    Raises:
+        TypeError: ``obj`` is not a pbj message.
+        EncodeError: a field holds a value its type cannot encode (wrong
+            Python type, integer out of range, bad oneof member), with the path.
+    """
+    codec = _codec(obj)
+    try:
+        if reverse:
+            buf = thread_buffer()
+            buf._pos = codec.write_reverse(obj, buf, buf._pos)
+            return buf.to_bytes()
+        if obj._pbj_size < 0:
+            codec.size(obj)
+        parts: list[bytes] = []
+        codec.write(obj, parts.append)
+        return b"".join(parts)
+    except PbjError as exc:
+        if isinstance(exc, EncodeError) and not exc.path:
+            raise _diagnose(obj, exc) from None
+        raise
+    except Exception as exc:
+        raise _diagnose(obj, exc) from None
+
+
+def encoded_size(obj: Any) -> int:
+    """The size in bytes of ``encode(obj)``; measured once and cached on ``obj``.
+
+    Raises:
+        TypeError: ``obj`` is not a pbj message.
+        EncodeError: as for :func:`encode`.
+    """
+    codec = _codec(obj)
+    size = obj._pbj_size
+    if size >= 0:
+        return size
+    try:
+        return codec.size(obj)
+    except PbjError:
+        raise
+    except Exception as exc:
+        raise _diagnose(obj, exc) from None
+
+
+def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
+    """Write ``obj`` with the reverse writer in front of what ``buf`` holds.
+
+    The message is written without a tag or length (as :func:`encode` writes
+    it), so several messages written in turn come out in the opposite order.
+    On error nothing is added to ``buf``.
+
+    Args:
+        obj: a pbj message instance.
+        buf: the buffer to write into.
+
+    Returns:
+        The number of bytes written.
+
+    Raises:
+        TypeError: ``obj`` is not a pbj message.
+        EncodeError: as for :func:`encode`.
+    """
+    codec = _codec(obj)
+    before = len(buf)
+    try:
+        buf._pos = codec.write_reverse(obj, buf, buf._pos)
+    except PbjError as exc:
+        if isinstance(exc, EncodeError) and not exc.path:
+            raise _diagnose(obj, exc) from None
+        raise
+    except Exception as exc:
+        raise _diagnose(obj, exc) from None
+    return len(buf) - before
+
+
+def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH,
+           max_size: int | None = None) -> T:
+    """Decode protobuf binary ``data`` into an instance of message class ``cls``.
+
+    Follows protobuf.dev "Encoding": for a singular field the last value wins;
+    a singular sub-message that occurs more than once is merged; repeated
+    scalars accept packed and unpacked forms; int32, uint32 and enum keep the
+    low 32 bits of the varint; strings must be valid UTF-8; fields the class
+    does not know (and known field numbers arriving with a wire type that does
+    not fit) are kept as unknown fields.
+
+    Args:
+        cls: a pbj message class.
+        data: the encoding (``bytes``, ``bytearray`` or ``memoryview``).
+        max_depth: how many levels of nested messages (and groups) below the
+            top-level message are accepted (default 100).
+        max_size: if given, inputs longer than this many bytes are refused.
+
+    Returns:
+        A new ``cls`` instance.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class.
+        DecodeError: the bytes are not a valid encoding: truncated input, a
+            length past the end, wire type 6 or 7, field number 0 or above
+            2**29-1, a varint longer than 10 bytes, invalid UTF-8, nesting
+            deeper than ``max_depth``, input longer than ``max_size``. The
+            error carries the field path and the byte offset.
+    """
+    if not isinstance(cls, type) or not is_message(cls):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    codec = codec_of(cls)
+    if data.__class__ is not bytes:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"decode needs bytes, bytearray or memoryview, not {type(data).__name__}")
+        data = bytes(data)
+    if max_size is not None and len(data) > max_size:
+        raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
+    return codec.parse(data, 0, len(data), max_depth, None)
+
+
+# ---------------------------------------------------------------- encode errors
+
+def _diagnose(obj: Any, exc: BaseException) -> EncodeError:
+    """Find the field whose value made encoding fail; runs only on the error path."""
+    found = _find_bad(obj, [])
+    if found is not None:
+        path, reason = found
+        return EncodeError(reason, path=path)
+    reason = exc.reason if isinstance(exc, EncodeError) else f"{type(exc).__name__}: {exc}"
+    return EncodeError(reason)
+
+
+def _check_scalar(kind: str, value: Any) -> str | None:
+    if kind in wire.RANGES or kind == "enum":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{kind} field needs an int, got {type(value).__name__}"
+        lo, hi = wire.RANGES[kind]
+        if not lo <= value <= hi:
+            return f"{value} is out of range for {kind} [{lo}, {hi}]"
+    elif kind in ("float", "double"):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return f"{kind} field needs a float, got {type(value).__name__}"
+        if kind == "float" and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
+            return f"{value} is out of range for float"
+    elif kind == "bool":
+        if not isinstance(value, bool | int):
+            return f"bool field needs a bool, got {type(value).__name__}"
+    elif kind == "string":
+        if not isinstance(value, str):
+            return f"string field needs a str, got {type(value).__name__}"
+        try:
+            value.encode()
+        except UnicodeEncodeError as e:
+            return f"string cannot be encoded as UTF-8: {e.reason}"
+    elif kind == "bytes":
+        if not isinstance(value, bytes | bytearray | memoryview):
+            return f"bytes field needs bytes, got {type(value).__name__}"
+    return None
+
+
+def _check_value(f_type: Any, value: Any, path: list) -> tuple[list, str] | None:
+    if isinstance(f_type, str):
+        reason = _check_scalar(f_type, value)
+        return (path, reason) if reason else None
+    if isinstance(f_type, type) and is_message(f_type):
+        if not isinstance(value, f_type):
+            return path, f"needs a {f_type.__name__}, got {type(value).__name__}"
+        return _find_bad(value, path)
+    reason = _check_scalar("enum", value)
+    return (path, reason) if reason else None
+
+
+def _find_bad(obj: Any, path: list) -> tuple[list, str] | None:
+    mi = info(type(obj))
+    for f in mi.fields:
+        value = getattr(obj, f.name)
+        here = [*path, f.name]
+        if f.is_map:
+            if not isinstance(value, FrozenMap):
+                return here, f"map field needs a FrozenMap, got {type(value).__name__}"
+            for k, v in value.items():
+                bad = _check_value(f.map_key, k, [*here, (k,)]) or _check_value(f.map_value, v, [*here, (k,)])
+                if bad:
+                    return bad
+        elif f.repeated:
+            if not isinstance(value, tuple):
+                return here, f"repeated field needs a tuple, got {type(value).__name__}"
+            for i, v in enumerate(value):
+                bad = _check_value(f.type, v, [*here, i])
+                if bad:
+                    return bad
+        elif value is not None:
+            bad = _check_value(f.type, value, here)
+            if bad:
+                return bad
+    for o in mi.oneofs:
+        value = getattr(obj, o.name)
+        if value is None:
+            continue
+        members = {m.name: m for m in o.members}
+        if not isinstance(value, OneOf) or value[0] not in members:
+            return [*path, o.name], f"oneof needs pbj.OneOf(member, value) with member one of {sorted(members)}"
+        bad = _check_value(members[value[0]].type, value[1], [*path, o.name, value[0]])
+        if bad:
+            return bad
+    return None
