@@ -1,0 +1,63 @@
+"""Google's protobuf as the test oracle: compile .proto files with protoc and import them.
+
+``protoc(files, include)`` compiles with the protoc that ``grpcio-tools``
+ships into a descriptor set (cached for the session), adds its files to
+Google's default descriptor pool and returns the set's bytes.
+``google_class(full_name)`` then gives the Google message class of any
+message in those files.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from tests.conftest import SHARED
+
+GOOGLE_PROTOS = SHARED / "protos" / "google"
+PBJ_IT = SHARED / "protos" / "pbj-it"
+HAPI = SHARED / "protos" / "hapi-v0.55.0"
+HAPI_ROOTS = [HAPI / "block", HAPI / "platform", HAPI / "services", HAPI / "streams"]
+
+_out = Path(tempfile.mkdtemp(prefix="pbj-oracle-"))
+
+
+@cache
+def _compile(files: tuple[str, ...], include: tuple[str, ...]) -> bytes:
+    import grpc_tools
+    from grpc_tools import protoc as grpc_protoc
+
+    out = _out / f"set{len(list(_out.iterdir()))}.binpb"
+    builtin = Path(grpc_tools.__file__).parent / "_proto"
+    args = ["protoc", "--include_imports", f"--descriptor_set_out={out}",
+            *(f"-I{i}" for i in include), f"-I{builtin}", *files]
+    if grpc_protoc.main(args) != 0:
+        raise RuntimeError(f"protoc failed: {args}")
+    data = out.read_bytes()
+    fds = descriptor_pb2.FileDescriptorSet.FromString(data)
+    pool = descriptor_pool.Default()
+    for fd in fds.file:
+        try:
+            pool.FindFileByName(fd.name)
+        except KeyError:
+            pool.Add(fd)
+    return data
+
+
+def protoc(files: list[Path | str], include: list[Path | str]) -> bytes:
+    """Compile ``files`` (with their imports) and add them to Google's default descriptor pool.
+
+    Returns:
+        The ``FileDescriptorSet`` bytes (imports included), e.g. for ``pbj.load_descriptor_set``.
+        Files already in the pool (same name) are kept as they are.
+    """
+    return _compile(tuple(str(f) for f in files), tuple(str(i) for i in include))
+
+
+def google_class(full_name: str):
+    """The Google message class of ``full_name`` from the default pool."""
+    desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
+    return message_factory.GetMessageClass(desc)
