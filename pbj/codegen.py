@@ -152,6 +152,26 @@ def tag_const(number: int, wire_type: int) -> str:
     return const(wire.tag_bytes(number, wire_type), "T")
 
 
+def tag_value_table(tag: bytes) -> str:
+    """Global name of the table of ``tag + value`` bytes for every value below 128 (``TV_08``).
+
+    One ``bytes`` piece for a tag and a 1-byte varint (or length) saves the
+    forward writer an append per field.
+    """
+    name = f"TV_{tag.hex()}"
+    if name not in GENERATED:
+        GENERATED[name] = [tag + bytes((i,)) for i in range(128)]
+    return name
+
+
+def tagged_struct(tag: bytes, kind: str) -> str:
+    """Global name of a ``struct.Struct`` packing a field's tag bytes and one fixed-width value."""
+    name = f"ST_{tag.hex()}_{kind}"
+    if name not in GENERATED:
+        GENERATED[name] = struct.Struct("<" + "B" * len(tag) + _FIXED_FORMAT[kind])
+    return name
+
+
 def field_kind(f: FieldInfo) -> str:
     """The value kind of a non-map field (see :func:`scalar_kind`)."""
     return scalar_kind(f.type)

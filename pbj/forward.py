@@ -40,6 +40,8 @@ from pbj.codegen import (
     fixed_struct,
     scalar_kind,
     tag_const,
+    tag_value_table,
+    tagged_struct,
     wire_type_of,
 )
 from pbj.schema import FieldInfo, MessageInfo
@@ -114,6 +116,28 @@ def value_expr(kind: str, v: str) -> str:
     if kind in FIXED_SIZE:
         return f"{fixed_struct(kind)}.pack({v})"
     raise AssertionError(kind)
+
+
+def tagged_expr(tag: bytes, kind: str, v: str) -> str:
+    """Source for the bytes of a tag and one scalar value, as one piece."""
+    tv = tag_value_table(tag)
+    t = const(tag, "T")
+    if kind in _INT_KINDS:
+        return f"({tv}[{v}] if 0 <= {v} < 128 else {t} + _venc({v}, {kind!r}))"
+    if kind in ("sint32", "sint64"):
+        bits = 31 if kind == "sint32" else 63
+        return (f"({tv}[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> {bits})) < 128 "
+                f"else {t} + _venc(_zz{bits + 1}({v})))")
+    if kind == "bool":
+        return f"({tv}[1] if {v} else {tv}[0])"
+    if kind in FIXED_SIZE:
+        return f"{tagged_struct(tag, kind)}.pack({', '.join(str(b) for b in tag)}, {v})"
+    raise AssertionError(kind)
+
+
+def tagged_len(tag: bytes, n: str) -> str:
+    """Source for the bytes of a tag and a length ``n``, as one piece."""
+    return f"({tag_value_table(tag)}[{n}] if {n} < 128 else {const(tag, 'T')} + _venc({n}))"
 
 
 def _len_expr(n: str) -> str:
@@ -310,21 +334,27 @@ def oneof_tables(mi: MessageInfo) -> None:
 
 def _write_single(src: Source, f: FieldInfo, kind: str, v: str) -> None:
     """Emit the appends of one present singular value ``v`` (tag included)."""
-    tag = tag_const(f.number, wire.WIRE_SGROUP if f.group else wire_type_of(kind))
     if f.group:
+        tag = tag_const(f.number, wire.WIRE_SGROUP)
         end = tag_const(f.number, wire.WIRE_EGROUP)
         src(f"ap({tag})\nwrite_{codec_name(f.type)}({v}, ap)\nap({end})")
-    elif kind == "string":
-        src(f"_b = {v}.encode()\n_l = len(_b)\nap({tag})\nap({_len_expr('_l')})\nap(_b)")
+        return
+    _write_tagged(src, wire.tag_bytes(f.number, wire_type_of(kind)), kind, f.type, v,
+                  implicit_bool=not f.optional and not f.repeated)
+
+
+def _write_tagged(src: Source, tag: bytes, kind: str, f_type, v: str, implicit_bool: bool = False) -> None:
+    """Emit the appends of a tag and one value ``v`` of ``kind``."""
+    if kind == "string":
+        src(f"_b = {v}.encode()\n_l = len(_b)\nap({tagged_len(tag, '_l')})\nap(_b)")
     elif kind == "bytes":
-        src(f"_l = len({v})\nap({tag})\nap({_len_expr('_l')})\nap({v})")
+        src(f"_l = len({v})\nap({tagged_len(tag, '_l')})\nap({v})")
     elif kind == "message":
-        src(f"_s = {v}._pbj_size\nap({tag})\nap({_len_expr('_s')})\nwrite_{codec_name(f.type)}({v}, ap)")
-    elif kind == "bool" and not f.optional and not f.repeated:
-        true_field = const(wire.tag_bytes(f.number, wire.WIRE_VARINT) + b"\x01", "TV")
-        src(f"ap({true_field})")  # implicit presence: only true is written
+        src(f"_s = {v}._pbj_size\nap({tagged_len(tag, '_s')})\nwrite_{codec_name(f_type)}({v}, ap)")
+    elif kind == "bool" and implicit_bool:
+        src(f"ap({tag_value_table(tag)}[1])")  # implicit presence: only true is written
     else:
-        src(f"ap({tag})\nap({value_expr(kind, v)})")
+        src(f"ap({tagged_expr(tag, kind, v)})")
 
 
 def _write_field(src: Source, f: FieldInfo) -> None:
@@ -342,20 +372,20 @@ def _write_field(src: Source, f: FieldInfo) -> None:
     src("if v:")
     with src:
         if f.packed:
-            tag = tag_const(f.number, wire.WIRE_LEN)
+            tagb = wire.tag_bytes(f.number, wire.WIRE_LEN)
             if kind in FIXED_SIZE:
                 fmt = fixed_format(kind)
                 src(f"_l = len(v) * {FIXED_SIZE[kind]}")
-                src(f"ap({tag})\nap({_len_expr('_l')})\nap(_spack('<%d{fmt}' % len(v), *v))")
+                src(f"ap({tagged_len(tagb, '_l')})\nap(_spack('<%d{fmt}' % len(v), *v))")
             elif kind == "bool":
-                src(f"ap({tag})\nap({_len_expr('len(v)')})\nap(bytes(map(bool, v)))")
+                src(f"_l = len(v)\nap({tagged_len(tagb, '_l')})\nap(bytes(map(bool, v)))")
             else:
                 # the packed length is measured again here: cheaper than caching it
                 src("_p = 0")
                 src("for x in v:")
                 with src:
                     src(f"_p += {size_expr(kind, 'x')}")
-                src(f"ap({tag})\nap({_len_expr('_p')})")
+                src(f"ap({tagged_len(tagb, '_p')})")
                 src("for x in v:")
                 with src:
                     src(f"ap({value_expr(kind, 'x')})")
@@ -366,19 +396,10 @@ def _write_field(src: Source, f: FieldInfo) -> None:
 
 
 def _entry_part_write(src: Source, kind: str, f_type, v: str, number: int) -> None:
-    tag = tag_const(number, wire_type_of(kind))
-    if kind == "string":
-        src(f"_b = {v}.encode()\n_l = len(_b)\nap({tag})\nap({_len_expr('_l')})\nap(_b)")
-    elif kind == "bytes":
-        src(f"_l = len({v})\nap({tag})\nap({_len_expr('_l')})\nap({v})")
-    elif kind == "message":
-        src(f"_s = {v}._pbj_size\nap({tag})\nap({_len_expr('_s')})\nwrite_{codec_name(f_type)}({v}, ap)")
-    else:
-        src(f"ap({tag})\nap({value_expr(kind, v)})")
+    _write_tagged(src, wire.tag_bytes(number, wire_type_of(kind)), kind, f_type, v)
 
 
 def _write_map(src: Source, f: FieldInfo, v: str) -> None:
-    tag = tag_const(f.number, wire.WIRE_LEN)
     vkind = scalar_kind(f.map_value)
     src(f"v = {v}")
     src("if v:")
@@ -389,7 +410,7 @@ def _write_map(src: Source, f: FieldInfo, v: str) -> None:
             src("_e = 0")
             _entry_part_size(src, f.map_key, None, "k", "_e")
             _entry_part_size(src, vkind, f.map_value, "x", "_e")
-            src(f"ap({tag})\nap({_len_expr('_e')})")
+            src(f"ap({tagged_len(wire.tag_bytes(f.number, wire.WIRE_LEN), '_e')})")
             _entry_part_write(src, f.map_key, None, "k", 1)
             _entry_part_write(src, vkind, f.map_value, "x", 2)
 

@@ -64,6 +64,23 @@ def _varint_slow(value: int) -> bytes:
 
 #: The varint encoding of every value below 2**14 (the 1- and 2-byte varints).
 VARINT_BYTES: list[bytes] = [_varint_slow(i) for i in range(1 << 14)]
+#: The low 14 bits of a longer varint: 2 bytes, both with the continuation bit set.
+_VARINT_MORE: list[bytes] = [bytes(((i & 0x7F) | 0x80, (i >> 7) | 0x80)) for i in range(1 << 14)]
+
+
+def _uvarint(v: int) -> bytes:
+    """The varint bytes of ``0 <= v < 2**64``, from two tables, 14 bits at a time."""
+    V, M = VARINT_BYTES, _VARINT_MORE
+    if v < 0x4000:
+        return V[v]
+    if v < 0x10000000:
+        return M[v & 0x3FFF] + V[v >> 14]
+    if v < 0x40000000000:
+        return M[v & 0x3FFF] + M[(v >> 14) & 0x3FFF] + V[v >> 28]
+    if v < 0x100000000000000:
+        return M[v & 0x3FFF] + M[(v >> 14) & 0x3FFF] + M[(v >> 28) & 0x3FFF] + V[v >> 42]
+    return (M[v & 0x3FFF] + M[(v >> 14) & 0x3FFF] + M[(v >> 28) & 0x3FFF]
+            + M[(v >> 42) & 0x3FFF] + V[v >> 56])
 
 
 def check_range(value: int, kind: str) -> int:
@@ -97,10 +114,10 @@ def encode_varint(value: int, kind: str = "uint64") -> bytes:
     Raises:
         EncodeError: the value is out of the type's range.
     """
-    if 0 <= value < 0x4000 and value.__class__ is int:
-        return VARINT_BYTES[value]
-    check_range(value, kind)
-    return _varint_slow(value & _U64)
+    if value.__class__ is not int or not RANGES[kind][0] <= value <= RANGES[kind][1]:
+        check_range(value, kind)
+        value = int(value)
+    return _uvarint(value & _U64 if value < 0 else value)
 
 
 def varint_size(value: int, kind: str = "uint64") -> int:
@@ -161,11 +178,7 @@ def rev_varint(mv, pos: int, value: int, kind: str = "uint64") -> int:
     Raises:
         EncodeError: the value is out of the type's range.
     """
-    if value < 0 or value >= 0x4000:
-        check_range(value, kind)
-        data = _varint_slow(value & _U64)
-    else:
-        data = VARINT_BYTES[value]
+    data = encode_varint(value, kind)
     n = len(data)
     mv[pos - n:pos] = data
     return pos - n
@@ -182,8 +195,24 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         DecodeError: more than 10 bytes, or a 10th byte above 1.
         IndexError: the input ends inside the varint.
     """
-    result = 0
-    shift = 0
+    b = data[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    b = data[pos + 1]
+    if b < 0x80:
+        return result | (b << 7), pos + 2
+    result |= (b & 0x7F) << 7
+    b = data[pos + 2]
+    if b < 0x80:
+        return result | (b << 14), pos + 3
+    result |= (b & 0x7F) << 14
+    b = data[pos + 3]
+    if b < 0x80:
+        return result | (b << 21), pos + 4
+    result |= (b & 0x7F) << 21
+    shift = 28
+    pos += 4
     while True:
         b = data[pos]
         pos += 1
