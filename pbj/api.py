@@ -108,10 +108,13 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
     try:
         buf._pos = codec.write_reverse(obj, buf, buf._pos)
     except PbjError as exc:
+        # the storage may have grown (and moved the bytes written before to its end)
+        buf._pos = len(buf._mv) - before
         if isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc) from None
         raise
     except Exception as exc:
+        buf._pos = len(buf._mv) - before
         raise _diagnose(obj, exc) from None
     return len(buf) - before
 

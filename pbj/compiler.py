@@ -117,7 +117,7 @@ def compile_class(cls: type) -> Codec:
 
 def codec_of(cls: type) -> Codec:
     """The codec of a message class, compiling it on first use."""
-    codec = cls.__dict__.get("__pbj_codec__")
+    codec = cls.__pbj_codec__  # a plain class attribute read: no mappingproxy or bound method allocated
     return codec if codec is not None else compile_class(cls)
 
 

@@ -18,8 +18,8 @@ def format_path(path: list[str | int]) -> str:
     """Render a field path as ``$.transfers[3].amount``.
 
     Args:
-        path: field names (``str``) and list indexes or map keys (``int``, or a
-            ``str`` wrapped in a one-element tuple for map keys), outermost first.
+        path: field names (``str``), list indexes (``int``) and map keys (the
+            key wrapped in a one-element tuple), outermost first.
 
     Returns:
         The path in the JSONPath-like form used by every pbj error.

@@ -79,14 +79,68 @@ def locate(exc: BaseException, names: dict[int, tuple[str, str | None]], tag: in
     if err.offset is None:
         err.offset = start
     entry = names.get(tag)
+    if entry is not None and tag >= 128:
+        # the failure may lie inside a tag of 2+ bytes whose first byte alone looked like ``tag``
+        try:
+            whole, _ = wire.read_tag(frame.get("data"), start)
+        except Exception:
+            whole = None
+        if whole != tag:
+            entry = None
     if entry is not None:
         name, list_local = entry
         prefix: list = [name]
-        if list_local is not None:
+        if list_local is not None and list_local.startswith("map:"):
+            key = _map_key(frame.get("data"), start, list_local[4:])
+            if key is not None:
+                prefix.append(key)
+        elif list_local is not None:
             items = frame.get(list_local)
             prefix.append(len(items) if items is not None else 0)
         err.path[0:0] = prefix
     return err
+
+
+def _map_key(data: Any, start: int, kind: str) -> tuple | None:
+    """The key of the map entry whose tag is at ``start``, as a 1-tuple path element.
+
+    Runs only on the error path: it reads the entry again and returns the last
+    key it holds (the key may follow the value), or ``None`` if there is none
+    or it cannot be read.
+    """
+    try:
+        _, pos = wire.read_tag(data, start)
+        n, pos = wire.read_varint(data, pos)
+        end = min(pos + n, len(data))
+        key_tag = wire.make_tag(1, wire_type_of(kind))
+        key = None
+        while pos < end:
+            t, pos = wire.read_tag(data, pos)
+            if t != key_tag:
+                pos = wire.skip_field(data, pos, t, end, 100)
+                continue
+            if kind in FIXED_SIZE:
+                key = struct.unpack_from("<" + fixed_format(kind), data, pos)[0]
+                pos += FIXED_SIZE[kind]
+            elif kind == "string":
+                m, pos = wire.read_varint(data, pos)
+                key = bytes(data[pos:pos + m]).decode()
+                pos += m
+            else:
+                key, pos = wire.read_varint(data, pos)
+                if kind == "bool":
+                    key = key != 0
+                elif kind in ("sint32", "sint64"):
+                    key = wire.unzigzag(key)
+                elif kind == "int32" and key > 0x7FFFFFFF:
+                    key = ((key & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+                elif kind == "int64" and key > 0x7FFFFFFFFFFFFFFF:
+                    key -= 1 << 64
+                elif kind == "uint32":
+                    key &= 0xFFFFFFFF
+    except Exception:
+        return None
+    return None if key is None else (key,)
 
 
 GENERATED.update({
@@ -370,7 +424,7 @@ def _plan_map(plan: _Plan, f: FieldInfo, loc: str) -> None:
     plan.store.append((f.name, f"_EMPTY_MAP if {loc} is None else _FrozenMap({loc})"))
     kkind = f.map_key
     vkind = scalar_kind(f.map_value)
-    src = _case(plan, wire.make_tag(f.number, wire.WIRE_LEN), f.name, None)
+    src = _case(plan, wire.make_tag(f.number, wire.WIRE_LEN), f.name, f"map:{kkind}")
     _read_len(src)
     src(f"if {loc} is None: {loc} = {{}}")
     key_default = {"string": '""', "bool": "False"}.get(kkind, "0")

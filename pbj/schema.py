@@ -340,8 +340,12 @@ def oneof(**members: tuple) -> Any:
     return _FieldSpec(None, "oneof", members=members)
 
 
-def _resolve_ref(ref: Any, cls: type) -> Any:
-    """Resolve a forward reference (name or callable) to an enum or message class."""
+def _resolve_ref(ref: Any, cls: type, fname: str | None = None) -> Any:
+    """Resolve a forward reference (name or callable) to an enum or message class.
+
+    Raises:
+        SchemaError: the name is not found, or the callable fails.
+    """
     if isinstance(ref, str):
         if ref in SCALAR_TYPES:
             return ref
@@ -355,12 +359,16 @@ def _resolve_ref(ref: Any, cls: type) -> Any:
         for part in rest:
             obj = getattr(obj, part, None)
         if obj is None:
-            raise SchemaError(f"cannot resolve type {ref!r}", cls_name=cls.__qualname__)
+            raise SchemaError(f"cannot resolve type {ref!r}", cls_name=cls.__qualname__, field_name=fname)
         return obj
     if isinstance(ref, type):
         return ref
     if callable(ref):
-        return ref()
+        try:
+            return ref()
+        except Exception as exc:
+            raise SchemaError(f"cannot resolve forward reference {ref!r}: {type(exc).__name__}: {exc}",
+                              cls_name=cls.__qualname__, field_name=fname) from exc
     return ref
 
 
@@ -398,11 +406,11 @@ def resolve(cls: type) -> MessageInfo:
     name = cls.__qualname__
     for f in mi.all_fields():
         if f.map_key is not None:
-            f.map_value = _resolve_ref(f.map_value, cls)
+            f.map_value = _resolve_ref(f.map_value, cls, f.name)
             _check_type(f.map_value, name, f.name)
         else:
             forward = not isinstance(f.type, type) and not (isinstance(f.type, str) and f.type in SCALAR_TYPES)
-            f.type = _resolve_ref(f.type, cls)
+            f.type = _resolve_ref(f.type, cls, f.name)
             _check_type(f.type, name, f.name)
             if forward and f.kind != "message":
                 raise SchemaError("a forward reference (name or callable) must name a message class; "
@@ -657,7 +665,10 @@ def _make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], or
     which costs about a third of calling the frozen ``__init__``.
     """
     slot_names = (*tuple(order), "_pbj_unknown", "_pbj_size")
-    base = type(f"_{cls.__name__}Slots", (), {"__slots__": slot_names, "__module__": cls.__module__})
+    # Created under an all-underscore name, which turns off private-name mangling of
+    # slot names such as "__x" (legal protobuf field names), then renamed.
+    base = type("_", (), {"__slots__": slot_names, "__module__": cls.__module__})
+    base.__name__ = base.__qualname__ = f"_{cls.__name__}Slots"
     by_name = {f.name: f for f in fields_}
     ns: dict[str, Any] = {}
     for key, value in cls.__dict__.items():
@@ -669,11 +680,11 @@ def _make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], or
         f = by_name.get(name)
         ann[name] = inspect.get_annotations(cls)[name]
         if f is not None and f.is_map:
-            ns[name] = attrs.field(default=defaults[name], converter=_to_map, kw_only=True)
+            ns[name] = attrs.field(default=defaults[name], converter=_to_map, kw_only=True, alias=name)
         elif f is not None and f.repeated:
-            ns[name] = attrs.field(default=defaults[name], converter=_to_tuple, kw_only=True)
+            ns[name] = attrs.field(default=defaults[name], converter=_to_tuple, kw_only=True, alias=name)
         else:
-            ns[name] = attrs.field(default=defaults[name], kw_only=True)
+            ns[name] = attrs.field(default=defaults[name], kw_only=True, alias=name)
     ann["_pbj_unknown"] = bytes
     ns["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
     ann["_pbj_size"] = int
