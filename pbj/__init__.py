@@ -19,6 +19,8 @@ See ``docs/usage-guide.md``.
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.compiler import source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
+from pbj.loader import Namespace, load_descriptor_set, load_proto
+from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
 from pbj.reverse import ReverseBuffer
 from pbj.schema import (
     FieldInfo,
@@ -39,6 +41,8 @@ __all__ = [
     "PbjError", "ReverseBuffer", "SchemaError", "decode", "encode", "encoded_size", "field",
     "fields", "is_message", "map_field", "message", "oneof", "replace", "source_of",
     "unknown_fields", "write_reverse",
+    "Namespace", "load_descriptor_set", "load_proto",
+    "JSONError", "from_dict", "from_json", "to_dict", "to_json",
 ]
 
 __version__ = "0.1.0"
