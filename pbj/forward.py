@@ -52,6 +52,7 @@ _INT_KINDS = {"int32", "int64", "uint32", "uint64", "enum"}
 
 GENERATED.update({
     "_V": wire.VARINT_BYTES,
+    "_VM": wire.VARINT_MORE,
     "_venc": wire.encode_varint,
     "_vsize": wire.varint_size,
     "_zz32": wire.zigzag32,
@@ -91,11 +92,14 @@ def write_order(mi: MessageInfo) -> list[tuple[str, object]]:
 def size_expr(kind: str, v: str) -> str:
     """Source for the encoded size of one scalar value (no tag)."""
     if kind in _INT_KINDS:
-        return f"(1 if 0 <= {v} < 128 else _vsize({v}, {kind!r}))"
+        return (f"(1 if 0 <= {v} < 128 else 2 if 0 <= {v} < 16384 else 3 if 0 <= {v} < 2097152 "
+                f"else 4 if 0 <= {v} < 268435456 else _vsize({v}, {kind!r}))")
     if kind == "sint32":
-        return f"(1 if -64 <= {v} < 64 else _vsize(_zz32({v})))"
+        return (f"(1 if -64 <= {v} < 64 else 2 if -8192 <= {v} < 8192 else 3 if -1048576 <= {v} < 1048576 "
+                f"else 4 if -134217728 <= {v} < 134217728 else _vsize(_zz32({v})))")
     if kind == "sint64":
-        return f"(1 if -64 <= {v} < 64 else _vsize(_zz64({v})))"
+        return (f"(1 if -64 <= {v} < 64 else 2 if -8192 <= {v} < 8192 else 3 if -1048576 <= {v} < 1048576 "
+                f"else 4 if -134217728 <= {v} < 134217728 else _vsize(_zz64({v})))")
     if kind == "bool":
         return "1"
     if kind in FIXED_SIZE:
@@ -123,10 +127,13 @@ def tagged_expr(tag: bytes, kind: str, v: str) -> str:
     tv = tag_value_table(tag)
     t = const(tag, "T")
     if kind in _INT_KINDS:
-        return f"({tv}[{v}] if 0 <= {v} < 128 else {t} + _venc({v}, {kind!r}))"
+        return (f"({tv}[{v}] if 0 <= {v} < 128 else {t} + _V[{v}] if 0 <= {v} < 16384 "
+                f"else {t} + _VM[{v} & 16383] + _V[{v} >> 14] if 0 <= {v} < 268435456 "
+                f"else {t} + _venc({v}, {kind!r}))")
     if kind in ("sint32", "sint64"):
         bits = 31 if kind == "sint32" else 63
-        return (f"({tv}[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> {bits})) < 128 "
+        return (f"({tv}[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> {bits})) < 128 else {t} + _V[_z] if _z < 16384 "
+                f"else {t} + _VM[_z & 16383] + _V[_z >> 14] if _z < 268435456 "
                 f"else {t} + _venc(_zz{bits + 1}({v})))")
     if kind == "bool":
         return f"({tv}[1] if {v} else {tv}[0])"

@@ -245,6 +245,14 @@ def _put_scalar(src: Source, kind: str, v: str) -> None:
         src(f"elif 0 <= {v} < 16384:")
         with src:
             src(f"pos -= 2; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = {v} >> 7")
+        src(f"elif 0 <= {v} < 2097152:")
+        with src:
+            src(f"pos -= 3; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = (({v} >> 7) & 127) | 128; "
+                f"mv[pos + 2] = {v} >> 14")
+        src(f"elif 0 <= {v} < 268435456:")
+        with src:
+            src(f"pos -= 4; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = (({v} >> 7) & 127) | 128; "
+                f"mv[pos + 2] = (({v} >> 14) & 127) | 128; mv[pos + 3] = {v} >> 21")
         src("else:")
         with src:
             src(f"pos = _rvar(mv, pos, {v}, {kind!r})")

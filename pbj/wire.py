@@ -65,12 +65,12 @@ def _varint_slow(value: int) -> bytes:
 #: The varint encoding of every value below 2**14 (the 1- and 2-byte varints).
 VARINT_BYTES: list[bytes] = [_varint_slow(i) for i in range(1 << 14)]
 #: The low 14 bits of a longer varint: 2 bytes, both with the continuation bit set.
-_VARINT_MORE: list[bytes] = [bytes(((i & 0x7F) | 0x80, (i >> 7) | 0x80)) for i in range(1 << 14)]
+VARINT_MORE: list[bytes] = [bytes(((i & 0x7F) | 0x80, (i >> 7) | 0x80)) for i in range(1 << 14)]
 
 
 def _uvarint(v: int) -> bytes:
     """The varint bytes of ``0 <= v < 2**64``, from two tables, 14 bits at a time."""
-    V, M = VARINT_BYTES, _VARINT_MORE
+    V, M = VARINT_BYTES, VARINT_MORE
     if v < 0x4000:
         return V[v]
     if v < 0x10000000:
@@ -231,12 +231,15 @@ def read_tag(data: bytes, pos: int) -> tuple[int, int]:
 
     Raises:
         DecodeError: the field number is 0 or above 2**29-1, or the varint is
-            malformed.
+            malformed or longer than 5 bytes (a tag is a 32-bit varint).
         IndexError: the input ends inside the tag.
     """
+    start = pos
     tag, pos = read_varint(data, pos)
     if tag > 0xFFFFFFFF or tag >> 3 > MAX_FIELD_NUMBER:
         raise DecodeError(f"field number {tag >> 3} is above the maximum {MAX_FIELD_NUMBER}")
+    if pos - start > 5:
+        raise DecodeError(f"tag varint of {pos - start} bytes is longer than 5 bytes")
     return tag, pos
 
 
