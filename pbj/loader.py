@@ -22,8 +22,11 @@ for proto2 and proto3, "Field Presence", "Encoding"):
   (entry messages get no class of their own);
 * ``json_name`` and proto2 ``default`` values are kept on each field;
 * groups (proto2) and ``DELIMITED`` message fields (editions) use the group
-  encoding; extensions are not loaded (``Namespace.extensions`` lists them);
-  enums are open, as pbj's enums are for now.
+  encoding; extensions are not loaded (``Namespace.extensions`` lists them;
+  on the wire they are kept and written back as unknown fields);
+* proto2 enums (and editions enums with ``enum_type = CLOSED``) are closed:
+  their class has ``__pbj_closed__ = True`` and the parser keeps a number that
+  is not a member as an unknown field, as Google's runtimes do.
 
 Names: a field whose name is a Python keyword (``from``), starts with
 ``_pbj`` or repeats another attribute gets a trailing underscore, with
@@ -78,6 +81,7 @@ _PY_TYPES = {"double": float, "float": float, "bool": bool, "string": str, "byte
 _EXPLICIT, _IMPLICIT, _LEGACY_REQUIRED = 1, 2, 3
 _PACKED = 1
 _DELIMITED = 2
+_CLOSED = 2  # FeatureSet.EnumType.CLOSED
 
 # Full name -> the latest loaded class or enum of that name, for pickle.
 _REGISTRY: dict[str, Any] = {}
@@ -347,6 +351,7 @@ class _Builder:
         self.enums: dict[str, type] = {}
         self.extensions: dict[str, Any] = {}
         self.map_entries: set[str] = set()
+        self.closed_enums: set[str] = set()  # full names of closed enums (proto2, editions CLOSED)
 
     # -- collecting
 
@@ -360,16 +365,25 @@ class _Builder:
                 raise SchemaError(f"unknown syntax {syntax!r}", cls_name=fd.name)
             feats = [fd.options.features] if fd.options is not None and fd.options.features is not None else []
             for ed in fd.enum_type:
-                self._collect_enum(ed, package, package)
+                self._collect_enum(ed, package, package, fd, feats)
             for md in fd.message_type:
                 self._collect_message(md, package, package, fd, feats)
             for ext in fd.extension:
                 self.extensions[_join(package, ext.name or "")] = ext
 
-    def _collect_enum(self, ed: Any, scope: str, package: str) -> None:
+    def _collect_enum(self, ed: Any, scope: str, package: str, fd: Any = None, feats: list = ()) -> None:
         if not ed.name:
             raise SchemaError(f"an enum in {scope or 'the root package'} has no name")
         self.enum_desc[_join(scope, ed.name)] = (ed, package)
+        syntax = (fd.syntax if fd is not None else None) or "proto2"
+        if syntax == "editions":
+            own = [ed.options.features] if ed.options is not None and ed.options.features is not None else []
+            closed = any(fs.enum_type is not None for fs in [*feats, *own]) and \
+                next(fs.enum_type for fs in reversed([*feats, *own]) if fs.enum_type is not None) == _CLOSED
+        else:
+            closed = syntax == "proto2"
+        if closed:
+            self.closed_enums.add(_join(scope, ed.name))
 
     def _collect_message(self, md: Any, scope: str, package: str, fd: Any, feats: list) -> None:
         if not md.name:
@@ -383,7 +397,7 @@ class _Builder:
         if md.options is not None and md.options.map_entry:
             self.map_entries.add(full)
         for ed in md.enum_type:
-            self._collect_enum(ed, full, package)
+            self._collect_enum(ed, full, package, fd, feats)
         for nd in md.nested_type:
             self._collect_message(nd, full, package, fd, feats)
         for ext in md.extension:
@@ -408,6 +422,8 @@ class _Builder:
                 raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
             cls.__reduce_ex__ = _make_enum_reduce(full)
             cls.__doc__ = f"The enum {full}."
+            if full in self.closed_enums:  # the parser keeps non-member numbers as unknown fields
+                cls.__pbj_closed__ = True
             self.enums[full] = cls
 
     # -- messages

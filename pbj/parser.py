@@ -61,21 +61,22 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def locate(exc: BaseException, names: dict[int, tuple[str, str | None]], tag: int, start: int,
-           frame: dict[str, Any]) -> DecodeError:
+def locate(exc: BaseException, names: dict[int, tuple[str, str | None]], frame: dict[str, Any]) -> DecodeError:
     """Turn ``exc`` into a DecodeError and add this message's part of the path.
 
     Args:
         exc: the exception caught in a generated parse function.
         names: tag -> (field name, local variable of a repeated field or None).
-        tag: the tag being handled when ``exc`` was raised.
-        start: the offset of that field's tag.
-        frame: the parse function's locals (read only here, on the error path).
+        frame: the parse function's locals (read only here, on the error path):
+            ``tag`` (the tag being handled when ``exc`` was raised), ``start``
+            (the offset of that field's tag) and the repeated fields' lists.
 
     Returns:
         The DecodeError to raise (``exc`` itself when it is one).
     """
     err = exc if isinstance(exc, DecodeError) else DecodeError(_reason(exc))
+    tag = frame.get("tag", 0)
+    start = frame.get("start", frame.get("pos", 0))
     if err.offset is None:
         err.offset = start
     entry = names.get(tag)
@@ -158,15 +159,39 @@ GENERATED.update({
 })
 
 
-def _read_varint(src: Source, var: str) -> None:
-    """Emit: read a varint at ``pos`` into ``var`` (unsigned 64-bit), advance ``pos``."""
+def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
+    """Emit: read a varint at ``pos`` into ``var`` and advance ``pos``.
+
+    Varints of up to 4 bytes (values below 2**28, which need no narrowing)
+    are decoded inline; longer ones call :func:`pbj.wire.read_varint` and are
+    narrowed to ``kind``.
+    """
     src(f"{var} = data[pos]")
     src(f"if {var} < 128:")
     with src:
         src("pos += 1")
     src("else:")
     with src:
-        src(f"{var}, pos = _rv(data, pos)")
+        src("_b = data[pos + 1]")
+        src("if _b < 128:")
+        with src:
+            src(f"{var} = ({var} & 127) | (_b << 7); pos += 2")
+        src("else:")
+        with src:
+            src("_c = data[pos + 2]")
+            src("if _c < 128:")
+            with src:
+                src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | (_c << 14); pos += 3")
+            src("else:")
+            with src:
+                src("_d = data[pos + 3]")
+                src("if _d < 128:")
+                with src:
+                    src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | ((_c & 127) << 14) | (_d << 21); pos += 4")
+                src("else:")
+                with src:
+                    src(f"{var}, pos = _rv(data, pos)")
+                    _narrow(src, kind, var)
 
 
 def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None:
@@ -175,14 +200,7 @@ def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None
         size = FIXED_SIZE[kind]
         src(f"{var} = {fixed_struct(kind)}.unpack_from(data, pos)[0]; pos += {size}")
         return
-    src(f"{var} = data[pos]")
-    src(f"if {var} < 128:")
-    with src:
-        src("pos += 1")
-    src("else:")
-    with src:
-        src(f"{var}, pos = _rv(data, pos)")
-        _narrow(src, kind, var)
+    _read_varint(src, var, kind)
     if kind == "bool":
         src(f"{var} = {var} != 0")
     elif kind in ("sint32", "sint64"):
@@ -212,6 +230,47 @@ def _read_len(src: Source) -> None:
 
 def _enum_map(enum_cls: type) -> str:
     return const({int(m): m for m in enum_cls}, f"E_{enum_cls.__name__}")
+
+
+# ---- closed enums (proto2; "Enum Behavior" on protobuf.dev): a number that is not a
+# member is not stored in the field but kept as an unknown varint field of the same
+# field number, as Google's runtimes do (a map entry holding one is kept whole).
+
+GENERATED["_venc_enum"] = wire.encode_varint
+
+
+def _closed_enum(f_type: Any) -> bool:
+    """True for an enum class the loader marked closed (``__pbj_closed__``)."""
+    return bool(getattr(f_type, "__pbj_closed__", False))
+
+
+def _keep_unknown_enum(src: Source, number: int, var: str) -> None:
+    """Emit: keep the non-member number ``var`` of a closed enum as an unknown varint field."""
+    tag = const(wire.tag_bytes(number, wire.WIRE_VARINT), "T")
+    src("if unk is None: unk = []")
+    src(f"unk.append({tag} + _venc_enum({var}, 'enum'))")
+
+
+def _read_closed_enum(src: Source, f: FieldInfo, store: str) -> None:
+    """Emit: read one value of closed enum field ``f``; ``store`` (reading ``_m``) keeps a member."""
+    _read_scalar(src, "int32", "v", None)  # an enum is read and narrowed as an int32
+    src(f"_m = {_enum_map(f.type)}.get(v)")
+    src("if _m is None:")
+    with src:
+        _keep_unknown_enum(src, f.number, "v")
+    src("else:")
+    with src:
+        src(store)
+
+
+def _parse_packed_closed(src: Source, f: FieldInfo, loc: str) -> None:
+    """Emit the parse of a packed run ``data[pos:e]`` of closed enum field ``f`` into list ``loc``."""
+    src("while pos < e:")
+    with src:
+        _read_closed_enum(src, f, f"{loc}.append(_m)")
+    src("if pos != e:")
+    with src:
+        src('raise DecodeError("packed run ends inside its last element")')
 
 
 class _Plan:
@@ -269,12 +328,18 @@ def _plan_field(plan: _Plan, f: FieldInfo) -> None:
         # scalars: the element form and the packed form are both accepted
         src = _case(plan, wire.make_tag(f.number, wire_type_of(kind)), f.name, loc)
         src(f"if {loc} is None: {loc} = []")
-        _read_scalar(src, kind, "v", enum_map)
-        src(f"{loc}.append(v)")
+        if _closed_enum(f.type):
+            _read_closed_enum(src, f, f"{loc}.append(_m)")
+        else:
+            _read_scalar(src, kind, "v", enum_map)
+            src(f"{loc}.append(v)")
         src = _case(plan, wire.make_tag(f.number, wire.WIRE_LEN), f.name, loc)
         src(f"if {loc} is None: {loc} = []")
         _read_len(src)
-        _parse_packed(src, kind, loc, enum_map)
+        if _closed_enum(f.type):
+            _parse_packed_closed(src, f, loc)
+        else:
+            _parse_packed(src, kind, loc, enum_map)
         return
     plan.locals.append((loc, default_literal(f, kind)))
     plan.store.append((f.name, loc))
@@ -286,6 +351,8 @@ def _plan_field(plan: _Plan, f: FieldInfo) -> None:
     if wt == wire.WIRE_LEN:
         _read_len(src)
         src(f"{loc} = {_len_value(kind)}; pos = e")
+    elif _closed_enum(f.type):
+        _read_closed_enum(src, f, f"{loc} = _m")
     else:
         _read_scalar(src, kind, loc, enum_map)
 
@@ -349,7 +416,8 @@ def _parse_group(src: Source, f: FieldInfo, assign: str) -> None:
 def _plan_message(plan: _Plan, f: FieldInfo, loc: str, oneof: str | None = None) -> None:
     """A singular sub-message: parsed on its first occurrence; later ones merge into it."""
     sub = codec_name(f.type)
-    plan.locals += [(f"{loc}_s", "0"), (f"{loc}_e", "0"), (f"{loc}_more", "None")]
+    # {loc}_s and {loc}_e are set by the first occurrence and read only after a second one
+    plan.locals.append((f"{loc}_more", "None"))
     if f.group:
         src = _case(plan, wire.make_tag(f.number, wire.WIRE_SGROUP), f.name, None)
         _check_depth(src)
@@ -414,6 +482,8 @@ def _plan_oneof(plan: _Plan, oneof) -> None:
         if wt == wire.WIRE_LEN:
             _read_len(src)
             src(f"{loc} = _tnew(_OneOf, ({m.name!r}, {_len_value(kind)})); pos = e")
+        elif _closed_enum(m.type):
+            _read_closed_enum(src, m, f"{loc} = _tnew(_OneOf, ({m.name!r}, _m))")
         else:
             _read_scalar(src, kind, "v", _enum_map(m.type) if kind == "enum" else None)
             src(f"{loc} = _tnew(_OneOf, ({m.name!r}, v))")
@@ -435,7 +505,7 @@ def _plan_map(plan: _Plan, f: FieldInfo, loc: str) -> None:
     else:
         value_default = {"string": '""', "bytes": 'b""', "bool": "False", "float": "0.0",
                          "double": "0.0"}.get(vkind, "0")
-    src(f"k = {key_default}; x = {value_default}")
+    src(f"k = {key_default}; x = {value_default}; _u = False")
     src("while pos < e:")
     with src:
         src("t = data[pos]")
@@ -455,13 +525,21 @@ def _plan_map(plan: _Plan, f: FieldInfo, loc: str) -> None:
             _entry_read(src, vkind, "x", f.map_value, _enum_map(f.map_value) if vkind == "enum" else None)
         src("else:")
         with src:
-            src("pos = _skip(data, pos, t, e, depth)")
+            src("pos = _skip(data, pos, t, e, depth); _u = True")
     src("if pos != e:")
     with src:
         src('raise DecodeError("map entry overruns its length")')
     if vkind == "message":
         src(f"if x is None: x = {const(f.map_value(), f'EMPTY_{codec_name(f.map_value)}')}")
-    src(f"{loc}[k] = x")
+    # An entry holding an unknown field (or a closed enum's non-member value) is kept whole as an
+    # unknown field of this message, as upb does; it is not added to the map.
+    src("if _u or x.__class__ is int:" if _closed_enum(f.map_value) else "if _u:")
+    with src:
+        src("if unk is None: unk = []")
+        src("unk.append(data[start:e])")
+    src("else:")
+    with src:
+        src(f"{loc}[k] = x")
 
 
 def _entry_read(src: Source, kind: str, var: str, f_type: Any, enum_map: str | None) -> None:
@@ -532,8 +610,6 @@ def emit_parse(mi: MessageInfo) -> str:
         for loc, default in plan.locals:
             src(f"{loc} = {default}")
         src("unk = None")
-        src("tag = 0")
-        src("start = pos")
         src("try:")
         with src:
             src("while True:")
@@ -566,7 +642,7 @@ def emit_parse(mi: MessageInfo) -> str:
                 src(line)
         src("except Exception as exc:")
         with src:
-            src(f"raise _locate(exc, {names}, tag, start, locals()) from None")
+            src(f"raise _locate(exc, {names}, locals()) from None")
         src(f"o = _new({slots})")
         for attr, expr in plan.store:
             src(f"o.{attr} = {expr}")

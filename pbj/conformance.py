@@ -1,0 +1,273 @@
+"""A testee for protobuf's conformance suite: ``python -m pbj.conformance``.
+
+Protobuf's conformance runner (``conformance_test_runner`` in
+protocolbuffers/protobuf, see ``conformance/conformance.proto``) starts the
+testee as a program and talks to it over its standard input and output: each
+request is a 4-byte little-endian length followed by a
+``conformance.ConformanceRequest``; the testee answers each with a 4-byte
+little-endian length followed by a ``conformance.ConformanceResponse``, and
+stops at end of input with status 0.
+
+Everything here is pbj itself: the request and response messages and the test
+messages (``protobuf_test_messages.proto3.TestAllTypesProto3``,
+``protobuf_test_messages.proto2.TestAllTypesProto2`` and the rest of their
+files) are loaded at run time from a ``FileDescriptorSet`` shipped inside the
+package (``pbj/data/conformance/``), so no protoc is needed.
+
+What the testee answers (the ``result`` oneof of ``ConformanceResponse``):
+
+* ``protobuf_payload`` or ``json_payload``: the input parsed as the requested
+  message type and written in the requested output format;
+* ``parse_error``: the input is not a valid encoding of the message type;
+* ``serialize_error``: the parsed value cannot be written in the output
+  format (a Timestamp out of range in JSON …), or a proto2 ``required``
+  field is not set (Google's runtimes refuse to write such a message);
+* ``skipped``: text format and JSPB, input or output (not supported);
+* ``runtime_error``: anything unexpected, with the exception text. The testee
+  never dies mid-run.
+
+A request for ``conformance.FailureSet`` (the runner asks for the testee's
+list of known failures) is answered with an empty ``protobuf_payload``.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import threading
+from functools import cache
+from importlib import resources
+from typing import Any, BinaryIO
+
+from pbj.api import decode, encode
+from pbj.errors import DecodeError, EncodeError
+from pbj.loader import Namespace, load_descriptor_set
+from pbj.protojson import JSONError, from_json, to_json
+from pbj.schema import OneOf, info, is_message
+
+__all__ = ["schema", "handle", "handle_bytes", "serve", "main"]
+
+#: ``conformance.WireFormat`` numbers.
+_PROTOBUF, _JSON, _JSPB, _TEXT_FORMAT = 1, 2, 3, 4
+#: ``conformance.TestCategory.JSON_IGNORE_UNKNOWN_PARSING_TEST``.
+_JSON_IGNORE_UNKNOWN = 3
+_LEN = struct.Struct("<I")
+_lock = threading.Lock()
+
+
+@cache
+def _load(resource: str) -> Namespace:
+    data = resources.files("pbj").joinpath("data", "conformance", resource).read_bytes()
+    return load_descriptor_set(data)
+
+
+def schema() -> Namespace:
+    """The classes of ``conformance.proto`` and the proto2/proto3 test messages.
+
+    Loaded once from ``pbj/data/conformance/conformance.binpb`` (a
+    ``FileDescriptorSet`` of protobuf v36.0's files, imports included).
+
+    Returns:
+        A :class:`pbj.Namespace`.
+    """
+    with _lock:
+        return _load("conformance.binpb")
+
+
+def _editions() -> Namespace:
+    """The editions variants of the test messages (loaded on the first request for one)."""
+    with _lock:
+        return _load("editions.binpb")
+
+
+def _message_class(full_name: str) -> type | None:
+    cls = schema().get(full_name)
+    if cls is None and full_name.startswith("protobuf_test_messages.editions"):
+        cls = _editions().get(full_name)
+    return cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None
+
+
+@cache
+def _reaches_required(cls: Any) -> bool:
+    """Whether a message of ``cls`` can hold a proto2 ``required`` field, at any depth."""
+    if not is_message(cls):
+        return False
+    seen: set = set()
+    stack = [cls]
+    while stack:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        for f in info(c).all_fields():
+            if f.required:
+                return True
+            sub = f.map_value if f.is_map else f.type
+            if is_message(sub):
+                stack.append(sub)
+    return False
+
+
+@cache
+def _required_plan(cls: type) -> tuple[tuple[str, ...], tuple]:
+    """(the required attribute names of ``cls``, its fields that may hold required fields deeper)."""
+    fields_ = info(cls).all_fields()
+    return (tuple(f.name for f in fields_ if f.required),
+            tuple(f for f in fields_ if _reaches_required(f.map_value if f.is_map else f.type)))
+
+
+def _missing_required(obj: Any, path: str = "$") -> str | None:
+    """The path of a proto2 ``required`` field that is not set in ``obj`` (nested messages too), or None."""
+    required, nested = _required_plan(type(obj))
+    for name in required:
+        if getattr(obj, name) is None:
+            return f"{path}.{name}"
+    for f in nested:
+        if f.oneof is not None:
+            v = getattr(obj, f.oneof)
+            items = [v.value] if v is not None and v.which == f.name else []
+        elif f.is_map:
+            items = list(getattr(obj, f.name).values())
+        elif f.repeated:
+            items = list(getattr(obj, f.name))
+        else:
+            v = getattr(obj, f.name)
+            items = [] if v is None else [v]
+        for i, item in enumerate(items):
+            found = _missing_required(item, f"{path}.{f.name}" + (f"[{i}]" if f.repeated else ""))
+            if found is not None:
+                return found
+    return None
+
+
+def handle(request: Any) -> Any:
+    """Answer one decoded ``conformance.ConformanceRequest``.
+
+    Args:
+        request: an instance of the loaded ``conformance.ConformanceRequest``.
+
+    Returns:
+        A ``conformance.ConformanceResponse`` instance. Never raises for a
+        bad payload: failures are answers (``parse_error``,
+        ``serialize_error``, ``runtime_error``, ``skipped``).
+    """
+    response_cls = schema()["conformance.ConformanceResponse"]
+
+    def answer(which: str, value: Any) -> Any:
+        return response_cls(result=OneOf(which, value))
+
+    try:
+        if request.message_type == "conformance.FailureSet":
+            return answer("protobuf_payload", b"")
+        payload = request.payload
+        if payload is None:
+            return answer("runtime_error", "the request has no payload")
+        if payload.which in ("text_payload", "jspb_payload"):
+            return answer("skipped", f"{payload.which[:-8]} input is not supported")
+        output = int(request.requested_output_format)
+        if output not in (_PROTOBUF, _JSON):
+            return answer("skipped", f"output format {request.requested_output_format!r} is not supported")
+        cls = _message_class(request.message_type)
+        if cls is None:
+            return answer("runtime_error", f"unknown message type {request.message_type!r}")
+        try:
+            if payload.which == "protobuf_payload":
+                obj = decode(cls, payload.value)
+            else:
+                ignore = int(request.test_category) == _JSON_IGNORE_UNKNOWN
+                obj = from_json(cls, payload.value, ignore_unknown=ignore)
+        except (DecodeError, RecursionError) as exc:  # JSONError is a DecodeError
+            return answer("parse_error", str(exc))
+        try:
+            missing = _missing_required(obj)
+            if missing is not None:  # Google's runtimes refuse to write such a message
+                return answer("serialize_error", f"required field {missing} is not set")
+            if output == _PROTOBUF:
+                return answer("protobuf_payload", encode(obj))
+            return answer("json_payload", to_json(obj))
+        except (EncodeError, JSONError, ValueError) as exc:
+            return answer("serialize_error", str(exc))
+    except Exception as exc:
+        return answer("runtime_error", f"{type(exc).__name__}: {exc}")
+
+
+def handle_bytes(request: bytes) -> bytes:
+    """Answer one serialized ``ConformanceRequest`` with a serialized ``ConformanceResponse``.
+
+    Args:
+        request: the request's bytes (without the 4-byte length).
+
+    Returns:
+        The response's bytes (without the length). A request that cannot be
+        decoded is answered with ``runtime_error``.
+    """
+    ns = schema()
+    try:
+        req = decode(ns["conformance.ConformanceRequest"], request)
+    except Exception as exc:
+        resp = ns["conformance.ConformanceResponse"](
+            result=OneOf("runtime_error", f"cannot decode the ConformanceRequest: {exc}"))
+    else:
+        resp = handle(req)
+    return encode(resp)
+
+
+def _read_exactly(stream: BinaryIO, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = stream.read(n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Answer requests from ``stdin`` on ``stdout`` until end of input.
+
+    Each request and each response is a 4-byte little-endian length, then
+    the message. The output is flushed after each response.
+
+    Args:
+        stdin, stdout: binary streams (``sys.stdin.buffer``, ``sys.stdout.buffer``).
+
+    Returns:
+        The number of requests answered.
+
+    Raises:
+        EOFError: the input ends inside a request (after its length).
+    """
+    count = 0
+    while True:
+        head = _read_exactly(stdin, 4)
+        if head is None:
+            return count
+        (n,) = _LEN.unpack(head)
+        body = _read_exactly(stdin, n) if n else b""
+        if body is None:
+            raise EOFError(f"input ended inside request {count + 1} ({n} bytes announced)")
+        out = handle_bytes(body)
+        stdout.write(_LEN.pack(len(out)))
+        stdout.write(out)
+        stdout.flush()
+        count += 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the testee on the process's standard input and output.
+
+    Returns:
+        The exit status: 0 at end of input, 1 if the input ends inside a request.
+    """
+    del argv
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except EOFError as exc:
+        print(f"pbj.conformance: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
