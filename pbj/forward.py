@@ -406,20 +406,42 @@ def _entry_part_write(src: Source, kind: str, f_type, v: str, number: int) -> No
     _write_tagged(src, wire.tag_bytes(number, wire_type_of(kind)), kind, f_type, v)
 
 
+def _entry_piece(src: Source, kind: str, v: str, number: int, var: str) -> None:
+    """Emit ``var = <tag and value of a scalar map-entry part, as one bytes piece>``."""
+    tag = wire.tag_bytes(number, wire_type_of(kind))
+    if kind == "string":
+        src(f"_b = {v}.encode()\n_l = len(_b)\n{var} = {tagged_len(tag, '_l')} + _b")
+    elif kind == "bytes":
+        src(f"_l = len({v})\n{var} = {tagged_len(tag, '_l')} + {v}")
+    else:
+        src(f"{var} = {tagged_expr(tag, kind, v)}")
+
+
 def _write_map(src: Source, f: FieldInfo, v: str) -> None:
+    """Emit the entries of a map field in ascending key order ("Maps" in "Encoding").
+
+    Each entry's key and (scalar) value are built as pieces first, so the
+    entry length is the sum of their lengths, with no second measuring.
+    """
     vkind = scalar_kind(f.map_value)
+    entry_tag = wire.tag_bytes(f.number, wire.WIRE_LEN)
     src(f"v = {v}")
     src("if v:")
     with src:
         src("for k in sorted(v):")
         with src:
             src("x = v[k]")
-            src("_e = 0")
-            _entry_part_size(src, f.map_key, None, "k", "_e")
-            _entry_part_size(src, vkind, f.map_value, "x", "_e")
-            src(f"ap({tagged_len(wire.tag_bytes(f.number, wire.WIRE_LEN), '_e')})")
-            _entry_part_write(src, f.map_key, None, "k", 1)
-            _entry_part_write(src, vkind, f.map_value, "x", 2)
+            _entry_piece(src, f.map_key, "k", 1, "_kb")
+            if vkind == "message":
+                value_tag = wire.tag_bytes(2, wire.WIRE_LEN)
+                src("_s = x._pbj_size")
+                src(f"_e = len(_kb) + 1 + {_lensize_expr('_s')} + _s")
+                src(f"ap({tagged_len(entry_tag, '_e')})\nap(_kb)\nap({tagged_len(value_tag, '_s')})")
+                src(f"write_{codec_name(f.map_value)}(x, ap)")
+            else:
+                _entry_piece(src, vkind, "x", 2, "_xb")
+                src("_e = len(_kb) + len(_xb)")
+                src(f"ap({tagged_len(entry_tag, '_e')})\nap(_kb)\nap(_xb)")
 
 
 def emit_write(mi: MessageInfo) -> str:
