@@ -1,36 +1,36 @@
 """Google's ``protobuf`` as a benchmark peer, for either of its backends.
 
 The backend (``upb``, in C, or ``python``) is fixed when ``google.protobuf`` is first imported:
-set ``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION`` before that, or use :func:`select_backend`
-in a fresh process (``run_peer.py`` does so in a subprocess per backend).
+set ``PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION`` before that, or call :func:`select_backend`
+in a fresh process (the bench runner starts one worker process per backend).
 
-``hot.proto`` is compiled with ``grpc_tools.protoc`` at run time into ``_generated/`` beside
-this file (ignored by git), in a folder named by the hash of the schema's text, so an edited
-schema is compiled again and a stale one is never imported.
+No ``_pb2`` module is generated: ``hot.proto`` is compiled by ``grpc_tools.protoc`` into a
+``FileDescriptorSet`` in a temporary folder, and the classes are made from the descriptors
+at run time (``message_factory.GetMessageClass``), as for the real block's HAPI schemas.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 
 NAME = "google"
-HERE = Path(__file__).resolve().parent
-PROTO = HERE / "hot.proto"
-CACHE = HERE / "_generated"
+PROTO = Path(__file__).resolve().parents[1] / "hot.proto"
 ENV = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
+HOT_TYPE = "pbjbench.TransactionBody"
 
-_pb2: ModuleType | None = None
+_hot_class = None
 
 
 def select_backend(backend: str) -> None:
-    """Choose ``upb`` or ``python``; fails if ``google.protobuf`` was already loaded otherwise."""
+    """Choose ``upb`` or ``python`` for this process.
+
+    Raises:
+        RuntimeError: ``google.protobuf`` was already imported with another backend.
+    """
     if "google.protobuf" in sys.modules:
         if implementation() != backend:
             raise RuntimeError(f"google.protobuf already loaded with backend {implementation()}")
@@ -52,51 +52,37 @@ def version() -> str:
     return google.protobuf.__version__
 
 
-def compile_proto(proto: Path, include: Path, out_root: Path = CACHE) -> Path:
-    """Compile ``proto`` with protoc into a folder of ``out_root`` named by its hash; return it.
+def compile_descriptor_set(protos: list[Path], include: list[Path]) -> bytes:
+    """Compile ``.proto`` files with ``grpc_tools.protoc`` into a ``FileDescriptorSet`` (imports included).
 
-    Compiles into a temporary folder and renames it, so concurrent runs never see half a file.
+    Raises:
+        subprocess.CalledProcessError: protoc refused the files (its stderr is attached).
     """
-    digest = hashlib.sha256(proto.read_bytes()).hexdigest()[:16]
-    out = out_root / f"{proto.stem}_{digest}"
-    if out.is_dir():
-        return out
-    out_root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_root, prefix=".tmp-"))
-    cmd = [
-        sys.executable,
-        "-m",
-        "grpc_tools.protoc",
-        f"-I{include}",
-        f"--python_out={tmp}",
-        str(proto),
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
-    try:
-        tmp.rename(out)
-    except OSError:  # another process got there first
-        if not out.is_dir():
-            raise
-    return out
+    with tempfile.TemporaryDirectory(prefix="pbj-bench-") as tmp:
+        out = Path(tmp) / "set.binpb"
+        cmd = [sys.executable, "-m", "grpc_tools.protoc", "--include_imports", f"--descriptor_set_out={out}"]
+        cmd += [f"-I{i}" for i in include] + [str(p) for p in protos]
+        subprocess.run(cmd, check=True, capture_output=True)
+        return out.read_bytes()
 
 
-def load_pb2(proto: Path = PROTO) -> ModuleType:
-    """Compile (if needed) and import the ``*_pb2`` module of ``proto``."""
-    folder = compile_proto(proto, proto.parent)
-    name = f"{proto.stem}_pb2"
-    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def load_classes(descriptor_set: bytes, names: list[str]) -> dict:
+    """Add every file of a ``FileDescriptorSet`` to a new pool; return ``{full name: message class}``."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    for file in descriptor_pb2.FileDescriptorSet.FromString(descriptor_set).file:  # dependencies first
+        pool.Add(file)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(name)) for name in names}
 
 
-def pb2() -> ModuleType:
-    """The ``hot_pb2`` module, loaded once per process."""
-    global _pb2
-    if _pb2 is None:
-        _pb2 = load_pb2()
-    return _pb2
+def hot_class():
+    """Google's class of ``pbjbench.TransactionBody`` (``hot.proto`` compiled once per process)."""
+    global _hot_class
+    if _hot_class is None:
+        data = compile_descriptor_set([PROTO], [PROTO.parent])
+        _hot_class = load_classes(data, [HOT_TYPE])[HOT_TYPE]
+    return _hot_class
 
 
 def _fill_account(msg, values: dict) -> None:
@@ -107,7 +93,7 @@ def _fill_account(msg, values: dict) -> None:
 
 def build_hot(values: dict):
     """Make a ``TransactionBody`` from the plain nested dict of ``hot_values``."""
-    body = pb2().TransactionBody()
+    body = hot_class()()
     tid = values["transactionID"]
     body.transactionID.transactionValidStart.seconds = tid["transactionValidStart"]["seconds"]
     body.transactionID.transactionValidStart.nanos = tid["transactionValidStart"]["nanos"]
@@ -144,7 +130,7 @@ def encode_canonical(obj) -> bytes:
 
 def decode(data: bytes):
     """Parse a ``TransactionBody``."""
-    return pb2().TransactionBody.FromString(data)
+    return hot_class().FromString(data)
 
 
 def _read_account(a) -> int:

@@ -1,1 +1,0 @@
-"""Peer libraries for pbj's benchmarks: Google's protobuf, pure-protobuf and betterproto2."""

@@ -1,0 +1,278 @@
+"""The benchmark runner behind ``pbj bench`` (and ``python -m benchmarks.run``).
+
+One run measures, on the same data and the same Python:
+
+1. the reverse-writer experiment: pbj's forward and reverse writers, on objects just decoded
+   ("fresh") and on objects whose sizes are cached, per ``BlockItem`` kind (first 200 items, all
+   items) and for the whole block;
+2. decoding, and decoding followed by reading every field, on the same batches;
+3. Google's protobuf, upb and pure-Python backends, on the same batches (each in a worker
+   process); pure-protobuf and betterproto2 cannot load a schema at run time, so they are only
+   run on the hot message;
+4. every library on the small hot message (a HAPI-like ``TransactionBody``), after checking that
+   each library's bytes equal pbj's.
+
+Results: a table on standard output (Markdown), ``--json FILE`` with every figure and the machine,
+``--plot FILE.png`` (matplotlib). ``--from-json FILE`` renders an earlier run's tables and plot
+again without measuring; ``--update-doc docs/performance.md`` writes the tables into the
+document between its markers. Progress goes to standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["main", "execute", "run", "machine_info", "build_parser", "update_doc", "QUICK", "FULL",
+           "DOC_BEGIN", "DOC_END"]
+
+#: Settings of a full run: >= 5 timed runs per cell after one warm-up round.
+FULL = {"first": 200, "max_items": None, "hot_batch": 1000,
+        "timing": {"runs": 5, "warmup": 1, "min_time": 0.3, "max_runs": 20}}
+#: ``--quick``: a few items, one repetition, no warm-up (for tests and smoke runs).
+QUICK = {"first": 5, "max_items": 60, "hot_batch": 20,
+         "timing": {"runs": 1, "warmup": 0, "min_time": 0.0, "max_runs": 1}}
+
+
+#: The markers around the generated tables in ``docs/performance.md`` (``--update-doc``).
+DOC_BEGIN = "<!-- pbj-bench:begin -->"
+DOC_END = "<!-- pbj-bench:end -->"
+
+
+def update_doc(path: str | Path, tables: str) -> None:
+    """Put ``tables`` between :data:`DOC_BEGIN` and :data:`DOC_END` in the Markdown file ``path``.
+
+    Raises:
+        ValueError: the file lacks the markers.
+    """
+    path = Path(path)
+    text = path.read_text()
+    begin, end = text.find(DOC_BEGIN), text.find(DOC_END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"{path} has no {DOC_BEGIN} ... {DOC_END} section")
+    path.write_text(text[:begin + len(DOC_BEGIN)] + "\n" + tables + text[end:])
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def machine_info() -> dict:
+    """The machine and interpreter: platform, CPU model (``/proc/cpuinfo``), CPU count, Python, load average."""
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "python_implementation": platform.python_implementation(),
+        "python_build": " ".join(platform.python_build()),
+        "load_average_start": _load(),
+    }
+
+
+def _run_worker(peer: str, config: dict, folder: Path) -> dict:
+    """Run ``pbj.bench.worker`` for ``peer`` in a fresh interpreter; return its JSON result."""
+    from pbj.bench.worker import ENV, PEERS
+
+    path = folder / f"{peer}.json"
+    path.write_text(json.dumps({**config, "peer": peer}))
+    env = dict(os.environ)
+    backend = PEERS[peer][1]
+    if backend is None:
+        env.pop(ENV, None)
+    else:
+        env[ENV] = backend
+    load = _load()
+    proc = subprocess.run([sys.executable, "-m", "pbj.bench.worker", str(path)], env=env,
+                          stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return {"peer": peer, "available": False, "backend": backend,
+                "reason": f"worker failed with exit status {proc.returncode}"}
+    result = json.loads(proc.stdout)
+    result["load_average_start"] = load
+    return result
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Measure everything ``args`` asks for; return the results (the ``--json`` document)."""
+    from pbj.bench import hot_pbj, workload
+    from pbj.bench.hot_values import HOT_VALUE
+    from pbj.bench.suite import pbj_codec, run_block, run_hot
+
+    settings = QUICK if args.quick else FULL
+    timing = dict(settings["timing"])
+    for key in ("runs", "warmup"):
+        if getattr(args, key) is not None:
+            timing[key] = getattr(args, key)
+            timing["max_runs"] = max(timing["max_runs"], timing["runs"])
+    first = args.first or settings["first"]
+    max_items = args.max_items if args.max_items is not None else settings["max_items"]
+    hot_batch = args.hot_batch or settings["hot_batch"]
+    started = time.time()
+    results: dict = {
+        "format": "pbj-bench/1",
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": ["pbj", "bench", *args.argv],
+        "machine": machine_info(),
+        "config": {"quick": args.quick, "first": first, "max_items": max_items, "hot_batch": hot_batch,
+                   "timing": timing},
+    }
+    _log("loading the block and its schema")
+    schema = workload.load_schema(args.descriptor_set, args.proto, args.include)
+    w = workload.load_workload(args.block, schema, block_type=args.block_type, first=first, max_items=max_items)
+    counts: dict[str, int] = {}
+    for k in w.kinds:
+        counts[k] = counts.get(k, 0) + 1
+    results["block"] = {"source": w.source, "bytes": len(w.raw), "items": len(w.kinds), "kinds": counts,
+                        "block_type": w.block_type, "item_type": w.item_type}
+    results["targets"] = {name: t.describe(w.raw) for name, t in w.targets.items()}
+    targets = {name: (t.message, t.slices) for name, t in w.targets.items()}
+
+    import pbj
+
+    libraries: dict = {}
+    results["libraries"] = libraries
+    pbj_result: dict = {"peer": "pbj", "available": True, "reason": None, "version": pbj.__version__,
+                        "backend": None}
+    libraries["pbj"] = pbj_result
+    _log("pbj: hot message")
+    hot_obj = hot_pbj.build_hot(HOT_VALUE)
+    expected = pbj.encode(hot_obj)
+    checksum = hot_pbj.read_all(hot_obj)
+    pbj_result["hot"] = run_hot(hot_pbj, HOT_VALUE, expected, checksum, hot_batch, timing)
+    if not args.no_block:
+        codec = pbj_codec(w.block_cls, w.item_cls)
+        pbj_result["block"] = run_block(codec, w.raw, targets, timing, lambda t: _log(f"pbj: block {t}"))
+
+    peers = [] if args.no_peers else args.peers
+    if peers:
+        with tempfile.TemporaryDirectory(prefix="pbj-bench-") as tmp:
+            folder = Path(tmp)
+            (folder / "block.bin").write_bytes(w.raw)
+            (folder / "schema.binpb").write_bytes(schema)
+            config = {
+                "timing": timing,
+                "hot": {"expected_hex": expected.hex(), "checksum": checksum, "batch": hot_batch},
+                "block": None if args.no_block else {
+                    "raw_path": str(folder / "block.bin"), "schema_path": str(folder / "schema.binpb"),
+                    "block_type": w.block_type, "item_type": w.item_type,
+                    "targets": {name: [m, [list(s) for s in sl]] for name, (m, sl) in targets.items()},
+                },
+            }
+            for peer in peers:
+                _log(f"{peer}: starting a worker process")
+                libraries[peer] = _run_worker(peer, config, folder)
+                if not libraries[peer]["available"]:
+                    _log(f"{peer}: skipped: {libraries[peer]['reason']}")
+    results["machine"]["load_average_end"] = _load()
+    results["elapsed_s"] = round(time.time() - started, 1)
+    from pbj.bench.report import summarize
+
+    results["summary"] = summarize(results)
+    return results
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command-line options of ``pbj bench``, added to ``parser`` (a new one when ``None``)."""
+    from pbj.bench.worker import PEERS
+
+    if parser is None:
+        parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="a few items, one repetition, no warm-up (a smoke run; figures are not meaningful)")
+    parser.add_argument("--block", metavar="FILE", help="a block file, raw or gzip (default: the shipped Hedera block)")
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--descriptor-set", metavar="FILE", help="the block's schema as a FileDescriptorSet")
+    src.add_argument("--proto", metavar="FILE", nargs="+",
+                     help="the block's schema as .proto files (needs grpcio-tools)")
+    parser.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
+    parser.add_argument("--block-type", metavar="NAME", default="com.hedera.hapi.block.stream.Block",
+                        help="full name of the block message (its first repeated message field holds the items)")
+    parser.add_argument("--first", type=int, metavar="N", help="items in the '/first' batches (default 200)")
+    parser.add_argument("--max-items", type=int, metavar="N", help="cut the block to its first N items")
+    parser.add_argument("--runs", type=int, metavar="N", help="timed runs per cell, at least (default 5)")
+    parser.add_argument("--warmup", type=int, metavar="N", help="untimed warm-up rounds (default 1)")
+    parser.add_argument("--hot-batch", type=int, metavar="N", help="hot messages per timed run (default 1000)")
+    parser.add_argument("--peers", type=lambda s: [p for p in s.split(",") if p], default=list(PEERS),
+                        metavar="A,B", help=f"peers to run (default: {','.join(PEERS)})")
+    parser.add_argument("--no-peers", action="store_true", help="pbj only")
+    parser.add_argument("--no-block", action="store_true", help="the hot message only")
+    parser.add_argument("--json", metavar="FILE", help="write every figure, the machine and the versions as JSON")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw the comparisons (needs matplotlib)")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print only the Markdown tables, no title (for docs/performance.md)")
+    parser.add_argument("--from-json", metavar="FILE", help="render the tables (and --plot) of an earlier --json run")
+    parser.add_argument("--update-doc", metavar="FILE.md",
+                        help=f"replace the text between {DOC_BEGIN} and {DOC_END} in FILE.md with the tables")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; return the exit status (0, or 1 when a library's bytes differed from pbj's)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run (or reload) and report, for parsed arguments (``pbj bench`` calls this)."""
+    from pbj.bench import report
+    from pbj.bench.worker import PEERS
+
+    unknown = [p for p in args.peers if p not in PEERS]
+    if unknown:
+        print(f"pbj bench: error: unknown peer(s) {', '.join(unknown)}; known: {', '.join(PEERS)}", file=sys.stderr)
+        return 2
+    if not hasattr(args, "argv"):
+        args.argv = []
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+    else:
+        results = run(args)
+    if args.json and not args.from_json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        _log(f"wrote {args.json}")
+    tables = report.markdown(results, header=not args.markdown)
+    print(tables)
+    if args.update_doc:
+        update_doc(args.update_doc, report.markdown(results, header=False))
+        _log(f"updated {args.update_doc}")
+    if args.plot:
+        try:
+            report.plot(results, args.plot)
+            _log(f"wrote {args.plot}")
+        except ImportError:
+            print("pbj bench: --plot needs matplotlib: pip install 'pbj[bench]'", file=sys.stderr)
+            return 1
+    return 0 if report.all_bytes_equal(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,217 @@
+"""What is timed: the block experiment and the hot-message comparison, for any codec.
+
+A codec is described by a :class:`Codec` (decoders, encoders, a reader); the same functions time
+pbj in the runner's process and Google's protobuf in a worker process, so every library goes
+through the same loop, the same batches and the same timing code.
+
+Block targets (see :mod:`pbj.bench.workload`), each timed per batch:
+
+* ``decode``: decode every message of the batch (the cyclic garbage collector off, as in every
+  other cell and as ``timeit`` does);
+* ``decode_gc``: the same with the garbage collector on, as applications run: a decode that
+  makes hundreds of thousands of objects triggers collections that walk all of them;
+* ``decode_read``: decode them, then read every field of each (:mod:`pbj.bench.readers`);
+* ``<encoder>_fresh``: encode every message of a batch decoded just before, outside the timed
+  region, for each run: no size is cached on the objects;
+* ``<encoder>_cached``: encode the same decoded objects again and again, after one forward
+  encode before timing has cached every message's size (pbj keeps it on the object;
+  Google's pure-Python backend caches it too; upb has no such cache).
+
+Before timing, each encoder's output must equal the bytes the batch was cut from, and the reader's
+checksum is recorded, so runners can check that every codec read the same values.
+
+Hot message: a batch of ``batch`` messages; figures are µs per message. ``<encoder>`` encodes the
+same built object ``batch`` times (sizes cached where the library caches them), ``<encoder>_fresh``
+encodes ``batch`` copies decoded just before, ``decode`` and ``decode_read`` as above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pbj.bench.readers import MASK
+from pbj.bench.timing import Cell, measure
+
+__all__ = ["Codec", "run_block", "run_hot", "pbj_codec", "google_codec", "BLOCK_OPS"]
+
+
+@dataclass
+class Codec:
+    """How one library decodes, encodes and reads the block's messages.
+
+    Attributes:
+        decode: ``{"item": fn, "block": fn}``: bytes -> message.
+        encoders: name -> fn(message) -> bytes (pbj: ``forward`` and ``reverse``; Google: ``encode``).
+        read: fn(message) -> checksum, reading every field.
+        prime: run once on the "cached" objects before timing (a forward encode, caching sizes).
+    """
+
+    decode: dict[str, Callable[[bytes], Any]]
+    encoders: dict[str, Callable[[Any], bytes]]
+    read: Callable[[Any], int]
+    prime: Callable[[Any], object]
+
+
+def block_ops(encoders) -> list[str]:
+    """The cell names of a codec with these encoder names, in report order."""
+    ops = ["decode", "decode_gc", "decode_read"]
+    for en in encoders:
+        ops += [f"{en}_fresh", f"{en}_cached"]
+    return ops
+
+
+#: The cells of each codec on every block target.
+BLOCK_OPS = {
+    "pbj": block_ops(["forward", "reverse"]),
+    "google": block_ops(["encode"]),
+}
+
+
+def pbj_codec(block_cls: type, item_cls: type) -> Codec:
+    """pbj's codec for a block and its item class."""
+    import pbj
+    from pbj.bench.readers import PbjReader
+
+    return Codec(
+        decode={"item": lambda b: pbj.decode(item_cls, b), "block": lambda b: pbj.decode(block_cls, b)},
+        encoders={"forward": pbj.encode, "reverse": lambda o: pbj.encode(o, reverse=True)},
+        read=PbjReader().read,
+        prime=pbj.encode,
+    )
+
+
+def google_codec(descriptor_set: bytes, block_type: str, item_type: str) -> Codec:
+    """Google protobuf's codec (the backend this process loaded) for the block and item types."""
+    from pbj.bench.peers.google_peer import load_classes
+    from pbj.bench.readers import GoogleReader
+
+    classes = load_classes(descriptor_set, [block_type, item_type])
+    block_cls, item_cls = classes[block_type], classes[item_type]
+    return Codec(
+        decode={"item": item_cls.FromString, "block": block_cls.FromString},
+        encoders={"encode": lambda o: o.SerializeToString()},
+        read=GoogleReader().read,
+        prime=lambda o: o.SerializeToString(),
+    )
+
+
+def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], timing: dict,
+              progress: Callable[[str], None] = lambda _text: None) -> dict:
+    """Check and time ``codec`` on every target.
+
+    Args:
+        codec: the library.
+        raw: the block's bytes.
+        targets: name -> ``(message, slices)``: ``"item"`` or ``"block"`` and ``(begin, end)`` offsets.
+        timing: keyword arguments of :func:`pbj.bench.timing.measure`.
+        progress: called with a short text before each target.
+
+    Returns:
+        name -> ``{"cells": {op: summary}, "bytes_equal": {encoder: bool}, "checksum": int}``.
+        A target whose bytes do not match is reported with ``"cells": {}`` (not timed).
+    """
+    out = {}
+    for name, (message, slices) in targets.items():
+        progress(name)
+        blobs = [raw[b:e] for b, e in slices]
+        dec = codec.decode[message]
+        read = codec.read
+        objs = [dec(b) for b in blobs]
+        checksum = sum(read(o) for o in objs) & MASK
+        equal = {en: all(enc(dec(b)) == b for b in blobs) for en, enc in codec.encoders.items()}
+        del objs
+        result = {"bytes_equal": equal, "checksum": checksum, "cells": {}}
+        out[name] = result
+        if not all(equal.values()):
+            continue
+        cached = [dec(b) for b in blobs]
+        for o in cached:
+            codec.prime(o)
+
+        def fresh(blobs=blobs, dec=dec):
+            return [dec(b) for b in blobs]
+
+        cells = {}
+        for en, enc in codec.encoders.items():
+            cells[f"{en}_fresh"] = Cell(run=lambda objs, enc=enc: [enc(o) for o in objs], prepare=fresh)
+            cells[f"{en}_cached"] = Cell(run=lambda _arg, enc=enc, cached=cached: [enc(o) for o in cached])
+        encodes = measure(cells, **timing)
+        del cached
+
+        def decode_read(_arg, blobs=blobs, dec=dec, read=read):
+            objs = [dec(b) for b in blobs]
+            for o in objs:
+                read(o)
+            return objs
+
+        decodes = measure({"decode": Cell(run=lambda _arg, fresh=fresh: fresh()),
+                           "decode_gc": Cell(run=lambda _arg, fresh=fresh: fresh(), gc=True),
+                           "decode_read": Cell(run=decode_read)}, **timing)
+        result["cells"] = {**decodes, **encodes}
+    return out
+
+
+def run_hot(module: Any, values: dict, expected: bytes, checksum: int, batch: int, timing: dict) -> dict:
+    """Check and time one library on the hot message.
+
+    Args:
+        module: a peer module (``build_hot``, ``encode``, ``decode``, ``read_all``, ``version``;
+            optionally ``encode_canonical`` and ``encode_reverse``).
+        values: the hot message as a plain dict (:data:`pbj.bench.hot_values.HOT_VALUE`).
+        expected: pbj's encoding of it; the library's must be equal before it is timed.
+        checksum: pbj's ``read_all`` of it; the library's must be equal too.
+        batch: messages per timed run.
+        timing: keyword arguments of :func:`pbj.bench.timing.measure`.
+
+    Returns:
+        ``{"version", "size", "bytes_equal", "roundtrip_equal", "checksum_equal", "batch", "ops"}``,
+        ``ops``: name -> summary in µs per message (empty when a check failed).
+    """
+    obj = module.build_hot(values)
+    encoders = {"encode": getattr(module, "encode_canonical", module.encode)}
+    if hasattr(module, "encode_canonical"):
+        encoders["plain"] = module.encode
+    if hasattr(module, "encode_reverse"):
+        encoders["reverse"] = module.encode_reverse
+    decode, read = module.decode, module.read_all
+    data = encoders["encode"](obj)
+    result = {
+        "version": module.version(),
+        "size": len(data),
+        # "plain" is Google's SerializeToString(): map entries in hash order, not canonical
+        "bytes_equal": all(enc(obj) == expected for en, enc in encoders.items() if en != "plain"),
+        "roundtrip_equal": encoders["encode"](decode(expected)) == expected,
+        "checksum_equal": read(decode(expected)) == checksum and read(obj) == checksum,
+        "batch": batch,
+        "ops": {},
+    }
+    if not (result["bytes_equal"] and result["roundtrip_equal"] and result["checksum_equal"]):
+        result["hex"] = data.hex()
+        return result
+    reps = range(batch)
+
+    def fresh():
+        return [decode(expected) for _ in reps]
+
+    cells = {}
+    for en, enc in encoders.items():
+        cells[en] = Cell(run=lambda _arg, enc=enc: [enc(obj) for _ in reps])
+        cells[f"{en}_fresh"] = Cell(run=lambda objs, enc=enc: [enc(o) for o in objs], prepare=fresh)
+
+    def decode_read(_arg):
+        objs = [decode(expected) for _ in reps]
+        for o in objs:
+            read(o)
+        return objs
+
+    cells["decode"] = Cell(run=lambda _arg: fresh())
+    cells["decode_read"] = Cell(run=decode_read)
+    timed = measure(cells, **timing)
+    for s in timed.values():
+        for key in ("median_us", "min_us", "max_us"):
+            s[key] /= batch
+        s["samples_us"] = [round(x / batch, 4) for x in s["samples_us"]]
+    result["ops"] = timed
+    return result

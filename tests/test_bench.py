@@ -1,0 +1,187 @@
+"""``pbj bench --quick``, run as users run it (a subprocess), and the JSON it writes.
+
+The quick mode times a few items once, so no figure is checked, only that every cell is there
+and that every library's bytes equal the real block's and Google's (the oracle). Peers that
+are not installed (the test extra lacks pure-protobuf, betterproto2 and matplotlib) must be
+reported as unavailable, with a reason, instead of failing the run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pbj.bench.suite import BLOCK_OPS
+from tests.conftest import REPO
+
+TARGETS = [f"{k}/{w}" for k in ("STATE_CHANGES", "TRANSACTION_RESULT", "EVENT_TRANSACTION", "BLOCK")
+           for w in ("first", "all")]
+HOT_OPS = {"encode", "encode_fresh", "decode", "decode_read"}
+STATS = {"median_us", "min_us", "max_us", "runs", "samples_us"}
+
+
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+PEER_MODULES = {
+    "google-upb": ("google.protobuf", "grpc_tools"),
+    "google-python": ("google.protobuf", "grpc_tools"),
+    "pure-protobuf": ("pure_protobuf",),
+    "betterproto2": ("betterproto2",),
+}
+
+
+def _bench(*args: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pbj", "bench", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=timeout)
+
+
+def _check_stats(s: dict) -> None:
+    assert STATS <= set(s)
+    assert s["runs"] == len(s["samples_us"]) >= 1
+    assert 0 < s["min_us"] <= s["median_us"] <= s["max_us"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """One quick run on the shipped block, every peer asked for; its JSON and its stdout."""
+    out = tmp_path_factory.mktemp("bench") / "quick.json"
+    proc = _bench("--quick", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text()), proc.stdout
+
+
+def test_machine_and_config(quick):
+    results, _ = quick
+    m = results["machine"]
+    assert m["cpus"] >= 1 and m["cpu_model"] and m["python"] == sys.version.split()[0]
+    assert "load_average_start" in m and "load_average_end" in m
+    assert results["config"]["quick"] is True and results["config"]["timing"]["runs"] == 1
+    assert results["block"]["items"] == 60  # --quick cuts the shipped block to its first 60 items
+    assert list(results["targets"]) == TARGETS
+    assert results["targets"]["BLOCK/all"]["items"] == 60
+
+
+def test_pbj_has_every_cell_and_writes_the_block_bytes(quick):
+    results, _ = quick
+    pbj = results["libraries"]["pbj"]
+    assert set(pbj["block"]) == set(TARGETS)
+    for target, r in pbj["block"].items():
+        # both writers re-encode each batch to the bytes it was cut from (written by Hedera's Java PBJ)
+        assert r["bytes_equal"] == {"forward": True, "reverse": True}, target
+        assert set(r["cells"]) == set(BLOCK_OPS["pbj"])
+        for s in r["cells"].values():
+            _check_stats(s)
+    assert set(pbj["hot"]["ops"]) == HOT_OPS | {"reverse", "reverse_fresh"}
+    for s in pbj["hot"]["ops"].values():
+        _check_stats(s)
+    rv = results["summary"]["reverse_vs_forward"]
+    assert set(rv) == set(TARGETS)
+    assert all(v["fresh"] > 0 and v["cached"] > 0 for v in rv.values())
+
+
+@pytest.mark.parametrize("peer", list(PEER_MODULES))
+def test_peer_cells_or_reason(quick, peer):
+    results, stdout = quick
+    lib = results["libraries"][peer]
+    if not _installed(*PEER_MODULES[peer]):
+        assert lib["available"] is False and "not installed" in lib["reason"]
+        assert peer in stdout
+        return
+    assert lib["available"] is True, lib.get("reason")
+    hot = lib["hot"]
+    # every peer's bytes equal pbj's 219-byte encoding, and read back the same checksum
+    assert hot["bytes_equal"] and hot["roundtrip_equal"] and hot["checksum_equal"]
+    assert hot["size"] == 219
+    assert HOT_OPS <= set(hot["ops"])
+    for s in hot["ops"].values():
+        _check_stats(s)
+    if peer.startswith("google-"):
+        assert lib["backend"] == peer.removeprefix("google-")
+        pbj_block = results["libraries"]["pbj"]["block"]
+        for target in TARGETS:
+            r = lib["block"][target]
+            assert r["bytes_equal"] == {"encode": True}, target
+            assert r["checksum"] == pbj_block[target]["checksum"], target  # both readers read the same values
+            assert set(r["cells"]) == set(BLOCK_OPS["google"])
+            for s in r["cells"].values():
+                _check_stats(s)
+        assert results["summary"]["checksums_equal"][peer] is True
+    else:
+        assert "cannot load a schema at run time" in lib["block"]
+        assert "cannot load a schema at run time" in stdout
+
+
+def test_google_upb_hot_bytes_are_the_oracle(quick):
+    """pbj's hot-message bytes equal Google's deterministic serialization (checked in the worker)."""
+    if not _installed(*PEER_MODULES["google-upb"]):
+        pytest.skip("protobuf or grpcio-tools not installed")
+    results, _ = quick
+    assert results["libraries"]["google-upb"]["hot"]["bytes_equal"] is True
+    assert results["summary"]["vs_upb"]["BLOCK/all"]["decode_read"] > 0
+
+
+def test_tables_on_stdout_and_from_json(quick, tmp_path):
+    results, stdout = quick
+    for title in ("Reverse vs forward writer", "Decode, and decode + read", "Encode, µs per batch",
+                  "Hot message", "Goals of the issue"):
+        assert title in stdout
+    path = tmp_path / "again.json"
+    path.write_text(json.dumps(results))
+    proc = _bench("--from-json", str(path), "--markdown", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| STATE_CHANGES, first 5 |" in proc.stdout
+    assert not proc.stdout.startswith("# pbj bench")
+
+
+@pytest.mark.skipif(not _installed("google.protobuf", "grpc_tools"), reason="needs protobuf and grpcio-tools")
+def test_own_block_from_proto(tmp_path):
+    """``--block FILE --proto FILE --block-type``: a small block of another schema, made by Google's protobuf."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    from pbj.bench.peers.google_peer import compile_descriptor_set
+
+    proto = tmp_path / "blk.proto"
+    proto.write_text(textwrap.dedent("""
+        syntax = "proto3";
+        package t;
+        message Change { string key = 1; bytes value = 2; repeated int64 ids = 3; }
+        message Result { uint64 fee = 1; sint32 code = 2; }
+        message Item { oneof item { Change state_changes = 1; Result transaction_result = 2; } }
+        message Blk { repeated Item items = 1; }
+    """))
+    pool = descriptor_pool.DescriptorPool()
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(compile_descriptor_set([proto], [tmp_path])).file:
+        pool.Add(fd)
+    Blk = message_factory.GetMessageClass(pool.FindMessageTypeByName("t.Blk"))
+    blk = Blk()
+    for i in range(12):
+        item = blk.items.add()
+        if i % 3:
+            item.transaction_result.fee, item.transaction_result.code = 1000 * i, -i
+        else:
+            item.state_changes.key, item.state_changes.value = f"k{i}", bytes(i)
+            item.state_changes.ids.extend([i, -i, 1 << 40])
+    raw = tmp_path / "blk.bin"
+    raw.write_bytes(blk.SerializeToString())
+    out = tmp_path / "own.json"
+    proc = _bench("--quick", "--block", str(raw), "--proto", str(proto), "--block-type", "t.Blk",
+                  "--peers", "google-upb", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert results["block"]["kinds"] == {"state_changes": 4, "transaction_result": 8}
+    assert list(results["targets"]) == ["STATE_CHANGES/first", "STATE_CHANGES/all", "TRANSACTION_RESULT/first",
+                                        "TRANSACTION_RESULT/all", "BLOCK/first", "BLOCK/all"]
+    pbj_block = results["libraries"]["pbj"]["block"]
+    upb_block = results["libraries"]["google-upb"]["block"]
+    for target, r in pbj_block.items():
+        assert r["bytes_equal"] == {"forward": True, "reverse": True}
+        assert upb_block[target]["checksum"] == r["checksum"]
+        assert set(r["cells"]) == set(BLOCK_OPS["pbj"])
+    assert set(results["libraries"]) == {"pbj", "google-upb"}
