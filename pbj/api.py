@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 from typing import Any, TypeVar
 
@@ -17,6 +18,8 @@ T = TypeVar("T")
 
 #: Default nesting limit of ``decode``, as Google's runtimes use.
 DEFAULT_MAX_DEPTH = 100
+#: Inputs of at least this many bytes are decoded with the cyclic garbage collector paused.
+_GC_PAUSE_BYTES = 16384
 
 
 def _codec(obj: Any):
@@ -157,7 +160,16 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
-    return codec.parse(data, 0, len(data), max_depth, None)
+    if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
+        return codec.parse(data, 0, len(data), max_depth, None)
+    # A large input makes many objects at once; letting the cyclic collector scan them again and
+    # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
+    # cannot form cycles, so the collector pauses until the result is complete.
+    gc.disable()
+    try:
+        return codec.parse(data, 0, len(data), max_depth, None)
+    finally:
+        gc.enable()
 
 
 # ---------------------------------------------------------------- encode errors
