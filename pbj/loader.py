@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from pbj.errors import DecodeError, PbjError, SchemaError
-from pbj.schema import FrozenMap, OneOf, field, map_field, message, oneof
+from pbj.schema import FrozenMap, OneOf, field, info, map_field, message, oneof
 
 __all__ = ["Namespace", "load_descriptor_set", "load_proto", "REGISTRY_MODULE"]
 
@@ -667,6 +667,8 @@ def load_descriptor_set(data: bytes | bytearray | memoryview) -> Namespace:
     builder = _Builder(fds)
     try:
         ns = builder.build()
+        for cls in ns.messages.values():
+            info(cls)  # resolve every type reference now: a dangling one fails the load, not a later use
     except PbjError:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:

@@ -247,8 +247,8 @@ def _closed_enum(f_type: Any) -> bool:
 def _keep_unknown_enum(src: Source, number: int, var: str) -> None:
     """Emit: keep the non-member number ``var`` of a closed enum as an unknown varint field."""
     tag = const(wire.tag_bytes(number, wire.WIRE_VARINT), "T")
-    src("if unk is None: unk = []")
-    src(f"unk.append({tag} + _venc_enum({var}, 'enum'))")
+    src("if unk is None: unk = bytearray()")
+    src(f"unk.extend({tag} + _venc_enum({var}, 'enum'))")
 
 
 def _read_closed_enum(src: Source, f: FieldInfo, store: str) -> None:
@@ -535,8 +535,8 @@ def _plan_map(plan: _Plan, f: FieldInfo, loc: str) -> None:
     # unknown field of this message, as upb does; it is not added to the map.
     src("if _u or x.__class__ is int:" if _closed_enum(f.map_value) else "if _u:")
     with src:
-        src("if unk is None: unk = []")
-        src("unk.append(data[start:e])")
+        src("if unk is None: unk = bytearray()")
+        src("unk.extend(data[start:e])")
     src("else:")
     with src:
         src(f"{loc}[k] = x")
@@ -582,8 +582,8 @@ def _emit_dispatch(src: Source, plan: _Plan, tags: list[int]) -> None:
         src("else:" if tags else "if True:")
         with src:
             src("pos = _skip(data, pos, tag, end, depth)")
-            src("if unk is None: unk = []")
-            src("unk.append(data[start:pos])")
+            src("if unk is None: unk = bytearray()")
+            src("unk.extend(data[start:pos])")
         return
     mid = len(tags) // 2
     src(f"if tag < {tags[mid]}:")
@@ -646,7 +646,7 @@ def emit_parse(mi: MessageInfo) -> str:
         src(f"o = _new({slots})")
         for attr, expr in plan.store:
             src(f"o.{attr} = {expr}")
-        src('o._pbj_unknown = b"".join(unk) if unk is not None else b""')
+        src('o._pbj_unknown = bytes(unk) if unk is not None else b""')
         src("o._pbj_size = -1")
         src(f"o.__class__ = {cls}")
         src("return o")
