@@ -4,11 +4,16 @@ Commands:
 
 * ``pbj demo``: decode the real Hedera block that ships with pbj, encode it
   again with both writers and check the bytes (prints counts and timings).
-* ``pbj decode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [FILE|-]``:
-  decode a binary message and print it (ProtoJSON when ``pbj.to_json`` is
-  available, otherwise an indented text form).
+* ``pbj decode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--text] [FILE|-]``:
+  decode a binary message and print it as ProtoJSON (``pbj.to_json``), or as
+  an indented text form with ``--text``.
+* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [FILE|-]``:
+  read a message as ProtoJSON (``pbj.from_json``) and write its binary
+  encoding to stdout.
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
   a schema, as ``protoc --decode_raw`` does.
+* ``pbj bench [--quick] [--json F] [--plot F.png] ...``: the benchmarks of
+  ``docs/performance.md`` (:mod:`pbj.bench`; peers from the ``bench`` extra).
 
 User errors (a bad file, an unknown type, a malformed payload) print one line
 ``pbj: error: ...`` to stderr and exit with status 1 (2 for bad arguments).
@@ -413,7 +418,8 @@ def _load_schema(args: argparse.Namespace) -> pbj.Namespace:
     raise UserError("give a schema: --descriptor-set FILE or --proto FILE...")
 
 
-def _decode(args: argparse.Namespace) -> int:
+def _message_class(args: argparse.Namespace) -> type:
+    """The message class ``args.type`` of the schema the arguments name; UserError if there is none."""
     ns = _load_schema(args)
     cls = ns.get(args.type)
     if cls is None or not pbj.is_message(cls):
@@ -422,6 +428,11 @@ def _decode(args: argparse.Namespace) -> int:
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"
         raise UserError(f"no message type {args.type!r} in the schema{hint}")
+    return cls
+
+
+def _decode(args: argparse.Namespace) -> int:
+    cls = _message_class(args)
     data = _read_input(args.file)
     try:
         obj = pbj.decode(cls, data)
@@ -433,6 +444,21 @@ def _decode(args: argparse.Namespace) -> int:
     else:
         text = format_message(obj)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+    return 0
+
+
+def _encode(args: argparse.Namespace) -> int:
+    cls = _message_class(args)
+    text = _read_input(args.file)
+    try:
+        obj = pbj.from_json(cls, text)
+    except pbj.DecodeError as exc:
+        reason = " ".join(str(exc).split())  # one line, whatever the JSON text held
+        source = "stdin" if args.file in (None, "-") else args.file
+        raise UserError(f"cannot read {source} as {args.type} JSON: {reason}") from None
+    data = pbj.encode(obj)
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
     return 0
 
 
@@ -471,10 +497,29 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--text", action="store_true", help="print the indented text form, not JSON")
     dec.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")
     dec.set_defaults(run=_decode)
+    enc = sub.add_parser("encode", help="read a message as ProtoJSON and write its binary encoding to stdout")
+    src = enc.add_mutually_exclusive_group(required=True)
+    src.add_argument("--descriptor-set", metavar="FILE", help="a FileDescriptorSet (protoc --descriptor_set_out)")
+    src.add_argument("--proto", metavar="FILE", nargs="+", help=".proto files (compiled with grpcio-tools)")
+    enc.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
+    enc.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
+    enc.add_argument("file", nargs="?", default="-", help="the message as JSON (default: stdin)")
+    enc.set_defaults(run=_encode)
     raw = sub.add_parser("decode-raw", help="print the wire structure of a message without a schema")
     raw.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")
     raw.set_defaults(run=_decode_raw)
+    from pbj.bench.run import build_parser as _bench_options  # argparse only; the runner loads lazily
+    bench = _bench_options(sub.add_parser(
+        "bench", help="benchmarks: reverse vs forward writer on the real block, pbj vs other libraries"))
+    bench.set_defaults(run=_bench)
     return parser
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pbj.bench.run import execute
+
+    args.argv = sys.argv[2:] if sys.argv[1:2] == ["bench"] else []
+    return execute(args)
 
 
 def main(argv: list[str] | None = None) -> int:

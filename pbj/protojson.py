@@ -481,8 +481,13 @@ def _value_writer(t: Any, conv: cattrs.Converter, opts: _Options):
     return _lazy_writer(conv, t)
 
 
-def _value_reader(t: Any, conv: cattrs.Converter, opts: _Options, closed: bool):
-    """The function reading one JSON value as type ``t``; it raises JSONError (path relative)."""
+def _value_reader(t: Any, conv: cattrs.Converter, opts: _Options):
+    """The function reading one JSON value as type ``t``; it raises JSONError (path relative).
+
+    An enum is closed ("Enum Behavior" on protobuf.dev: proto2, or editions with
+    ``enum_type = CLOSED``) when the loader marked its class ``__pbj_closed__``;
+    a closed enum rejects numbers that are not members.
+    """
     if isinstance(t, str):
         if t in _INT_RANGE:
             return _int_reader(t)
@@ -494,7 +499,7 @@ def _value_reader(t: Any, conv: cattrs.Converter, opts: _Options, closed: bool):
             return _read_string
         return _read_bytes
     if isinstance(t, type) and issubclass(t, enum.IntEnum):
-        return _enum_reader(t, closed, opts.ignore_unknown)
+        return _enum_reader(t, bool(getattr(t, "__pbj_closed__", False)), opts.ignore_unknown)
     return _lazy_reader(conv, t)
 
 
@@ -666,22 +671,21 @@ def _build_reader(cls: type, conv: cattrs.Converter, opts: _Options):
     special = _WKT_READERS.get(mi.full_name)
     if special is not None:
         return special(mi, conv, opts)
-    closed = mi.syntax == "proto2"
     by_key: dict[str, tuple] = {}
     for f in mi.fields:
         if f.is_map:
-            read = _map_reader(_map_key_reader(f.map_key), _value_reader(f.map_value, conv, opts, closed),
+            read = _map_reader(_map_key_reader(f.map_key), _value_reader(f.map_value, conv, opts),
                                _null_keeps(f.map_value))
         elif f.repeated:
-            read = _repeated_reader(_value_reader(f.type, conv, opts, closed), _null_keeps(f.type))
+            read = _repeated_reader(_value_reader(f.type, conv, opts), _null_keeps(f.type))
         else:
-            read = _value_reader(f.type, conv, opts, closed)
+            read = _value_reader(f.type, conv, opts)
         step = (f.name, None, read, _null_keeps(f.type) and not f.repeated)
         by_key[f.json_name] = step
         by_key[f.proto_name] = step
     for o in mi.oneofs:
         for m in o.members:
-            step = (o.name, m.name, _value_reader(m.type, conv, opts, closed), _null_keeps(m.type))
+            step = (o.name, m.name, _value_reader(m.type, conv, opts), _null_keeps(m.type))
             by_key[m.json_name] = step
             by_key[m.proto_name] = step
     ignore = opts.ignore_unknown
@@ -848,7 +852,7 @@ def _wrapper_writer(mi, conv, opts):
 
 def _wrapper_reader(mi, conv, opts):
     f = _field(mi, "value")
-    cls, attr, read = mi.cls, f.name, _value_reader(f.type, conv, opts, False)
+    cls, attr, read = mi.cls, f.name, _value_reader(f.type, conv, opts)
 
     def read_wrapper(v: Any, _cls: Any = None) -> Any:
         return cls(**{attr: read(v)})
