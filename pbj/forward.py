@@ -166,21 +166,21 @@ def presence_test(f: FieldInfo, kind: str, v: str) -> str:
 
 # ---------------------------------------------------------------- sizing
 
-def _size_value(src: Source, kind: str, f_type, v: str, tagsize: int) -> None:
-    """Emit ``n += <size of tag + value v>``."""
+def _size_value(src: Source, kind: str, f_type, v: str, tagsize: int, acc: str = "n") -> None:
+    """Emit ``acc += <size of a tag of tagsize bytes and the value v>``."""
     if kind == "string":
         src(f"_l = len({v}) if {v}.isascii() else len({v}.encode())")
-        src(f"n += {tagsize} + {_lensize_expr('_l')} + _l")
+        src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     elif kind == "bytes":
         src(f"_l = len({v})")
-        src(f"n += {tagsize} + {_lensize_expr('_l')} + _l")
+        src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     elif kind == "message":
         src(f"_s = {v}._pbj_size")
         src(f"if _s < 0: _s = size_{codec_name(f_type)}({v})")
-        src(f"n += {tagsize} + {_lensize_expr('_s')} + _s")
+        src(f"{acc} += {tagsize} + {_lensize_expr('_s')} + _s")
     else:
         se = size_expr(kind, v)
-        src(f"n += {tagsize + 1 if se == '1' else f'{tagsize} + {se}'}")
+        src(f"{acc} += {tagsize + 1 if se == '1' else f'{tagsize} + {se}'}")
 
 
 def _size_field(src: Source, f: FieldInfo) -> None:
@@ -226,22 +226,6 @@ def _size_field(src: Source, f: FieldInfo) -> None:
                 _size_value(src, kind, f.type, "x", tagsize)
 
 
-def _entry_part_size(src: Source, kind: str, f_type, v: str, acc: str) -> None:
-    """Emit ``acc += <size of map entry field v with its 1-byte tag>``."""
-    if kind == "string":
-        src(f"_l = len({v}) if {v}.isascii() else len({v}.encode())")
-        src(f"{acc} += 1 + {_lensize_expr('_l')} + _l")
-    elif kind == "bytes":
-        src(f"_l = len({v})")
-        src(f"{acc} += 1 + {_lensize_expr('_l')} + _l")
-    elif kind == "message":
-        src(f"_s = {v}._pbj_size")
-        src(f"if _s < 0: _s = size_{codec_name(f_type)}({v})")
-        src(f"{acc} += 1 + {_lensize_expr('_s')} + _s")
-    else:
-        src(f"{acc} += 1 + {size_expr(kind, v)}")
-
-
 def _size_map(src: Source, f: FieldInfo, v: str) -> None:
     tagsize = len(wire.tag_bytes(f.number, wire.WIRE_LEN))
     src(f"v = {v}")
@@ -250,8 +234,8 @@ def _size_map(src: Source, f: FieldInfo, v: str) -> None:
         src("for k, x in v.items():")
         with src:
             src("_e = 0")
-            _entry_part_size(src, f.map_key, None, "k", "_e")
-            _entry_part_size(src, scalar_kind(f.map_value), f.map_value, "x", "_e")
+            _size_value(src, f.map_key, None, "k", 1, "_e")  # key and value: field numbers 1 and 2
+            _size_value(src, scalar_kind(f.map_value), f.map_value, "x", 1, "_e")
             src(f"n += {tagsize} + {_lensize_expr('_e')} + _e")
 
 

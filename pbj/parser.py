@@ -418,43 +418,31 @@ def _plan_message(plan: _Plan, f: FieldInfo, loc: str, oneof: str | None = None)
     sub = codec_name(f.type)
     # {loc}_s and {loc}_e are set by the first occurrence and read only after a second one
     plan.locals.append((f"{loc}_more", "None"))
-    if f.group:
+    if f.group:  # the body ends before the end-group tag; ``e`` is past it
         src = _case(plan, wire.make_tag(f.number, wire.WIRE_SGROUP), f.name, None)
         _check_depth(src)
         src(f"e = _skip(data, pos, {wire.make_tag(f.number, wire.WIRE_SGROUP)}, end, depth)")
         src(f"_ge = e - {len(wire.tag_bytes(f.number, wire.WIRE_EGROUP))}")
-        present = f"{oneof} is not None and {oneof}[0] == {f.name!r}" if oneof else f"{loc} is not None"
-        src(f"if {present}:")
-        with src:
-            src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, _ge))")
-        src("else:")
-        with src:
-            value = f"parse_{sub}(data, pos, _ge, depth - 1, None)"
-            if oneof:
-                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
-            else:
-                src(f"{loc} = {value}")
-            src(f"{loc}_s = pos; {loc}_e = _ge")
-        src("pos = e")
+        body_end = "_ge"
     else:
         src = _case(plan, wire.make_tag(f.number, wire.WIRE_LEN), f.name, None)
         _read_len(src)
         _check_depth(src)
-        present = f"{oneof} is not None and {oneof}[0] == {f.name!r}" if oneof else f"{loc} is not None"
-        src(f"if {present}:")
-        with src:
-            src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, e))")
-        src("else:")
-        with src:
-            value = f"parse_{sub}(data, pos, e, depth - 1, None)"
-            if oneof:
-                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
-            else:
-                src(f"{loc} = {value}")
-            src(f"{loc}_s = pos; {loc}_e = e")
-        src("pos = e")
+        body_end = "e"
+    present = f"{oneof} is not None and {oneof}[0] == {f.name!r}" if oneof else f"{loc} is not None"
+    src(f"if {present}:")
+    with src:
+        src(f"if {loc}_more is None: {loc}_more = []")
+        src(f"{loc}_more.append((pos, {body_end}))")
+    src("else:")
+    with src:
+        value = f"parse_{sub}(data, pos, {body_end}, depth - 1, None)"
+        if oneof:
+            src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
+        else:
+            src(f"{loc} = {value}")
+        src(f"{loc}_s = pos; {loc}_e = {body_end}")
+    src("pos = e")
     fin = Source()
     if oneof:
         fin(f"if {loc}_more is not None and {oneof}[0] == {f.name!r}:")
