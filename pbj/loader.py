@@ -322,9 +322,20 @@ def _parse_default(text: str, ftype: Any, full: str, fname: str) -> Any:
 
 
 def _attr_name(proto_name: str, taken: set[str]) -> str:
+    """The Python attribute name of a field: its proto name, made safe and unique.
+
+    A keyword or a name already taken gets trailing underscores; a dunder name or one
+    starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
+
+    Raises:
+        SchemaError: the name is not an identifier (only a corrupt descriptor has one).
+    """
+    if not proto_name.isidentifier():
+        raise SchemaError(f"field name {proto_name!r} is not an identifier")
     name = proto_name
-    while keyword.iskeyword(name) or name.startswith("_pbj") or name in taken or (
-            name.startswith("__") and name.endswith("__")):
+    if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
+        name = "f" + name
+    while keyword.iskeyword(name) or name in taken:
         name += "_"
     taken.add(name)
     return name

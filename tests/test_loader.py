@@ -396,3 +396,31 @@ def test_duplicate_field_number_is_schema_error():
 def test_garbage_is_decode_error():
     with pytest.raises(pbj.DecodeError):
         pbj.load_descriptor_set(b"\x0a\xff\xff\xff\xff\x0f")
+
+
+@pytest.mark.parametrize("name", ["__", "____", "_pbj_size", "_pbj", "__init__", "class"])
+def test_reserved_field_names_load_quickly(name):
+    """Names that clash with Python or pbj's own slots get a new attribute name (a dunder name used
+    to loop forever, found by the CI run of the loader fuzz test)."""
+    from google.protobuf import descriptor_pb2
+
+    fds = descriptor_pb2.FileDescriptorSet()
+    fd = fds.file.add(name="n.proto", package="n", syntax="proto3")
+    msg = fd.message_type.add(name="M")
+    msg.field.add(name=name, number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
+                  label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    cls = pbj.load_descriptor_set(fds.SerializeToString())["n.M"]
+    (info,) = pbj.fields(cls)
+    assert info.proto_name == name and info.name != name
+    value = cls(**{info.name: 7})
+    assert pbj.decode(cls, pbj.encode(value)) == value
+    assert pbj.encode(value) == b"\x08\x07" == pbj.encode(value, reverse=True)
+
+
+def test_non_identifier_field_name_is_a_schema_error():
+    fds = descriptor_pb2.FileDescriptorSet()
+    fd = fds.file.add(name="n2.proto", package="n2", syntax="proto3")
+    fd.message_type.add(name="M").field.add(name="a-b", number=1,
+                                            type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32)
+    with pytest.raises(pbj.SchemaError, match="not an identifier"):
+        pbj.load_descriptor_set(fds.SerializeToString())
