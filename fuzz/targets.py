@@ -500,7 +500,7 @@ def mutate_descriptor(data: bytes, choices: bytes) -> bytes:
             if c % 3 == 0:
                 del e.value[:]
             elif c % 3 == 1 and e.value:
-                e.value[0].number = (0, -1, 1 << 31, 5)[c % 4]
+                e.value[0].number = (0, -1, (1 << 31) - 1, 5)[c % 4]  # int32: the field holds no more
             else:
                 e.value.add(name=e.value[0].name if e.value else "", number=c)
         elif kind == 10 and fds.file:

@@ -395,6 +395,10 @@ class _Builder:
             closed = syntax == "proto2"
         if closed:
             self.closed_enums.add(_join(scope, ed.name))
+        elif ed.value and ed.value[0].number != 0:
+            # "Enumerations" (proto3): the first value must be zero, the default of an open enum
+            raise SchemaError(f"the first value of open enum {_join(scope, ed.name)!r} is "
+                              f"{ed.value[0].number}, not 0")
 
     def _collect_message(self, md: Any, scope: str, package: str, fd: Any, feats: list) -> None:
         if not md.name:

@@ -58,7 +58,7 @@ def _run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 def schema(tmp_path_factory):
     """The schema as a .proto file and as a descriptor set on disk."""
     tmp = tmp_path_factory.mktemp("cli-json")
-    proto = tmp / "outer.proto"
+    proto = tmp / "cli_json_outer.proto"  # no other test adds this file name to the default pool
     proto.write_text(textwrap.dedent(SCHEMA))
     (tmp / "outer.binpb").write_bytes(protoc([proto], [tmp]))
     return tmp, proto

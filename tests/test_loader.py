@@ -424,3 +424,13 @@ def test_non_identifier_field_name_is_a_schema_error():
                                             type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32)
     with pytest.raises(pbj.SchemaError, match="not an identifier"):
         pbj.load_descriptor_set(fds.SerializeToString())
+
+
+def test_open_enum_whose_first_value_is_not_zero_is_a_schema_error():
+    """proto3 "Enumerations": an open enum's first value is its zero default (found by the loader fuzz test:
+    an implicit-presence field then wrote its default)."""
+    fds = descriptor_pb2.FileDescriptorSet()
+    fd = fds.file.add(name="n3.proto", package="n3", syntax="proto3")
+    fd.enum_type.add(name="E").value.add(name="E_MINUS", number=-1)
+    with pytest.raises(pbj.SchemaError, match="not 0"):
+        pbj.load_descriptor_set(fds.SerializeToString())
