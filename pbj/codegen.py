@@ -135,6 +135,9 @@ def fixed_format(kind: str) -> str:
 
 _STRUCTS = {kind: struct.Struct("<" + fmt) for kind, fmt in _FIXED_FORMAT.items()}
 GENERATED.update({f"S_{kind}": s for kind, s in _STRUCTS.items()})
+# Bound methods made once: calling ``S_double.pack_into(...)`` in generated code made a new
+# bound method object on every call (seen with memray).
+GENERATED.update({f"PI_{kind}": s.pack_into for kind, s in _STRUCTS.items()})
 
 
 def fixed_struct(kind: str) -> str:

@@ -39,7 +39,6 @@ from pbj.codegen import (
     codec_name,
     const,
     fixed_format,
-    fixed_struct,
     scalar_kind,
     wire_type_of,
 )
@@ -268,7 +267,7 @@ def _put_scalar(src: Source, kind: str, v: str) -> None:
     elif kind == "bool":
         src(f"pos -= 1; mv[pos] = 1 if {v} else 0")
     elif kind in FIXED_SIZE:
-        src(f"pos -= {FIXED_SIZE[kind]}; {fixed_struct(kind)}.pack_into(mv, pos, {v})")
+        src(f"pos -= {FIXED_SIZE[kind]}; PI_{kind}(mv, pos, {v})")
     else:
         raise AssertionError(kind)
 
