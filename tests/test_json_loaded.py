@@ -21,14 +21,11 @@ import math
 
 import pytest
 from google.protobuf import json_format
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import pbj
 from pbj.schema import OneOf, info, is_message
-from pbj.testing import values
 from tests.oracle import google_class
-from tests.test_loaded_differential import CASES, _namespace
+from tests.test_loaded_differential import CASES, _run
 
 #: pbj option sets and the ``json_format`` keywords that mean the same.
 OPTION_SETS = [
@@ -92,29 +89,15 @@ def check(cls, gcls, x) -> None:
         assert _same(back, google_back), (opts, expected, back, google_back)
 
 
-def _run(suite: str, name: str, examples: int) -> None:
-    cls = _namespace(suite)[name]
-    gcls = google_class(name)
-
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.filter_too_much])
-    @given(st.data())
-    def run(data):
-        check(cls, gcls, data.draw(values(cls, max_depth=2)))
-
-    run()
-
-
 @pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
 def test_json_matches_google(suite, name):
-    _run(suite, name, EXAMPLES)
+    _run(suite, name, EXAMPLES, check)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
 def test_json_matches_google_long(suite, name):
-    _run(suite, name, 200)
+    _run(suite, name, 200, check)
 
 
 CLOSED_PROTOS = {

@@ -94,18 +94,21 @@ def _check(cls, gcls, value) -> None:
     assert equivalent(back, value)
 
 
-def _run(suite: str, name: str, examples: int) -> None:
+def _run(suite: str, name: str, examples: int, check=None) -> None:
+    """Run ``check(pbj_class, google_class, value)`` (default: the binary check) on ``examples``
+    pbj.testing values of message ``name`` of ``suite``; also used by test_json_loaded."""
     cls = _namespace(suite)[name]
     gcls = google_class(name)
+    check = check or _check
 
     @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.filter_too_much])
     @given(st.data())
-    def check(data):
-        _check(cls, gcls, data.draw(values(cls, max_depth=2)))
+    def run(data):
+        check(cls, gcls, data.draw(values(cls, max_depth=2)))
 
-    check()
+    run()
 
 
 @pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
