@@ -47,7 +47,30 @@ def _pbj_kind(t: Any) -> int:
     return _MSG
 
 
-class PbjReader:
+class _Reader:
+    """What both readers share: the checksum of one value, and the public ``read``.
+
+    A subclass provides ``_read(message) -> int``, which walks one message by its cached plan.
+    """
+
+    def read(self, message: Any) -> int:
+        """Read every field of ``message`` recursively; return the checksum (modulo 2**64)."""
+        return self._read(message) & MASK
+
+    def _read(self, message: Any) -> int:
+        raise NotImplementedError
+
+    def _value(self, kind: int, v: Any) -> int:
+        if kind == _INT:
+            return v
+        if kind == _TEXT:
+            return len(v)
+        if kind == _MSG:
+            return self._read(v)
+        return 0
+
+
+class PbjReader(_Reader):
     """Reads every field of pbj messages (plans from :func:`pbj.schema.info`, cached per class)."""
 
     def __init__(self) -> None:
@@ -74,19 +97,6 @@ class PbjReader:
         plan = tuple(steps)
         self._plans[cls] = plan
         return plan
-
-    def read(self, obj: Any) -> int:
-        """Read every field of ``obj`` recursively; return the checksum (modulo 2**64)."""
-        return self._read(obj) & MASK
-
-    def _value(self, kind: int, v: Any) -> int:
-        if kind == _INT:
-            return v
-        if kind == _TEXT:
-            return len(v)
-        if kind == _MSG:
-            return self._read(v)
-        return 0
 
     def _read(self, obj: Any) -> int:
         plan = self._plans.get(obj.__class__) or self.plan(obj.__class__)
@@ -136,7 +146,7 @@ def _google_kind(fd: Any) -> int:
     return _INT
 
 
-class GoogleReader:
+class GoogleReader(_Reader):
     """Reads every field of Google protobuf messages (plans from ``DESCRIPTOR``, cached per type)."""
 
     def __init__(self) -> None:
@@ -171,19 +181,6 @@ class GoogleReader:
         plan = tuple(steps)
         self._plans[desc] = plan
         return plan
-
-    def read(self, msg: Any) -> int:
-        """Read every field of ``msg`` recursively; return the checksum (modulo 2**64)."""
-        return self._read(msg) & MASK
-
-    def _value(self, kind: int, v: Any) -> int:
-        if kind == _INT:
-            return v
-        if kind == _TEXT:
-            return len(v)
-        if kind == _MSG:
-            return self._read(v)
-        return 0
 
     def _read(self, msg: Any) -> int:
         desc = msg.DESCRIPTOR
