@@ -21,7 +21,7 @@ import struct
 from typing import Any
 
 from pbj import wire
-from pbj.schema import FieldInfo
+from pbj.schema import FieldInfo, enum_default
 
 __all__ = ["GENERATED", "Source", "const", "fixed_format", "wire_type_of", "tag_of",
            "tag_const", "VARINT_TYPES", "FIXED_SIZE", "codec_name"]
@@ -175,17 +175,12 @@ def tagged_struct(tag: bytes, kind: str) -> str:
     return name
 
 
-def field_kind(f: FieldInfo) -> str:
-    """The value kind of a non-map field (see :func:`scalar_kind`)."""
-    return scalar_kind(f.type)
-
-
 def default_literal(f: FieldInfo, kind: str) -> str:
     """Source for a field's value when it is absent on the wire."""
     if f.repeated or f.optional or kind == "message":
         return "None"
     if kind == "enum":
-        return const(_enum_zero(f.type), f"D_{f.type.__name__}")
+        return const(enum_default(f.type), f"D_{f.type.__name__}")
     if kind == "string":
         return '""'
     if kind == "bytes":
@@ -195,10 +190,3 @@ def default_literal(f: FieldInfo, kind: str) -> str:
     if kind == "bool":
         return "False"
     return "0"
-
-
-def _enum_zero(enum_cls: type) -> Any:
-    try:
-        return enum_cls(0)
-    except ValueError:
-        return next(iter(enum_cls))

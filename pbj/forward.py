@@ -147,10 +147,6 @@ def tagged_len(tag: bytes, n: str) -> str:
     return f"({tag_value_table(tag)}[{n}] if {n} < 128 else {const(tag, 'T')} + _venc({n}))"
 
 
-def _len_expr(n: str) -> str:
-    return f"(_V[{n}] if {n} < 16384 else _venc({n}))"
-
-
 def _lensize_expr(n: str) -> str:
     return f"(1 if {n} < 128 else 2 if {n} < 16384 else _vsize({n}))"
 

@@ -42,7 +42,7 @@ from pbj.codegen import (
     wire_type_of,
 )
 from pbj.errors import DecodeError
-from pbj.schema import EMPTY_MAP, FieldInfo, FrozenMap, MessageInfo, OneOf
+from pbj.schema import EMPTY_MAP, FieldInfo, FrozenMap, MessageInfo, OneOf, enum_default
 
 __all__ = ["emit_parse", "locate"]
 
@@ -401,17 +401,13 @@ def _parse_packed(src: Source, kind: str, loc: str, enum_map: str | None) -> Non
         src.depth -= 1
 
 
-def _parse_group(src: Source, f: FieldInfo, assign: str) -> None:
-    """Emit the parse of a group (proto2): its body up to the matching end tag."""
-    end_tag = wire.make_tag(f.number, wire.WIRE_EGROUP)
+def _parse_group(src: Source, f: FieldInfo, append: str) -> None:
+    """Emit the parse of one element of a repeated group (proto2): its body up to the end tag."""
     _check_depth(src)
     src(f"e = _skip(data, pos, {wire.make_tag(f.number, wire.WIRE_SGROUP)}, end, depth)")
-    src(f"_gv = parse_{codec_name(f.type)}(data, pos, e - {len(wire.tag_bytes(f.number, wire.WIRE_EGROUP))}, "
-        "depth - 1, None)")
-    src(f"{assign}(_gv)" if assign.endswith(".append") else f"{assign} = _gv")
+    src(f"{append}(parse_{codec_name(f.type)}(data, pos, e - {len(wire.tag_bytes(f.number, wire.WIRE_EGROUP))}, "
+        "depth - 1, None))")
     src("pos = e")
-    del end_tag
-
 
 def _plan_message(plan: _Plan, f: FieldInfo, loc: str, oneof: str | None = None) -> None:
     """A singular sub-message: parsed on its first occurrence; later ones merge into it."""
@@ -489,7 +485,7 @@ def _plan_map(plan: _Plan, f: FieldInfo, loc: str) -> None:
     if vkind == "message":
         value_default = "None"
     elif vkind == "enum":
-        value_default = const(_enum_zero(f.map_value), f"D_{f.map_value.__name__}")
+        value_default = const(enum_default(f.map_value), f"D_{f.map_value.__name__}")
     else:
         value_default = {"string": '""', "bytes": 'b""', "bool": "False", "float": "0.0",
                          "double": "0.0"}.get(vkind, "0")
@@ -550,13 +546,6 @@ def _entry_read(src: Source, kind: str, var: str, f_type: Any, enum_map: str | N
             src(f"{var} = data[pos:_ee]{'.decode()' if kind == 'string' else ''}; pos = _ee")
     else:
         _read_scalar(src, kind, var, enum_map)
-
-
-def _enum_zero(enum_cls: type) -> Any:
-    try:
-        return enum_cls(0)
-    except ValueError:
-        return next(iter(enum_cls))
 
 
 def _emit_dispatch(src: Source, plan: _Plan, tags: list[int]) -> None:

@@ -479,14 +479,19 @@ def _check_number(number: Any, cls_name: str, fname: str, seen: dict[int, str]) 
     seen[number] = fname
 
 
+def enum_default(enum_cls: type) -> Any:
+    """The default of an enum field: its member numbered 0, else its first member (proto2)."""
+    try:
+        return enum_cls(0)
+    except ValueError:
+        return next(iter(enum_cls))
+
+
 def _scalar_default(t: Any) -> Any:
     if isinstance(t, str):
         return _ZERO.get(t, 0)
     if isinstance(t, type) and issubclass(t, enum.IntEnum):
-        try:
-            return t(0)
-        except ValueError:
-            return next(iter(t))
+        return enum_default(t)
     return None
 
 
