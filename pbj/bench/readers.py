@@ -60,6 +60,23 @@ class _Reader:
     def _read(self, message: Any) -> int:
         raise NotImplementedError
 
+    def _repeated(self, kind: int, values: Any) -> int:
+        """The checksum of a repeated field's elements (every element is touched)."""
+        total = 0
+        if kind == _MSG:
+            for x in values:
+                total += self._read(x)
+        elif kind == _INT:
+            for x in values:
+                total += x
+        elif kind == _TEXT:
+            for x in values:
+                total += len(x)
+        else:
+            for _x in values:
+                pass
+        return total
+
     def _value(self, kind: int, v: Any) -> int:
         if kind == _INT:
             return v
@@ -112,18 +129,7 @@ class PbjReader(_Reader):
                 if v is not None:
                     total += self._read(v)
             elif mode == _REP:
-                if kind == _MSG:
-                    for x in v:
-                        total += self._read(x)
-                elif kind == _INT:
-                    for x in v:
-                        total += x
-                elif kind == _TEXT:
-                    for x in v:
-                        total += len(x)
-                else:
-                    for _x in v:
-                        pass
+                total += self._repeated(kind, v)
             elif mode == _MAP:
                 for k, x in v.items():
                     total += self._value(kind, k) + self._value(extra, x)
@@ -198,18 +204,7 @@ class GoogleReader(_Reader):
                     total += self._read(getattr(msg, name))
             elif mode == _REP:
                 v = getattr(msg, name)
-                if kind == _MSG:
-                    for x in v:
-                        total += self._read(x)
-                elif kind == _INT:
-                    for x in v:
-                        total += x
-                elif kind == _TEXT:
-                    for x in v:
-                        total += len(x)
-                else:
-                    for _x in v:
-                        pass
+                total += self._repeated(kind, v)
             elif mode == _MAP:
                 for k, x in getattr(msg, name).items():
                     total += self._value(kind, k) + self._value(extra, x)
