@@ -1,0 +1,162 @@
+"""One row per protobuf scalar type: everything pbj knows about a type, in one place.
+
+protobuf.dev "Language Guide (proto3)", "Scalar Value Types", lists fifteen
+scalar types; "Encoding" says how each is written ("Base 128 Varints",
+"Signed Integers", "Non-varint Numbers", "Length-Delimited Records"), and
+"ProtoJSON Format" how each is written in JSON. Every module that needs to
+know something about a type (the codec plan and its emitters, the schema
+checks, ProtoJSON, the text format, the loader) reads it from its
+:class:`ScalarType` row here, so adding or changing a type is one edit.
+
+Enum values travel as ``int32`` varints ("Enumerations" in "Encoding"), so
+enum fields use the ``enum`` row, which is not a scalar type of the spec but
+shares the ``int32`` wire form.
+
+The rows are plain data: a native engine can copy them into its own tables
+(:attr:`ScalarType.code` is a small stable integer for that).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "ScalarType", "SCALARS", "ENUM", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
+    "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32", "row",
+]
+
+# The wire types ("Message Structure" in "Encoding").
+WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_SGROUP, WIRE_EGROUP, WIRE_I32 = 0, 1, 2, 3, 4, 5
+
+_I32 = (-(1 << 31), (1 << 31) - 1)
+_I64 = (-(1 << 63), (1 << 63) - 1)
+_U32 = (0, (1 << 32) - 1)
+_U64 = (0, (1 << 64) - 1)
+
+
+@attrs.frozen
+class ScalarType:
+    """What one protobuf scalar type is, on the wire, in Python and in ProtoJSON.
+
+    Attributes:
+        name: the type's name in ``.proto`` (``"int32"``), or ``"enum"``.
+        code: a small stable integer naming the type (its index in :data:`SCALARS`,
+            ``enum`` last), for tables of a native engine.
+        wire_type: the wire type of one value: 0 (VARINT), 1 (I64), 2 (LEN) or 5 (I32).
+        width: the encoded size in bytes of a fixed-width value (4 or 8), else ``None``.
+        struct_format: the little-endian ``struct`` format of a fixed-width value
+            (``"<i"``), else ``None``.
+        py_type: the Python type of a decoded value (``int``, ``float``, ``bool``,
+            ``str``, ``bytes``).
+        zero: the type's default value ("Default Values"): ``0``, ``0.0``,
+            ``False``, ``""`` or ``b""``.
+        range: the inclusive ``(lo, hi)`` range of an integral type, else ``None``.
+        zigzag: the value is ZigZag-encoded before the varint (``sint32``, ``sint64``).
+        signed_varint: a negative value is written as a 10-byte two's-complement
+            varint (``int32``, ``int64``, ``enum``).
+        bits: for an integral varint type, the width a decoded value is narrowed
+            to (32 or 64), else ``None``.
+        packable: a repeated field of this type may be packed ("Packed Repeated
+            Fields": every scalar but ``string`` and ``bytes``).
+        map_key: legal as a map key ("Maps": integral types, ``bool``, ``string``).
+        json: how ProtoJSON writes a value: ``"number"`` (32-bit integers),
+            ``"int64"`` (a decimal string), ``"float"`` (a number, or
+            ``"NaN"``/``"Infinity"``/``"-Infinity"``), ``"bool"``, ``"string"``,
+            ``"bytes"`` (base64) or ``"enum"`` (the value's name).
+    """
+
+    name: str
+    code: int
+    wire_type: int
+    width: int | None
+    struct_format: str | None
+    py_type: type
+    zero: Any
+    range: tuple[int, int] | None
+    zigzag: bool
+    signed_varint: bool
+    bits: int | None
+    packable: bool
+    map_key: bool
+    json: str
+
+    @property
+    def is_varint(self) -> bool:
+        """True for a type written as a varint (integral types, ``bool``, ``enum``)."""
+        return self.wire_type == WIRE_VARINT
+
+    @property
+    def is_fixed(self) -> bool:
+        """True for a fixed-width type (``fixed32`` … ``double``)."""
+        return self.width is not None
+
+    @property
+    def is_integral(self) -> bool:
+        """True for an integer type (not ``bool``, ``float`` or ``double``)."""
+        return self.range is not None
+
+    @property
+    def is_float(self) -> bool:
+        """True for ``float`` and ``double``."""
+        return self.py_type is float
+
+    @property
+    def is_len(self) -> bool:
+        """True for ``string`` and ``bytes`` (LEN values)."""
+        return self.wire_type == WIRE_LEN
+
+    @property
+    def packer(self) -> struct.Struct | None:
+        """The ``struct.Struct`` of a fixed-width value, else ``None``."""
+        return _STRUCTS.get(self.name)
+
+
+def _rows() -> tuple[ScalarType, ...]:
+    v, i64, ln, i32 = WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_I32
+    spec = [
+        # name       wire width fmt    py     zero   range zigzag signed bits pack  key    json
+        ("double",   i64, 8, "<d", float, 0.0,   None, False, False, None, True, False, "float"),
+        ("float",    i32, 4, "<f", float, 0.0,   None, False, False, None, True, False, "float"),
+        ("int64",    v, None, None, int,  0,     _I64, False, True,  64,   True, True,  "int64"),
+        ("uint64",   v, None, None, int,  0,     _U64, False, False, 64,   True, True,  "int64"),
+        ("int32",    v, None, None, int,  0,     _I32, False, True,  32,   True, True,  "number"),
+        ("fixed64",  i64, 8, "<Q", int,   0,     _U64, False, False, None, True, True,  "int64"),
+        ("fixed32",  i32, 4, "<I", int,   0,     _U32, False, False, None, True, True,  "number"),
+        ("bool",     v, None, None, bool, False, None, False, False, None, True, True,  "bool"),
+        ("string",   ln, None, None, str, "",    None, False, False, None, False, True, "string"),
+        ("bytes",    ln, None, None, bytes, b"", None, False, False, None, False, False, "bytes"),
+        ("uint32",   v, None, None, int,  0,     _U32, False, False, 32,   True, True,  "number"),
+        ("sfixed32", i32, 4, "<i", int,   0,     _I32, False, False, None, True, True,  "number"),
+        ("sfixed64", i64, 8, "<q", int,   0,     _I64, False, False, None, True, True,  "int64"),
+        ("sint32",   v, None, None, int,  0,     _I32, True,  False, 32,   True, True,  "number"),
+        ("sint64",   v, None, None, int,  0,     _I64, True,  False, 64,   True, True,  "int64"),
+        ("enum",     v, None, None, int,  0,     _I32, False, True,  32,   True, False, "enum"),
+    ]
+    return tuple(ScalarType(name, code, *rest) for code, (name, *rest) in enumerate(spec))
+
+
+_ALL = _rows()
+_STRUCTS = {t.name: struct.Struct(t.struct_format) for t in _ALL if t.struct_format}
+
+#: The fifteen scalar types of the spec, by name.
+SCALARS: dict[str, ScalarType] = {t.name: t for t in _ALL if t.name != "enum"}
+#: The row enum fields use (an ``int32`` varint on the wire).
+ENUM: ScalarType = _ALL[-1]
+#: The names of the fifteen scalar types.
+SCALAR_NAMES: frozenset[str] = frozenset(SCALARS)
+#: The scalar types a map key may have ("Maps").
+MAP_KEY_NAMES: frozenset[str] = frozenset(t.name for t in SCALARS.values() if t.map_key)
+#: The integral scalar types (every type with a range, ``enum`` excluded).
+INTEGER_NAMES: frozenset[str] = frozenset(t.name for t in SCALARS.values() if t.is_integral)
+
+
+def row(name: str) -> ScalarType:
+    """The row of a scalar type name, or of ``"enum"``.
+
+    Raises:
+        KeyError: ``name`` is neither a scalar type name nor ``"enum"``.
+    """
+    return ENUM if name == "enum" else SCALARS[name]
