@@ -116,7 +116,8 @@ class ScalarType:
 
 def _rows() -> tuple[ScalarType, ...]:
     v, i64, ln, i32 = WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_I32
-    spec = [
+    spec: list[tuple[str, int, int | None, str | None, type, Any, tuple[int, int] | None, bool, bool,
+                     int | None, bool, bool, str]] = [
         # name       wire width fmt    py     zero   range zigzag signed bits pack  key    json
         ("double",   i64, 8, "<d", float, 0.0,   None, False, False, None, True, False, "float"),
         ("float",    i32, 4, "<f", float, 0.0,   None, False, False, None, True, False, "float"),
@@ -135,7 +136,10 @@ def _rows() -> tuple[ScalarType, ...]:
         ("sint64",   v, None, None, int,  0,     _I64, True,  False, 64,   True, True,  "int64"),
         ("enum",     v, None, None, int,  0,     _I32, False, True,  32,   True, False, "enum"),
     ]
-    return tuple(ScalarType(name, code, *rest) for code, (name, *rest) in enumerate(spec))
+    return tuple(
+        ScalarType(name, code, wire, width, fmt, py, zero, rng, zz, signed, bits, pack, key, js)
+        for code, (name, wire, width, fmt, py, zero, rng, zz, signed, bits, pack, key, js) in enumerate(spec)
+    )
 
 
 _ALL = _rows()
