@@ -29,15 +29,10 @@ included), and an extension always have explicit presence; only a repeated
 scalar can be ``PACKED``; only a message field that is not a map can be
 ``DELIMITED``; only a string can be ``VERIFY``.
 
-Rules that make a schema wrong (protoc's, with its texts) raise
-:class:`pbj.SchemaError` naming the file, the message and the field: a
-feature set where its targets do not allow it, an unknown feature value,
-features in a proto2/proto3 file, ``IMPLICIT`` presence on a message field,
-``LEGACY_REQUIRED`` in proto3 or on an extension, a closed enum used with
-implicit presence (all of proto3), ``[packed]`` or ``required`` under
-editions, and the rest listed in :func:`resolve`. A ``TYPE_GROUP`` field in an
-editions file (protoc writes ``TYPE_MESSAGE`` with ``DELIMITED``, other tools
-may not) is ``DELIMITED``, as upb reads it.
+A schema that breaks protoc's rules (:mod:`pbj.feature_rules`) raises
+:class:`pbj.SchemaError` naming the file, the message and the field. A
+``TYPE_GROUP`` field in an editions file (protoc writes ``TYPE_MESSAGE`` with
+``DELIMITED``; other tools may not) is ``DELIMITED``, as upb reads it.
 
 The module is pure: it reads the descriptors :mod:`pbj.descriptor` decodes
 and does not import Google's protobuf.
@@ -59,6 +54,14 @@ from pbj.descriptor import (
     Utf8Validation,
 )
 from pbj.errors import SchemaError
+from pbj.feature_rules import (
+    NOT_PACKABLE,
+    editions_field_error,
+    packed_option_error,
+    presence_error,
+    proto3_field_error,
+    target_error,
+)
 
 __all__ = ["Features", "FieldFeatures", "EnumFeatures", "MessageFeatures", "Resolution", "resolve",
            "EDITION_DEFAULTS", "edition_of"]
@@ -71,7 +74,7 @@ _PREFIXED, _DELIMITED = MessageEncoding.LENGTH_PREFIXED, MessageEncoding.DELIMIT
 _ALLOW, _BEST_EFFORT = JsonFormat.ALLOW, JsonFormat.LEGACY_BEST_EFFORT
 
 # FieldDescriptorProto.Type and .Label numbers (descriptor.proto).
-_GROUP, _MESSAGE, _STRING, _BYTES, _ENUM = 10, 11, 9, 12, 14
+_GROUP, _MESSAGE, _STRING, _ENUM = 10, 11, 9, 14
 _LABEL_REQUIRED, _LABEL_REPEATED = 2, 3
 # Edition numbers (descriptor.proto ``Edition``).
 PROTO2, PROTO3, E2023, E2024, E2026, UNSTABLE = 998, 999, 1000, 1001, 1002, 9999
@@ -103,17 +106,6 @@ EDITION_DEFAULTS: dict[int, Features] = {
 for _e in (E2024, E2026, UNSTABLE):
     EDITION_DEFAULTS[_e] = EDITION_DEFAULTS[E2023]
 
-# Which elements may set each feature (descriptor.proto, ``targets`` of each FeatureSet field).
-_TARGETS = {
-    "file": frozenset(_NAMES),
-    "message": frozenset({"json_format"}),
-    "enum": frozenset({"enum_type", "json_format"}),
-    "field": frozenset({"field_presence", "repeated_field_encoding", "utf8_validation", "message_encoding"}),
-    "extension": frozenset({"field_presence", "repeated_field_encoding", "utf8_validation", "message_encoding"}),
-    "oneof": frozenset(), "enum entry": frozenset(), "service": frozenset(), "method": frozenset(),
-    "extension range": frozenset(),
-}
-_PACKABLE_NOT = frozenset({_STRING, _BYTES, _GROUP, _MESSAGE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,14 +262,11 @@ class _Resolver:
             return parent
         if self.legacy:
             self.fail("Features are only valid under editions.", owner, name)
-        allowed = _TARGETS[kind]
         out = list(parent)
         for i, v in enumerate(values):
             if v is None:
                 continue
-            if _NAMES[i] not in allowed:
-                self.fail(f"Option google.protobuf.FeatureSet.{_NAMES[i]} cannot be set on an entity of type "
-                          f"`{kind}`.", owner, name)
+            self.check(target_error(_NAMES[i], kind), owner, name)
             try:
                 out[i] = _KINDS[i](v)
             except ValueError:
@@ -288,6 +277,10 @@ class _Resolver:
 
     def fail(self, text: str, owner: str, name: str | None = None) -> None:
         raise SchemaError(f"{text} (in {self.file})", cls_name=owner or self.file, field_name=name)
+
+    def check(self, error: str | None, owner: str, name: str | None = None) -> None:
+        if error is not None:
+            self.fail(error, owner, name)
 
     # -- walking
 
@@ -379,26 +372,20 @@ class _Resolver:
         owner = scope
         target, t = self.target(fdp, scope)
         feats = self.merge(parent, fdp.options, "extension" if is_ext else "field", owner, name)
-        opts = fdp.options
-        packed_opt = opts.packed if opts is not None else None
         repeated = fdp.label == _LABEL_REPEATED
         in_oneof = fdp.oneof_index is not None
         is_message = t in (_MESSAGE, _GROUP)
         in_entry = md is not None and scope in self.map_entries
         is_map = repeated and t == _MESSAGE and target in self.map_entries
-        own = opts.features if opts is not None else None
-        if self.legacy:
-            feats = self.legacy_field(fdp, feats, edition, t, repeated, packed_opt, owner, name)
-        else:
-            if packed_opt is not None:
-                self.fail("Field option packed is not allowed under editions.  Use the repeated_field_encoding "
-                          "feature to control this behavior.", owner, name)
-            if fdp.label == _LABEL_REQUIRED:
-                self.fail("Required label is not allowed under editions.  Use the field_presence feature "
-                          "to control this behavior.", owner, name)
         enum_feats = self.enums.get(target) if t == _ENUM else None
         if t == _ENUM and enum_feats is None:
             self.fail(f"unknown enum type {fdp.type_name!r}.", owner, name)
+        closed = enum_feats is not None and enum_feats.closed
+        if self.legacy:
+            feats = self.legacy_field(fdp, feats, edition, t, repeated, enum_feats if closed else None, owner, name)
+        else:
+            own = fdp.options.features if fdp.options is not None else None
+            self.check(editions_field_error(fdp, own, t, repeated, in_oneof, is_ext, is_map, in_entry), owner, name)
         # What applies to this field ("Field Presence", "Encoding": packed and groups).
         if repeated:
             presence = _IMPLICIT
@@ -408,18 +395,10 @@ class _Resolver:
             presence = _EXPLICIT
         else:
             presence = feats.field_presence
-        if presence == _IMPLICIT and not repeated:
-            if enum_feats is not None and enum_feats.closed:
-                self.fail("Implicit presence enum fields must always be open.", owner, name)
-            if fdp.default_value is not None:
-                self.fail("Implicit presence fields can't specify defaults.", owner, name)
-        if in_entry and enum_feats is not None and self.enum_first.get(target) not in (0, None):
-            self.fail("Enum value in map must define 0 as the first value.", owner, name)
-        if is_ext and presence == _REQUIRED:
-            self.fail("Extensions can't be required.", owner, name)
-        if not self.legacy and own is not None and not in_entry:
-            self.check_own(own, owner, name, t, repeated, in_oneof, is_ext, is_map)
-        packed = repeated and t not in _PACKABLE_NOT and feats.repeated_field_encoding == _PACKED
+        first = self.enum_first.get(target) if in_entry and enum_feats is not None else None
+        self.check(presence_error(presence, repeated, closed, fdp.default_value is not None, is_ext, first),
+                   owner, name)
+        packed = repeated and t not in NOT_PACKABLE and feats.repeated_field_encoding == _PACKED
         if t == _STRING:
             utf8 = feats.utf8_validation
         elif is_map:
@@ -435,53 +414,22 @@ class _Resolver:
             _PACKED if packed else _EXPANDED, utf8, _DELIMITED if delimited else _PREFIXED, feats.json_format)
 
     def legacy_field(self, fdp: Any, feats: Features, edition: int, t: int | None, repeated: bool,
-                     packed_opt: bool | None, owner: str, name: str) -> Features:
+                     closed_enum: EnumFeatures | None, owner: str, name: str) -> Features:
         """The features proto2/proto3 syntax implies for a field ("Preserving proto2 or proto3 Behavior")."""
+        packed = fdp.options.packed if fdp.options is not None else None
         if edition == PROTO3:
-            if fdp.label == _LABEL_REQUIRED:
-                self.fail("Required fields are not allowed in proto3.", owner, name)
-            if t == _GROUP:
-                self.fail("Groups are not supported in proto3 syntax.", owner, name)
-            if fdp.default_value is not None:
-                self.fail("Explicit default values are not allowed in proto3.", owner, name)
-            enum_feats = self.enums.get(self.target(fdp, owner)[0]) if t == _ENUM else None
-            if enum_feats is not None and enum_feats.closed:
-                self.fail(f"Enum type \"{enum_feats.full_name}\" is not an open enum, but is used in "
-                          f"\"{owner}\" which is a proto3 message type.", owner, name)
-        if packed_opt and (not repeated or t in _PACKABLE_NOT):
-            self.fail("[packed = true] can only be specified for repeated primitive fields.", owner, name)
+            self.check(proto3_field_error(fdp, t, closed_enum.full_name if closed_enum else None, owner), owner, name)
+        self.check(packed_option_error(packed, repeated, t), owner, name)
         changes = {}
         if fdp.label == _LABEL_REQUIRED:
             changes["field_presence"] = _REQUIRED
         if t == _GROUP:
             changes["message_encoding"] = _DELIMITED
-        if packed_opt:
+        if packed:
             changes["repeated_field_encoding"] = _PACKED
-        elif packed_opt is not None and edition == PROTO3:
+        elif packed is not None and edition == PROTO3:
             changes["repeated_field_encoding"] = _EXPANDED
         return feats._replace(**changes) if changes else feats
-
-    def check_own(self, own: Any, owner: str, name: str, t: int | None, repeated: bool, in_oneof: bool,
-                  is_ext: bool, is_map: bool) -> None:
-        """protoc's rules for the features a field sets itself (editions)."""
-        if own.field_presence is not None:
-            if in_oneof:
-                self.fail("Oneof fields can't specify field presence.", owner, name)
-            if repeated:
-                self.fail("Repeated fields can't specify field presence.", owner, name)
-            if is_ext and own.field_presence != _REQUIRED:
-                self.fail("Extensions can't specify field presence.", owner, name)
-            if t in (_MESSAGE, _GROUP) and own.field_presence == _IMPLICIT:
-                self.fail("Message fields can't specify implicit presence.", owner, name)
-        if own.repeated_field_encoding is not None:
-            if not repeated:
-                self.fail("Only repeated fields can specify repeated field encoding.", owner, name)
-            if own.repeated_field_encoding == _PACKED and t in _PACKABLE_NOT:
-                self.fail("Only repeated primitive fields can specify PACKED repeated field encoding.", owner, name)
-        if own.utf8_validation is not None and t != _STRING and not is_map:
-            self.fail("Only string fields can specify utf8 validation.", owner, name)
-        if own.message_encoding is not None and (t not in (_MESSAGE, _GROUP) or is_map):
-            self.fail("Only message fields can specify message encoding.", owner, name)
 
 
 def resolve(files: Iterable[Any] | Any) -> Resolution:
@@ -500,23 +448,18 @@ def resolve(files: Iterable[Any] | Any) -> Resolution:
         A :class:`Resolution`.
 
     Raises:
-        SchemaError: naming the file, the message (or enum) and the field
-            (or oneof, enum value) at fault, with protoc's text, when: a file's
-            syntax or edition is unknown; a proto2/proto3 file sets features;
-            a feature is set where descriptor.proto's ``targets`` do not allow
-            it, or to an unknown value; a file sets ``LEGACY_REQUIRED``; under
-            editions, a field has ``[packed]`` or the ``required`` label, a
-            oneof member or a repeated field or an extension sets
-            ``field_presence``, a message field sets ``IMPLICIT``, a field sets
-            ``repeated_field_encoding`` (``PACKED`` on a non-scalar),
-            ``utf8_validation`` (a non-string) or ``message_encoding`` (a
-            non-message or a map) where it cannot apply; a field with implicit
-            presence has a default or a closed enum type; an extension is
-            required; in proto3, a field is required, a group, has a default
-            or uses a closed enum; ``[packed = true]`` is on a field that
-            cannot be packed; an open enum's (or a map value's enum's) first
-            value is not zero; an enum
-            type a field names is not in ``files``.
+        SchemaError: naming the file, the message (or enum) and the field (or
+            oneof, enum value) at fault, with protoc's text: an unknown syntax
+            or edition; features in a proto2/proto3 file; a feature set where
+            descriptor.proto's ``targets`` exclude it, or to an unknown value;
+            ``LEGACY_REQUIRED`` as a file default; a field that breaks a rule
+            of :mod:`pbj.feature_rules` (editions: ``[packed]``, the
+            ``required`` label, features that cannot apply to the field;
+            proto3: ``required``, groups, defaults, closed enums; implicit
+            presence with a default or a closed enum; required extensions;
+            ``[packed = true]`` on a non-scalar); an open enum (or a map
+            value's enum) whose first value is not zero; an enum type that
+            is not in ``files``.
     """
     files = getattr(files, "file", files)
     r = _Resolver()
