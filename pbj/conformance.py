@@ -75,14 +75,15 @@ def schema() -> Namespace:
 
 
 def _editions() -> Namespace:
-    """The editions variants of the test messages (loaded on the first request for one)."""
+    """The editions test messages (2023, proto2 and proto3 as editions, UNSTABLE), loaded on first use."""
     with _lock:
         return _load("editions.binpb")
 
 
 def _message_class(full_name: str) -> type | None:
     cls = schema().get(full_name)
-    if cls is None and full_name.startswith("protobuf_test_messages.editions"):
+    # editions.binpb: packages protobuf_test_messages.editions[.proto2|.proto3] and .edition_unstable
+    if cls is None and full_name.startswith("protobuf_test_messages.edition"):
         cls = _editions().get(full_name)
     return cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None
 

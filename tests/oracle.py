@@ -32,7 +32,8 @@ def _compile(files: tuple[str, ...], include: tuple[str, ...]) -> bytes:
 
     out = _out / f"set{len(list(_out.iterdir()))}.binpb"
     builtin = Path(grpc_tools.__file__).parent / "_proto"
-    args = ["protoc", "--include_imports", f"--descriptor_set_out={out}",
+    # --experimental_editions: edition UNSTABLE (conformance's TestAllTypesEditionUnstable) compiles too.
+    args = ["protoc", "--include_imports", "--experimental_editions", f"--descriptor_set_out={out}",
             *(f"-I{i}" for i in include), f"-I{builtin}", *files]
     if grpc_protoc.main(args) != 0:
         raise RuntimeError(f"protoc failed: {args}")
