@@ -269,7 +269,7 @@ def execute(args: argparse.Namespace) -> int:
             report.plot(results, args.plot)
             _log(f"wrote {args.plot}")
         except ImportError:
-            print("pbj bench: --plot needs matplotlib: pip install 'pbj[bench]'", file=sys.stderr)
+            print("pbj bench: --plot needs matplotlib: pip install 'pbj-protobuf[bench]'", file=sys.stderr)
             return 1
     return 0 if report.all_bytes_equal(results) else 1
 

@@ -51,7 +51,7 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
         files and everything they import.
 
     Raises:
-        SchemaError: ``grpcio-tools`` is not installed (``pip install 'pbj[proto]'``),
+        SchemaError: ``grpcio-tools`` is not installed (``pip install 'pbj-protobuf[proto]'``),
             or protoc refused the files; the message carries protoc's own
             error lines.
     """
@@ -63,7 +63,7 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
     try:
         import grpc_tools
     except ImportError:
-        raise SchemaError("load_proto needs protoc from grpcio-tools: pip install 'pbj[proto]'") from None
+        raise SchemaError("load_proto needs protoc from grpcio-tools: pip install 'pbj-protobuf[proto]'") from None
     includes = [str(i) for i in include] or sorted({str(Path(f).resolve().parent) for f in files})
     builtin = Path(grpc_tools.__file__).parent / "_proto"
     with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
