@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pbj.api import decode
 from pbj.descriptor import FileDescriptorSet
 from pbj.errors import PbjError, SchemaError
@@ -13,12 +16,13 @@ from pbj.schema import info
 __all__ = ["load_descriptor_set"]
 
 
-def load_descriptor_set(data: bytes | bytearray | memoryview) -> Namespace:
+def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike) -> Namespace:
     """Build pbj classes for every message and enum of a ``FileDescriptorSet``.
 
     Args:
         data: the serialized ``google.protobuf.FileDescriptorSet`` (from
-            ``protoc --include_imports --descriptor_set_out=F`` or ``buf build -o F``).
+            ``protoc --include_imports --descriptor_set_out=F`` or ``buf build -o F``),
+            or the path of a file holding it (a ``str`` or ``os.PathLike``), which is read.
             Every file a file imports must be in the set.
 
     Returns:
@@ -26,12 +30,19 @@ def load_descriptor_set(data: bytes | bytearray | memoryview) -> Namespace:
         classes for Google's well-known types).
 
     Raises:
+        OSError: ``data`` is a path that cannot be read (``FileNotFoundError`` …).
+        TypeError: ``data`` is neither bytes nor a path.
         DecodeError: ``data`` is not a valid encoding of a ``FileDescriptorSet``.
         SchemaError: the descriptors are inconsistent: a type name that no
             file defines, a message defined twice, a field with no name or
             number, or a declaration pbj refuses (duplicate field number …).
             Nothing is registered when loading fails.
     """
+    if isinstance(data, (str, os.PathLike)):
+        data = Path(data).read_bytes()
+    elif not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_descriptor_set takes the bytes of a FileDescriptorSet or a path to its file, "
+                        f"not {type(data).__name__}")
     fds = decode(FileDescriptorSet, data)
     try:
         ns, known = build_namespace(fds)

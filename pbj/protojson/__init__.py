@@ -142,10 +142,14 @@ def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False) 
     and an object key given twice are errors.
 
     Raises:
-        TypeError: ``cls`` is not a pbj message class.
+        TypeError: ``cls`` is not a pbj message class, or ``text`` is not
+            ``str``/``bytes`` (a ``dict`` points to :func:`from_dict`).
         JSONError: the text is not JSON, has a duplicate key, or is not a
             valid ProtoJSON form of ``cls`` (see :func:`from_dict`), with the path.
     """
+    if not isinstance(text, (str, bytes, bytearray)):
+        hint = " (for a value json.loads gave, use pbj.from_dict)" if isinstance(text, (dict, list)) else ""
+        raise TypeError(f"from_json takes JSON text (str or bytes), not {type(text).__name__}{hint}")
     duplicates: list = []
     value = loads(text, duplicates)
     result = from_dict(cls, value, ignore_unknown=ignore_unknown)
