@@ -27,40 +27,68 @@ __all__ = ["build_writer", "build_reader"]
 
 # ---- writer (message -> JSON value)
 
-_SCALAR, _PRESENT, _REPEATED, _MAP = 0, 1, 2, 3
+_SCALAR, _PRESENT, _REPEATED, _MAP, _ONEOF, _MEMBER = 0, 1, 2, 3, 4, 5
+
+
+def _key(f: Any, opts: Options) -> str:
+    return f.proto_name if opts.proto_names else f.json_name
+
+
+def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[tuple]:
+    """The writer's steps ``(attr, key, mode, writer, zero test)``, in field-number order.
+
+    Keys come out in field-number order, as Google's runtimes print them, a set
+    oneof member where its number falls: a oneof whose member numbers no other
+    field's number falls between is one step at its lowest number; a oneof
+    interleaved with other fields gets one step per member.
+    """
+    numbered: list[tuple[int, tuple]] = []
+    for f in mi.fields:
+        key = _key(f, opts)
+        if f.is_map:
+            step = (f.name, key, _MAP, (map_key_writer(f.map_key), value_writer(f.map_value, conv, opts)), None)
+        elif f.repeated:
+            step = (f.name, key, _REPEATED, value_writer(f.type, conv, opts), None)
+        elif f.optional:
+            step = (f.name, key, _PRESENT, value_writer(f.type, conv, opts), None)
+        else:
+            step = (f.name, key, _SCALAR, value_writer(f.type, conv, opts), is_zero(f))
+        numbered.append((f.number, step))
+    for o in mi.oneofs:
+        members = {m.name: (_key(m, opts), value_writer(m.type, conv, opts)) for m in o.members}
+        numbers = [m.number for m in o.members]
+        lo, hi = min(numbers), max(numbers)
+        others = (f.number for f in mi.all_fields() if f.oneof != o.name)
+        if not any(lo < n < hi for n in others):
+            numbered.append((lo, (o.name, None, _ONEOF, members, None)))
+            continue
+        for m in o.members:
+            numbered.append((m.number, (o.name, members[m.name][0], _MEMBER, (m.name, members), None)))
+    numbered.sort(key=lambda item: item[0])
+    return [step for _, step in numbered]
 
 
 def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
-    """The function writing an instance of ``cls`` as its JSON value (``to_dict_<Class>``)."""
+    """The function writing an instance of ``cls`` as its JSON value (``to_dict_<Class>``).
+
+    Keys are written in field-number order (see :func:`_write_steps`).
+    """
     mi = info(cls)
     remember(mi.full_name, cls)
     special = WKT_WRITERS.get(mi.full_name)
     if special is not None:
         return special(mi, conv, opts)
-    steps = []
-    for f in mi.fields:
-        key = f.proto_name if opts.proto_names else f.json_name
-        if f.is_map:
-            kw = map_key_writer(f.map_key)
-            vw = value_writer(f.map_value, conv, opts)
-            steps.append((f.name, key, _MAP, (kw, vw), None))
-        elif f.repeated:
-            steps.append((f.name, key, _REPEATED, value_writer(f.type, conv, opts), None))
-        elif f.optional:
-            steps.append((f.name, key, _PRESENT, value_writer(f.type, conv, opts), None))
-        else:
-            steps.append((f.name, key, _SCALAR, value_writer(f.type, conv, opts), is_zero(f)))
-    oneofs = []
-    for o in mi.oneofs:
-        members = {m.name: (m.proto_name if opts.proto_names else m.json_name, value_writer(m.type, conv, opts))
-                   for m in o.members}
-        oneofs.append((o.name, members))
+    steps = _write_steps(mi, conv, opts)
     emit = opts.emit_defaults
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
         for attr, key, mode, w, zero in steps:
             v = getattr(obj, attr)
+            if mode >= _ONEOF:
+                if v is not None:
+                    _write_member(out, attr, v, mode, w)
+                continue
             try:
                 if mode == _SCALAR:
                     if not emit and zero(v):
@@ -84,24 +112,32 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
                     exc.path.insert(0, (_failing_key(v, w[1]),))
                 exc.path.insert(0, attr)
                 raise
-        for attr, members in oneofs:
-            v = getattr(obj, attr)
-            if v is None:
-                continue
-            which, x = v
-            try:
-                key, w = members[which]
-            except KeyError:
-                raise EncodeError(f"{which!r} is not a member of oneof {attr}", path=[attr]) from None
-            try:
-                out[key] = x if w is None else w(x)
-            except EncodeError as exc:
-                exc.path.insert(0, which)
-                raise
         return out
 
     write_message.__name__ = write_message.__qualname__ = f"to_dict_{cls.__name__}"
     return write_message
+
+
+def _write_member(out: dict, attr: str, v: Any, mode: int, w: Any) -> None:
+    """Write the set member of oneof ``attr`` (a whole-oneof step, or the step of one member)."""
+    which, x = v
+    if mode == _MEMBER:
+        name, members = w
+        if which != name:
+            if which not in members:
+                raise EncodeError(f"{which!r} is not a member of oneof {attr}", path=[attr])
+            return
+    else:
+        members = w
+    try:
+        key, write = members[which]
+    except KeyError:
+        raise EncodeError(f"{which!r} is not a member of oneof {attr}", path=[attr]) from None
+    try:
+        out[key] = x if write is None else write(x)
+    except EncodeError as exc:
+        exc.path.insert(0, which)
+        raise
 
 
 def _failing_index(items: Any, write: Any) -> int:
