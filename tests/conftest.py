@@ -25,3 +25,16 @@ def pytest_configure(config) -> None:
     """Stop before collection, with one line, when the shared material is not there."""
     if not (SHARED / "protos").is_dir():
         raise pytest.UsageError(MISSING_SHARED)
+
+
+#: A test's ``record_property`` name for lines to print in the run's closing summary.
+SUMMARY_PROPERTY = "pbj_summary"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Print the summaries tests recorded (the conformance replay's counts) after the run, not in its progress line."""
+    for report in terminalreporter.getreports("passed") + terminalreporter.getreports("failed"):
+        for name, text in report.user_properties:
+            if name == SUMMARY_PROPERTY:
+                terminalreporter.write_sep("-", report.nodeid.rpartition("::")[2])
+                terminalreporter.write_line(text)

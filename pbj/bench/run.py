@@ -262,7 +262,7 @@ def execute(args: argparse.Namespace) -> int:
     tables = report.markdown(results, header=not args.markdown)
     print(tables)
     if args.update_doc:
-        update_doc(args.update_doc, report.markdown(results, header=False))
+        update_doc(args.update_doc, report.markdown(results, header=False, goals=False))
         _log(f"updated {args.update_doc}")
     if args.plot:
         try:
