@@ -41,7 +41,7 @@ def _run(*args: str, stdin: bytes = b"", **kw) -> subprocess.CompletedProcess:
 def schema(tmp_path_factory):
     """The schema's descriptor set on disk, a payload made by Google's protobuf, and the same gzipped."""
     tmp = tmp_path_factory.mktemp("cli_io")
-    proto = tmp / "outer.proto"
+    proto = tmp / "cli_io_outer.proto"
     proto.write_text(textwrap.dedent(SCHEMA))
     (tmp / "outer.binpb").write_bytes(protoc([proto], [tmp]))
     payload = google_class("cli.io.Outer")(a=150, inner={"s": "hi"}, xs=[1, 2]).SerializeToString()

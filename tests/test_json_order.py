@@ -50,8 +50,8 @@ HTTP = """
 @pytest.fixture(scope="module")
 def http(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("order")
-    (tmp / "http.proto").write_text(textwrap.dedent(HTTP))
-    return pbj.load_descriptor_set(protoc(["http.proto"], [tmp]))
+    (tmp / "order_http.proto").write_text(textwrap.dedent(HTTP))
+    return pbj.load_descriptor_set(protoc(["order_http.proto"], [tmp]))
 
 
 def _pairs(text: str):

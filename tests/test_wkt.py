@@ -190,6 +190,28 @@ def test_unpack_resolves_loaded_schemas():
     assert wkt.unpack(a) == account
 
 
+def test_unpack_takes_the_last_load_of_a_name():
+    first = pbj.load_descriptor_set(pbj.__path__[0] + "/data/hapi-v0.55.0.binpb")
+    pbj.to_json(first["proto.AccountID"]())  # the JSON converter meets the first load's class
+    last = pbj.load_descriptor_set(pbj.__path__[0] + "/data/hapi-v0.55.0.binpb")
+    a = wkt.pack(first["proto.AccountID"](realmNum=2))
+    assert type(wkt.unpack(a)) is last["proto.AccountID"]  # as pickles resolve
+    assert wkt.unpack(a, first["proto.AccountID"]) == first["proto.AccountID"](realmNum=2)
+
+
+@pbj.message(full_name="wkt.test.Registered")
+class Registered:
+    n: int = pbj.field(1, "int32")
+
+
+def test_unpack_finds_registered_classes():
+    a = wk.Any(type_url="type.googleapis.com/wkt.test.Registered", value=b"\x08\x05")
+    with pytest.raises(wkt.UnknownTypeError):
+        wkt.unpack(a)
+    pbj.protojson.register_types(Registered)
+    assert wkt.unpack(a) == Registered(n=5)
+
+
 def test_unpack_errors():
     unknown = wk.Any(type_url="type.googleapis.com/no.such.Type", value=b"\x08\x01")
     with pytest.raises(wkt.UnknownTypeError, match="no message class is known for the Any type URL") as err:

@@ -2,9 +2,9 @@
 
 An ``Any``'s JSON form names its type by URL (``type.googleapis.com/pkg.Msg``) and
 writes the value's fields beside ``"@type"``, so reading or writing one needs the
-class of that full name. It is found, in order: among classes registered here
-(every class the converters have met is registered on first use), among
-:mod:`pbj.wellknown`, then in the loader's registry of the last schema loaded.
+class of that full name. It is found, in order: among classes given to
+:func:`register_types`, in the loader's registry of the last schema loaded with
+that name, among the classes the converters have met, then among :mod:`pbj.wellknown`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pbj.schema import info, is_message
 
 __all__ = ["register_types", "type_registry", "resolve_any", "remember"]
 
-_registry: dict[str, type] = {}
+_registered: dict[str, type] = {}  # register_types
+_registry: dict[str, type] = {}  # classes the converters met, and pbj.wellknown
 _registry_lock = threading.Lock()
 _wellknown_loaded = False
 
@@ -33,7 +34,7 @@ def register_types(*classes: type) -> None:
         TypeError: an argument is not a pbj message class.
     """
     for cls in classes:
-        _registry[info(cls).full_name] = cls
+        _registered[info(cls).full_name] = cls
 
 
 def remember(full_name: str, cls: type) -> None:
@@ -44,7 +45,8 @@ def remember(full_name: str, cls: type) -> None:
 def type_registry() -> dict[str, type]:
     """The classes ``Any`` resolves, by protobuf full name (a copy)."""
     _load_wellknown()
-    return dict(_registry)
+    loaded = {name: cls for name, cls in list(loader._REGISTRY.items()) if is_message(cls)}
+    return {**_registry, **loaded, **_registered}
 
 
 def _load_wellknown() -> None:
@@ -64,14 +66,16 @@ def _load_wellknown() -> None:
 
 
 def resolve_any(type_url: str) -> type | None:
-    """The message class named by an ``Any``'s type URL: registered, met, loaded or well-known; else ``None``."""
+    """The message class named by an ``Any``'s type URL (see the module's order), or ``None``."""
     name = type_url.rpartition("/")[2]
+    cls = _registered.get(name)
+    if cls is not None:
+        return cls
+    found = loader._REGISTRY.get(name)  # the last schema loaded (load_descriptor_set / load_proto)
+    if found is not None and is_message(found):
+        return found
     cls = _registry.get(name)
     if cls is None:
         _load_wellknown()
         cls = _registry.get(name)
-    if cls is None:  # the last schema loaded (pbj.load_descriptor_set / load_proto) with that name
-        found = getattr(loader, "_REGISTRY", {}).get(name)
-        if found is not None and is_message(found):
-            cls = found
     return cls
