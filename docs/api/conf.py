@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import pbj  # noqa: E402
+import pbj
 
 project = "pbj"
 author = "the pbj authors"
