@@ -7,11 +7,15 @@ Commands:
 * ``pbj decode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--text] [FILE|-]``:
   decode a binary message and print it as ProtoJSON (``pbj.to_json``), or as
   an indented text form with ``--text``.
-* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [FILE|-]``:
+  JSON has no place for unknown fields: their count and size are reported on
+  stderr.
+* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [-o F] [--force] [FILE|-]``:
   read a message as ProtoJSON (``pbj.from_json``) and write its binary
-  encoding to stdout.
+  encoding to ``-o F`` or stdout (not to a terminal unless ``--force``).
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
   a schema, as ``protoc --decode_raw`` does.
+
+``decode`` and ``decode-raw`` read gzip input (``.blk.gz``) as its contents.
 * ``pbj bench [--quick] [--json F] [--plot F.png] ...``: the benchmarks of
   ``docs/performance.md`` (:mod:`pbj.bench`; peers from the ``bench`` extra).
 
@@ -27,6 +31,7 @@ import enum
 import gzip
 import sys
 import time
+import zlib
 from importlib import resources
 from typing import Any
 
@@ -40,6 +45,7 @@ __all__ = ["main", "format_message", "format_raw", "walk_fields"]
 BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
 SCHEMA_FILE = "hapi-v0.55.0.binpb"
 BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class UserError(Exception):
@@ -298,13 +304,27 @@ def _message_lines(obj: Any, depth: int, lines: list[str], indent: str) -> None:
 # ----------------------------------------------------------------- commands
 
 def _read_input(path: str | None) -> bytes:
+    """The bytes of ``path`` (``-`` or ``None``: stdin), gunzipped when they are gzip data.
+
+    Gzip input is recognised by its magic bytes ``1f 8b``: no protobuf message
+    starts with them (``0x1f`` is a tag of wire type 7, which does not exist),
+    and no JSON text does.
+    """
+    source = "stdin" if path in (None, "-") else path
     if path in (None, "-"):
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UserError(f"cannot read {source}: it starts as gzip data but does not decompress: {exc}") from None
+    return data
 
 
 def _shipped(name: str) -> bytes:
@@ -441,14 +461,66 @@ def _decode(args: argparse.Namespace) -> int:
     to_json = getattr(pbj, "to_json", None)
     if to_json is not None and not args.text:
         text = to_json(obj, indent=2) if _accepts_indent(to_json) else to_json(obj)
+        _warn_unknown_dropped(obj)
     else:
         text = format_message(obj)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
     return 0
 
 
+def _unknown_field_totals(obj: Any) -> collections.Counter:
+    """The unknown fields kept anywhere in a decoded message tree, per message type.
+
+    Returns:
+        A ``Counter`` with, for each message full name that holds unknown
+        fields, ``(name, "fields")`` (how many top-level unknown fields) and
+        ``(name, "bytes")`` (their encoded size, tags included).
+    """
+    totals: collections.Counter = collections.Counter()
+    stack = [obj]
+    while stack:
+        msg = stack.pop()
+        mi = info(type(msg))
+        unknown = pbj.unknown_fields(msg)
+        if unknown:
+            totals[mi.full_name, "fields"] += len(walk_fields(unknown))
+            totals[mi.full_name, "bytes"] += len(unknown)
+        for f in mi.fields:
+            v = getattr(msg, f.name)
+            if v is None:
+                continue
+            if f.is_map:
+                stack.extend(x for x in v.values() if pbj.is_message(type(x)))
+            elif f.repeated:
+                stack.extend(x for x in v if pbj.is_message(type(x)))
+            elif pbj.is_message(type(v)):
+                stack.append(v)
+        for o in mi.oneofs:
+            v = getattr(msg, o.name)
+            if v is not None and pbj.is_message(type(v.value)):
+                stack.append(v.value)
+    return totals
+
+
+def _warn_unknown_dropped(obj: Any) -> None:
+    """Say on stderr how many unknown fields the JSON output leaves out (ProtoJSON has no place for them)."""
+    totals = _unknown_field_totals(obj)
+    if not totals:
+        return
+    names = sorted({name for name, _ in totals})
+    fields = sum(totals[n, "fields"] for n in names)
+    size = sum(totals[n, "bytes"] for n in names)
+    where = ", ".join(f"{n} ({totals[n, 'bytes']:,} bytes)" for n in names[:5])
+    more = f" and {len(names) - 5} more types" if len(names) > 5 else ""
+    print(f"pbj: warning: JSON has no place for unknown fields: {fields:,} unknown "
+          f"field{'s' if fields != 1 else ''} ({size:,} bytes) left out, in {where}{more}; "
+          "pbj decode-raw shows them", file=sys.stderr)
+
+
 def _encode(args: argparse.Namespace) -> int:
     cls = _message_class(args)
+    if args.output is None and not args.force and sys.stdout.isatty():
+        raise UserError("refusing to write binary data to a terminal: give -o FILE, redirect stdout, or --force")
     text = _read_input(args.file)
     try:
         obj = pbj.from_json(cls, text)
@@ -457,6 +529,13 @@ def _encode(args: argparse.Namespace) -> int:
         source = "stdin" if args.file in (None, "-") else args.file
         raise UserError(f"cannot read {source} as {args.type} JSON: {reason}") from None
     data = pbj.encode(obj)
+    if args.output is not None:
+        try:
+            with open(args.output, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise UserError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        return 0
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
     return 0
@@ -504,6 +583,8 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
     enc.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
     enc.add_argument("file", nargs="?", default="-", help="the message as JSON (default: stdin)")
+    enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
+    enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")
     enc.set_defaults(run=_encode)
     raw = sub.add_parser("decode-raw", help="print the wire structure of a message without a schema")
     raw.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")

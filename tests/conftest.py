@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True, database=None,
@@ -14,3 +15,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PBJ_SHARED", REPO.parent / "shared"))
+
+#: Where the shared material is expected, in one line (the first thing a checkout without it needs to know).
+MISSING_SHARED = (f"pbj's tests need the shared test material (schemas, the real Hedera block, the conformance "
+                  f"vectors) in {SHARED}, beside the repository, or a folder named by PBJ_SHARED; it is missing")
+
+
+def pytest_configure(config) -> None:
+    """Stop before collection, with one line, when the shared material is not there."""
+    if not (SHARED / "protos").is_dir():
+        raise pytest.UsageError(MISSING_SHARED)
+
+
+#: A test's ``record_property`` name for lines to print in the run's closing summary.
+SUMMARY_PROPERTY = "pbj_summary"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Print the summaries tests recorded (the conformance replay's counts) after the run, not in its progress line."""
+    for report in terminalreporter.getreports("passed") + terminalreporter.getreports("failed"):
+        for name, text in report.user_properties:
+            if name == SUMMARY_PROPERTY:
+                terminalreporter.write_sep("-", report.nodeid.rpartition("::")[2])
+                terminalreporter.write_line(text)

@@ -39,7 +39,7 @@ from google.protobuf import json_format
 
 import pbj
 from pbj import conformance, decode
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, SUMMARY_PROPERTY
 from tests.oracle import GOOGLE_PROTOS, google_class, protoc
 
 VECTORS = SHARED / "conformance" / "vectors.jsonl"
@@ -133,15 +133,13 @@ def replay() -> tuple[dict[str, list[int]], dict[str, str]]:
     return counts, failures
 
 
-def test_replay(capsys) -> None:
+def test_replay(record_property) -> None:
     started = time.perf_counter()
     counts, failures = replay()
     elapsed = time.perf_counter() - started
-    with capsys.disabled():
-        print(f"\nconformance replay ({elapsed:.1f} s):")
-        for cat in sorted(counts):
-            passed, total = counts[cat]
-            print(f"  {cat:14} {passed:5} / {total}")
+    lines = [f"conformance replay ({elapsed:.1f} s):"]
+    lines += [f"  {cat:14} {counts[cat][0]:5} / {counts[cat][1]}" for cat in sorted(counts)]
+    record_property(SUMMARY_PROPERTY, "\n".join(lines))  # printed after the run (tests/conftest.py)
     assert sum(c[1] for c in counts.values()) == 3262
     assert counts["binary proto3"] == [707, 707]
     assert counts["binary proto2"] == [707, 707]

@@ -1,6 +1,6 @@
 """pbj's benchmarks: ``pbj bench`` (the runner is :mod:`pbj.bench.run`).
 
-Shipped inside the package so that ``pip install 'pbj[bench]'`` and ``pbj bench`` work on any
+Shipped inside the package so that ``pip install 'pbj-protobuf[bench]'`` and ``pbj bench`` work on any
 machine. Modules: :mod:`~pbj.bench.workload` (the block, its schema, the batches),
 :mod:`~pbj.bench.suite` (what is timed), :mod:`~pbj.bench.timing` (how), :mod:`~pbj.bench.readers`
 (reading every field, for pbj and Google), :mod:`~pbj.bench.worker` (one peer in its own process),

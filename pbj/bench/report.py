@@ -164,9 +164,10 @@ def _kib(results: dict, target: str) -> str:
     return f"{results['targets'][target]['bytes'] / 1024:,.0f}"
 
 
-def markdown(results: dict, header: bool = True) -> str:
+def markdown(results: dict, header: bool = True, goals: bool = True) -> str:
     """The run as Markdown tables: machine, reverse vs forward, decode and encode against Google's
-    protobuf, the hot message against every peer, pbj's speed-ups, the goals, and notes."""
+    protobuf, the hot message against every peer, pbj's speed-ups, the goals (unless ``goals`` is
+    false: the documentation keeps the measurements, not the project's targets), and notes."""
     m = results["machine"]
     cfg = results["config"]
     libs = results["libraries"]
@@ -279,7 +280,7 @@ def markdown(results: dict, header: bool = True) -> str:
         rows = [[n, *(_x(s.get(op)) for op in HOT_OPS)] for n, s in summary["hot_speedup"].items()]
         out += _table(["hot message vs", *HOT_OPS], rows)
         out += [""]
-    if summary["goals"]:
+    if goals and summary["goals"]:
         out += ["## Goals of the issue", ""]
         rows = [[g["goal"], f"{g['value']:.2f} {g['unit']}", "met" if g["met"] else "**missed**"]
                 for g in summary["goals"]]

@@ -262,14 +262,14 @@ def execute(args: argparse.Namespace) -> int:
     tables = report.markdown(results, header=not args.markdown)
     print(tables)
     if args.update_doc:
-        update_doc(args.update_doc, report.markdown(results, header=False))
+        update_doc(args.update_doc, report.markdown(results, header=False, goals=False))
         _log(f"updated {args.update_doc}")
     if args.plot:
         try:
             report.plot(results, args.plot)
             _log(f"wrote {args.plot}")
         except ImportError:
-            print("pbj bench: --plot needs matplotlib: pip install 'pbj[bench]'", file=sys.stderr)
+            print("pbj bench: --plot needs matplotlib: pip install 'pbj-protobuf[bench]'", file=sys.stderr)
             return 1
     return 0 if report.all_bytes_equal(results) else 1
 

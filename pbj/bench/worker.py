@@ -45,7 +45,7 @@ NO_SCHEMA_AT_RUN_TIME = ("not run on the block: it cannot load a schema at run t
 
 ENV = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
 
-INSTALL_HINT = "pip install 'pbj[bench]'"
+INSTALL_HINT = "pip install 'pbj-protobuf[bench]'"
 
 
 def _log(text: str) -> None:

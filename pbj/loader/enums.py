@@ -1,0 +1,49 @@
+"""Enum classes of a load: one ``enum.IntEnum`` per enum descriptor, well-known ones reused."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pbj.errors import SchemaError
+from pbj.loader.index import SchemaIndex
+from pbj.loader.names import enum_member_names
+from pbj.loader.pickling import make_enum_reduce, registry_module
+
+__all__ = ["build_enums"]
+
+
+def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
+    """An ``enum.IntEnum`` for every enum of ``index`` (a :mod:`pbj.wellknown` one where ``known`` has it).
+
+    A closed enum's class has ``__pbj_closed__ = True``: the parser keeps a
+    number that is not a member as an unknown field, as Google's runtimes do.
+    Members pickle by the enum's full name.
+
+    Returns:
+        Full name -> enum class, in the order of the descriptor set.
+
+    Raises:
+        SchemaError: an enum has no values, or its values cannot make an ``IntEnum``.
+    """
+    enums: dict[str, type] = {}
+    for full, (ed, package) in index.enum_desc.items():
+        found = known.get(full)
+        if found is not None:
+            enums[full] = found
+            continue
+        if not ed.value:
+            raise SchemaError("an enum needs at least one value", cls_name=full)
+        pairs = enum_member_names([(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value])
+        qualname = full[len(package) + 1:] if package else full
+        try:
+            cls = enum.IntEnum(qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package),
+                               qualname=qualname)
+        except (ValueError, TypeError) as exc:
+            raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
+        cls.__reduce_ex__ = make_enum_reduce(full)
+        cls.__doc__ = f"The enum {full}."
+        if full in index.closed_enums:  # the parser keeps non-member numbers as unknown fields
+            cls.__pbj_closed__ = True
+        enums[full] = cls
+    return enums

@@ -1,0 +1,44 @@
+"""Python names for what a schema names: field attributes and enum members."""
+
+from __future__ import annotations
+
+import keyword
+
+from pbj.errors import SchemaError
+
+__all__ = ["enum_member_names", "join"]  # and _attr_name, for the builders
+
+
+def _attr_name(proto_name: str, taken: set[str]) -> str:
+    """The Python attribute name of a field: its proto name, made safe and unique.
+
+    A keyword or a name already taken gets trailing underscores; a dunder name or one
+    starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
+
+    Raises:
+        SchemaError: the name is not an identifier (only a corrupt descriptor has one).
+    """
+    if not proto_name.isidentifier():
+        raise SchemaError(f"field name {proto_name!r} is not an identifier")
+    name = proto_name
+    if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
+        name = "f" + name
+    while keyword.iskeyword(name) or name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def enum_member_names(values: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Enum value names made safe as ``enum.IntEnum`` members (``_x`` -> ``V_x``, ``name`` -> ``name_``)."""
+    out = []
+    for name, number in values:
+        if name.startswith("_") or name in ("name", "value", "mro"):
+            name = name + "_" if not name.startswith("_") else "V" + name
+        out.append((name, number))
+    return out
+
+
+def join(scope: str, name: str) -> str:
+    """The full name of ``name`` declared in ``scope`` (a package or message full name, maybe empty)."""
+    return f"{scope}.{name}" if scope else name

@@ -1,0 +1,111 @@
+"""The result of a load: :class:`Namespace`, the classes of a schema by full name or attribute path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["Namespace"]
+
+
+class Namespace:
+    """The classes of a loaded schema.
+
+    ``ns["com.hedera.hapi.block.stream.Block"]`` looks a message or enum up
+    by full name (a leading dot is allowed); ``ns.com.hedera.hapi.block.stream.Block``
+    does the same by package path (nested types too: ``ns.pkg.Outer.Inner``).
+    Iterating gives the full names of all messages; ``len(ns)`` counts them.
+
+    Attributes:
+        messages: full name -> message class, nested messages included (map
+            entries excluded), in the order of the descriptor set.
+        enums: full name -> ``enum.IntEnum`` class.
+        files: the decoded ``FileDescriptorProto`` of every file, in order.
+        extensions: full name -> ``FieldDescriptorProto`` of every extension
+            declared in the schema (not applied: extensions are not supported yet).
+    """
+
+    def __init__(self, messages: dict[str, type], enums: dict[str, type], files: tuple,
+                 extensions: dict[str, Any]) -> None:
+        self.messages = messages
+        self.enums = enums
+        self.files = files
+        self.extensions = extensions
+        prefixes: set[str] = set()
+        for name in (*messages, *enums):
+            parts = name.split(".")
+            for i in range(1, len(parts)):
+                prefixes.add(".".join(parts[:i]))
+        self._prefixes = frozenset(prefixes)
+
+    def __getitem__(self, full_name: str) -> type:
+        """The message class or enum named ``full_name``.
+
+        Raises:
+            KeyError: no message or enum has that full name.
+        """
+        name = full_name[1:] if full_name.startswith(".") else full_name
+        found = self.messages.get(name) or self.enums.get(name)
+        if found is None:
+            raise KeyError(f"no message or enum named {full_name!r} in this schema")
+        return found
+
+    def get(self, full_name: str, default: Any = None) -> Any:
+        """The message class or enum named ``full_name``, or ``default``."""
+        try:
+            return self[full_name]
+        except KeyError:
+            return default
+
+    def __contains__(self, full_name: object) -> bool:
+        return isinstance(full_name, str) and self.get(full_name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.messages)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def _lookup(self, prefix: str, name: str) -> Any:
+        full = f"{prefix}.{name}" if prefix else name
+        found = self.messages.get(full) or self.enums.get(full)
+        if found is not None:
+            return found
+        if full in self._prefixes:
+            return _PackageView(self, full)
+        raise AttributeError(f"no package, message or enum named {full!r} in this schema")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("messages", "enums", "files", "extensions", "_prefixes"):
+            raise AttributeError(name)
+        return self._lookup("", name)
+
+    def __dir__(self) -> list[str]:
+        top = {n.split(".", 1)[0] for n in (*self.messages, *self.enums)}
+        return sorted(top | set(super().__dir__()))
+
+    def __repr__(self) -> str:
+        return f"<pbj.Namespace: {len(self.messages)} messages, {len(self.enums)} enums, {len(self.files)} files>"
+
+
+class _PackageView:
+    """A package (or a prefix of one) inside a :class:`Namespace`, for attribute access."""
+
+    __slots__ = ("_ns", "_prefix")
+
+    def __init__(self, ns: Namespace, prefix: str) -> None:
+        self._ns = ns
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._ns._lookup(self._prefix, name)
+
+    def __dir__(self) -> list[str]:
+        n = len(self._prefix) + 1
+        return sorted({k[n:].split(".", 1)[0] for k in (*self._ns.messages, *self._ns.enums)
+                       if k.startswith(self._prefix + ".")})
+
+    def __repr__(self) -> str:
+        return f"<pbj package {self._prefix}>"

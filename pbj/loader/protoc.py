@@ -1,0 +1,125 @@
+"""``pbj.load_proto``: compile ``.proto`` files with the protoc that ``grpcio-tools`` ships, then load them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from pbj.errors import DecodeError, SchemaError
+from pbj.loader.descriptor_set import load_descriptor_set
+from pbj.loader.namespace import Namespace
+
+__all__ = ["load_proto"]
+
+_protoc_lock = threading.Lock()
+
+
+def _run_protoc(args: list[str]) -> tuple[int, str]:
+    """Run grpc_tools' protoc in this process; return its exit status and what it wrote to stderr."""
+    from grpc_tools import protoc as grpc_protoc
+
+    with _protoc_lock, tempfile.TemporaryFile() as err:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(err.fileno(), 2)
+            status = grpc_protoc.main(args)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        return status, err.read().decode("utf-8", "replace")
+
+
+def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
+               include: Iterable[str | os.PathLike] = ()) -> Namespace:
+    """Compile ``.proto`` files with the protoc of ``grpcio-tools`` and load them.
+
+    Args:
+        files: one or more ``.proto`` files: paths on disk (absolute or
+            relative to the current directory), or names inside an include
+            directory.
+        include: import directories (protoc's ``-I``), where ``import``
+            statements are resolved. A file on disk outside all of them (or
+            every file, when there are none) adds its own directory.
+            Google's well-known ``.proto`` files (those ``grpcio-tools``
+            ships) are always importable.
+
+    Returns:
+        A :class:`Namespace`, as :func:`load_descriptor_set` gives, of the
+        files and everything they import.
+
+    Raises:
+        SchemaError: ``grpcio-tools`` is not installed (``pip install 'pbj-protobuf[proto]'``),
+            or protoc refused the files (a file not found, a syntax error …);
+            the message carries protoc's own error lines (file, line, column),
+            naming each file as the caller did.
+    """
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    files = [os.fspath(f) for f in files]
+    if not files:
+        raise SchemaError("load_proto needs at least one .proto file")
+    try:
+        import grpc_tools
+    except ImportError:
+        raise SchemaError("load_proto needs protoc from grpcio-tools: pip install 'pbj-protobuf[proto]'") from None
+    includes = [Path(i).resolve() for i in include]
+    names = _protoc_names(files, includes)
+    builtin = Path(grpc_tools.__file__).parent / "_proto"
+    with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
+        out = Path(tmp) / "set.binpb"
+        args = ["protoc", "--include_imports", f"--descriptor_set_out={out}",
+                *(f"-I{i}" for i in includes), f"-I{builtin}", *names.values()]
+        status, errors = _run_protoc(args)
+        if status != 0 or not out.exists():
+            text = _user_paths(errors.strip(), names) or f"protoc exited with status {status}"
+            raise SchemaError(f"protoc failed:\n{text}")
+        data = out.read_bytes()
+    try:
+        return load_descriptor_set(data)
+    except DecodeError as exc:  # pragma: no cover - protoc writes valid sets
+        raise SchemaError(f"protoc wrote an unreadable descriptor set: {exc}") from None
+
+
+def _protoc_names(files: list[str], includes: list[Path]) -> dict[str, str]:
+    """The name protoc knows each file by (its path inside an include directory), by the user's path.
+
+    protoc names a file by its path relative to the ``-I`` directory that holds
+    it and compares paths as text, so ``proto/shop.proto`` with ``-I /abs/proto``
+    is "not within any path". A file that exists (relative to the current
+    directory or absolute) is named relative to the first include directory
+    that holds it; with no include directory, or none that holds it, its own
+    directory becomes one. A relative path that does not exist is a name
+    inside the include directories, as protoc takes it (protoc reports a file
+    it cannot find).
+    """
+    names: dict[str, str] = {}
+    for f in files:
+        path = Path(f)
+        if not path.is_file() and includes and not path.is_absolute():
+            names[f] = path.as_posix()  # a name inside the include directories
+            continue
+        full = path.resolve()
+        home = next((i for i in includes if full.is_relative_to(i)), None)
+        if home is None:
+            home = full.parent
+            includes.append(home)
+        names[f] = full.relative_to(home).as_posix()
+    return names
+
+
+def _user_paths(errors: str, names: dict[str, str]) -> str:
+    """protoc's error text with each file named as the user named it (``bad/bad.proto:2:9: ...``)."""
+    lines = []
+    for line in errors.splitlines():
+        for user, name in names.items():
+            if user != name and line.startswith(name + ":"):
+                line = user + line[len(name):]
+                break
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,269 @@
+"""The writer and reader of an ordinary message, built once per class from its schema.
+
+``build_writer`` and ``build_reader`` are the cattrs hook factories' work: the
+first time a converter meets a message class they read its schema
+(:func:`pbj.schema.info`) once and return a closure over a list of per-field
+steps (the JSON key, the value function picked for the field's type, when the
+field is skipped). A well-known type gets its special form from
+:mod:`pbj.protojson.wellknown_forms` instead (protobuf.dev "ProtoJSON Format").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cattrs
+
+from pbj.errors import EncodeError
+from pbj.protojson.common import SKIP, JSONError, enter, json_type, leave
+from pbj.protojson.jsontext import check_object
+from pbj.protojson.registry import remember
+from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
+from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
+from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
+from pbj.schema import OneOf, info
+
+__all__ = ["build_writer", "build_reader"]
+
+# ---- writer (message -> JSON value)
+
+_SCALAR, _PRESENT, _REPEATED, _MAP, _ONEOF, _MEMBER = 0, 1, 2, 3, 4, 5
+
+
+def _key(f: Any, opts: Options) -> str:
+    return f.proto_name if opts.proto_names else f.json_name
+
+
+def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[tuple]:
+    """The writer's steps ``(attr, key, mode, writer, zero test)``, in field-number order.
+
+    Keys come out in field-number order, as Google's runtimes print them, a set
+    oneof member where its number falls: a oneof whose member numbers no other
+    field's number falls between is one step at its lowest number; a oneof
+    interleaved with other fields gets one step per member.
+    """
+    numbered: list[tuple[int, tuple]] = []
+    for f in mi.fields:
+        key = _key(f, opts)
+        if f.is_map:
+            step = (f.name, key, _MAP, (map_key_writer(f.map_key), value_writer(f.map_value, conv, opts)), None)
+        elif f.repeated:
+            step = (f.name, key, _REPEATED, value_writer(f.type, conv, opts), None)
+        elif f.optional:
+            step = (f.name, key, _PRESENT, value_writer(f.type, conv, opts), None)
+        else:
+            step = (f.name, key, _SCALAR, value_writer(f.type, conv, opts), is_zero(f))
+        numbered.append((f.number, step))
+    for o in mi.oneofs:
+        members = {m.name: (_key(m, opts), value_writer(m.type, conv, opts)) for m in o.members}
+        numbers = [m.number for m in o.members]
+        lo, hi = min(numbers), max(numbers)
+        others = (f.number for f in mi.all_fields() if f.oneof != o.name)
+        if not any(lo < n < hi for n in others):
+            numbered.append((lo, (o.name, None, _ONEOF, members, None)))
+            continue
+        for m in o.members:
+            numbered.append((m.number, (o.name, members[m.name][0], _MEMBER, (m.name, members), None)))
+    numbered.sort(key=lambda item: item[0])
+    return [step for _, step in numbered]
+
+
+def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
+    """The function writing an instance of ``cls`` as its JSON value (``to_dict_<Class>``).
+
+    Keys are written in field-number order (see :func:`_write_steps`).
+    """
+    mi = info(cls)
+    remember(mi.full_name, cls)
+    special = WKT_WRITERS.get(mi.full_name)
+    if special is not None:
+        return special(mi, conv, opts)
+    steps = _write_steps(mi, conv, opts)
+    emit = opts.emit_defaults
+
+    def write_message(obj: Any) -> dict:
+        out: dict = {}
+        for attr, key, mode, w, zero in steps:
+            v = getattr(obj, attr)
+            if mode >= _ONEOF:
+                if v is not None:
+                    _write_member(out, attr, v, mode, w)
+                continue
+            try:
+                if mode == _SCALAR:
+                    if not emit and zero(v):
+                        continue
+                    out[key] = v if w is None else w(v)
+                elif mode == _PRESENT:
+                    if v is not None:
+                        out[key] = v if w is None else w(v)
+                elif mode == _REPEATED:
+                    if v or emit:
+                        out[key] = list(v) if w is None else [w(x) for x in v]
+                else:
+                    if v or emit:
+                        kw, vw = w
+                        out[key] = {(k if kw is None else kw(k)): (x if vw is None else vw(x))
+                                    for k, x in v.items()}
+            except EncodeError as exc:
+                if mode == _REPEATED:
+                    exc.path.insert(0, _failing_index(v, w))
+                elif mode == _MAP:
+                    exc.path.insert(0, (_failing_key(v, w[1]),))
+                exc.path.insert(0, attr)
+                raise
+        return out
+
+    write_message.__name__ = write_message.__qualname__ = f"to_dict_{cls.__name__}"
+    return write_message
+
+
+def _write_member(out: dict, attr: str, v: Any, mode: int, w: Any) -> None:
+    """Write the set member of oneof ``attr`` (a whole-oneof step, or the step of one member)."""
+    which, x = v
+    if mode == _MEMBER:
+        name, members = w
+        if which != name:
+            if which not in members:
+                raise EncodeError(f"{which!r} is not a member of oneof {attr}", path=[attr])
+            return
+    else:
+        members = w
+    try:
+        key, write = members[which]
+    except KeyError:
+        raise EncodeError(f"{which!r} is not a member of oneof {attr}", path=[attr]) from None
+    try:
+        out[key] = x if write is None else write(x)
+    except EncodeError as exc:
+        exc.path.insert(0, which)
+        raise
+
+
+def _failing_index(items: Any, write: Any) -> int:
+    """The index of the first element ``write`` fails on (for an error's path; rarely called)."""
+    for i, x in enumerate(items):
+        try:
+            write(x)
+        except EncodeError:
+            return i
+    return -1  # pragma: no cover
+
+
+def _failing_key(items: Any, write: Any) -> Any:
+    for k, x in items.items():
+        try:
+            if write is not None:
+                write(x)
+        except EncodeError:
+            return k
+    return None  # pragma: no cover
+
+
+# ---- reader (JSON value -> message)
+
+def _repeated_reader(read, null_ok: bool):
+    def read_list(v: Any) -> tuple:
+        if v.__class__ is not list:
+            raise JSONError(f"expected a JSON array, got {json_type(v)}")
+        out = []
+        for i, x in enumerate(v):
+            try:
+                if x is None and not null_ok:
+                    raise JSONError("null is not allowed as an element of a repeated field")
+                y = read(x)
+            except JSONError as exc:
+                exc.path.insert(0, i)
+                raise
+            if y is not SKIP:
+                out.append(y)
+        return tuple(out)
+    return read_list
+
+
+def _map_reader(read_key, read_value, null_ok: bool):
+    def read_map(v: Any) -> dict:
+        check_object(v, "a map field")
+        out = {}
+        for k, x in v.items():
+            try:
+                key = read_key(k)
+                if x is None and not null_ok:
+                    raise JSONError("null is not allowed as a map value")
+                y = read_value(x)
+            except JSONError as exc:
+                exc.path.insert(0, (k,))
+                raise
+            if y is not SKIP:
+                out[key] = y
+        return out
+    return read_map
+
+
+def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
+    """The function reading a JSON value as an instance of ``cls`` (``from_dict_<Class>``)."""
+    mi = info(cls)
+    remember(mi.full_name, cls)
+    special = WKT_READERS.get(mi.full_name)
+    if special is not None:
+        return special(mi, conv, opts)
+    by_key: dict[str, tuple] = {}
+    for f in mi.fields:
+        if f.is_map:
+            read = _map_reader(map_key_reader(f.map_key), value_reader(f.map_value, conv, opts),
+                               null_keeps(f.map_value))
+        elif f.repeated:
+            read = _repeated_reader(value_reader(f.type, conv, opts), null_keeps(f.type))
+        else:
+            read = value_reader(f.type, conv, opts)
+        step = (f.name, None, read, null_keeps(f.type) and not f.repeated)
+        by_key[f.json_name] = step
+        by_key[f.proto_name] = step
+    for o in mi.oneofs:
+        for m in o.members:
+            step = (o.name, m.name, value_reader(m.type, conv, opts), null_keeps(m.type))
+            by_key[m.json_name] = step
+            by_key[m.proto_name] = step
+    ignore = opts.ignore_unknown
+    name = mi.full_name
+
+    def read_message(d: Any, _cls: Any = None) -> Any:
+        check_object(d, f"message {name}")
+        enter()
+        try:
+            return read_fields(d)
+        finally:
+            leave()
+
+    def read_fields(d: dict) -> Any:
+        kw: dict = {}
+        given: dict = {}
+        for k, v in d.items():
+            step = by_key.get(k)
+            if step is None:
+                if ignore:
+                    continue
+                raise JSONError(f"unknown field {k!r} in message {name}", path=[k])
+            attr, member, read, keeps_null = step
+            if v is None and not keeps_null:
+                continue
+            try:
+                x = read(v)
+            except JSONError as exc:
+                exc.path.insert(0, k)
+                raise
+            if x is SKIP:
+                continue
+            if attr in kw:
+                if member is not None:
+                    raise JSONError(f"oneof {attr!r} has two members set: {given[attr]!r} and {k!r}", path=[k])
+                raise JSONError(f"field {attr!r} is given twice, as {given[attr]!r} and as {k!r}", path=[k])
+            given[attr] = k
+            kw[attr] = x if member is None else OneOf(member, x)
+        try:
+            return cls(**kw)
+        except (TypeError, ValueError) as exc:  # pragma: no cover - readers check every value
+            raise JSONError(f"cannot build {name}: {exc}") from None
+
+    read_message.__name__ = read_message.__qualname__ = f"from_dict_{cls.__name__}"
+    return read_message

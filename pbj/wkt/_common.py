@@ -1,0 +1,44 @@
+"""What the well-known-type helpers share: finding fields by proto name, checking full names."""
+
+from __future__ import annotations
+
+from typing import Any as _Any
+
+from pbj import wellknown
+from pbj.schema import info, is_message
+
+__all__ = ["PKG", "check", "attrs_of", "member_names", "class_of", "make"]
+
+PKG = "google.protobuf."
+
+
+def check(obj: _Any, full_name: str) -> dict[str, str]:
+    """The attribute names of ``obj``'s fields by proto name; TypeError unless it is a ``full_name``."""
+    cls = type(obj)
+    if not is_message(cls) or info(cls).full_name != full_name:
+        raise TypeError(f"expected a {full_name} message, got {cls.__name__}")
+    return attrs_of(cls)
+
+
+def attrs_of(cls: type) -> dict[str, str]:
+    """Proto field name -> attribute to read (a oneof member's oneof attribute)."""
+    return {f.proto_name: f.oneof or f.name for f in info(cls).all_fields()}
+
+
+def member_names(cls: type) -> dict[str, str]:
+    """Proto field name -> member name, for the members of oneofs."""
+    return {f.proto_name: f.name for f in info(cls).all_fields() if f.oneof}
+
+
+def class_of(cls: type | None, full_name: str) -> type:
+    """The class to build: ``cls`` (checked) or the :mod:`pbj.wellknown` class of ``full_name``."""
+    if cls is None:
+        return wellknown.WELL_KNOWN[full_name]
+    if not (isinstance(cls, type) and is_message(cls)) or info(cls).full_name != full_name:
+        raise TypeError(f"cls must be a {full_name} message class, got {cls!r}")
+    return cls
+
+
+def make(cls: type, **by_proto_name: _Any) -> _Any:
+    attrs = attrs_of(cls)
+    return cls(**{attrs[k]: v for k, v in by_proto_name.items()})
