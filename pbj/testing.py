@@ -280,7 +280,7 @@ def values(cls: type, *, max_depth: int = 3, unknown_fields: bool = True) -> st.
         if f.repeated or f.type in ("string", "bytes"):
             # Lists, maps, strings and bytes are left empty half the time: the
             # messages stay small and the default (not written) comes up often.
-            empty = {"string": "", "bytes": b""}.get(f.type, FrozenMap() if f.is_map else ())
+            empty = FrozenMap() if f.is_map else () if f.repeated else {"string": "", "bytes": b""}[f.type]
             strategy = st.one_of(st.just(empty), strategy)
         kwargs[f.name] = strategy
     for o in mi.oneofs:
