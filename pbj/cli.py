@@ -423,8 +423,7 @@ def _message_class(args: argparse.Namespace) -> type:
     ns = _load_schema(args)
     cls = ns.get(args.type)
     if cls is None or not pbj.is_message(cls):
-        close = [n for n in ns if n.rsplit(".", 1)[-1] == args.type.rsplit(".", 1)[-1]]
-        hint = f" (did you mean {', '.join(close[:3])}?)" if close else ""
+        hint = ns.suggest(args.type.lstrip("."))
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"
         raise UserError(f"no message type {args.type!r} in the schema{hint}")

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from pbj import wire
 from pbj.schema import FieldInfo, FrozenMap, OneOf, info, is_message
 
-__all__ = ["values", "field_values", "scalar_values", "unknown_field_bytes", "equivalent",
+__all__ = ["values", "field_values", "scalar_values", "unknown_field_bytes", "equivalent", "unchecked",
            "INT_EDGES", "LENGTH_EDGES"]
 
 #: Integers where a varint or a type's range changes; each type gets those in its range.
@@ -339,3 +339,29 @@ def equivalent(a: Any, b: Any, *, unknown_fields: bool = True) -> bool:
         ``True`` when every field (and, if asked, the unknown fields) match.
     """
     return _same(a, b, unknown_fields)
+
+
+def unchecked(cls: type, /, **values: Any) -> Any:
+    """A message of class ``cls`` holding ``values`` as given, without the constructor's checks.
+
+    Built the way ``decode`` builds messages (through the class's hidden slots
+    base), so that tests can give the writers values the constructor refuses
+    (an int out of range, a ``str`` in a ``bytes`` field) and check their
+    error path. Fields not given get their defaults.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class, or a name is not one of its fields.
+    """
+    import attrs
+
+    if not is_message(cls):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    obj = object.__new__(cls.__pbj_slots__)  # type: ignore[attr-defined]
+    for a in attrs.fields(cls):
+        if a.init:
+            object.__setattr__(obj, a.name, values.pop(a.name, a.default))
+    if values:
+        raise TypeError(f"{cls.__qualname__} has no fields {sorted(values)}")
+    object.__setattr__(obj, "_pbj_size", -1)
+    obj.__class__ = cls
+    return obj

@@ -15,7 +15,6 @@ __all__ = ["FrozenMap", "EMPTY_MAP", "OneOf"]
 
 K = TypeVar("K")
 V = TypeVar("V")
-W = TypeVar("W", bound=str, covariant=True)
 T = TypeVar("T", covariant=True)
 
 
@@ -49,7 +48,7 @@ class FrozenMap(dict[K, V]):
 EMPTY_MAP: FrozenMap[Any, Any] = FrozenMap()
 
 
-class OneOf(tuple, Generic[W, T]):  # type: ignore[type-arg]
+class OneOf(tuple, Generic[T]):  # type: ignore[type-arg]
     """The value of a oneof: which member is set, and its value.
 
     ``OneOf("transfer", Transfer(...))``. Two members of the same type stay
@@ -61,10 +60,11 @@ class OneOf(tuple, Generic[W, T]):  # type: ignore[type-arg]
             case pbj.OneOf("memo", text): ...
             case None: ...  # no member set
 
-    For type checkers it is generic in the member name and the value:
-    ``OneOf[Literal["memo"], str]``; a oneof attribute is annotated with the
-    union of its members (``OneOf[Literal["transfer"], Transfer] |
-    OneOf[Literal["memo"], str] | None``) or simply ``pbj.OneOf | None``.
+    For type checkers it is generic in the value: a oneof attribute is
+    annotated with the union of its members' types, ``pbj.OneOf[Transfer | str]
+    | None`` (or simply ``pbj.OneOf | None``), so mypy and pyright refuse a
+    member value of another type. (The member name is a plain ``str``: mypy
+    cannot infer a literal name from a union context.)
 
     Attributes:
         which: the member's field name (a ``str``).
@@ -74,11 +74,11 @@ class OneOf(tuple, Generic[W, T]):  # type: ignore[type-arg]
     __slots__ = ()
     __match_args__ = ("which", "value")
 
-    def __new__(cls, which: W, value: T) -> OneOf[W, T]:
+    def __new__(cls, which: str, value: T) -> OneOf[T]:
         return tuple.__new__(cls, (which, value))
 
     @property
-    def which(self) -> W:
+    def which(self) -> str:
         """The name of the member that is set."""
         return self[0]  # type: ignore[no-any-return]
 

@@ -32,8 +32,10 @@ def scalar_name_problem(ref: str) -> str | None:
 
     A string type is either a scalar type name or a forward reference to a
     message class (any capitalisation: ``class node`` may refer to ``"node"``).
-    A name that cannot be a class (``"map"``) or is close to a scalar type
-    name (``"int33"``, ``"str"``) is a mistake, reported at once.
+    A name that cannot be a class (``"map"``), or a lower-case name close to a
+    scalar type name (``"int33"``, ``"str"``) that names no class yet, is a
+    mistake, reported at once (a lower-case class declared later is given as
+    a callable: ``lambda: thing``).
 
     Returns:
         The reason (naming the closest scalar types), or ``None`` when the name
@@ -41,7 +43,7 @@ def scalar_name_problem(ref: str) -> str | None:
     """
     if ref in _NOT_TYPES or not all(part.isidentifier() for part in ref.split(".")):
         return f"unknown scalar type {ref!r}"
-    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6) if ref.islower() else []
     if close:
         return f"unknown scalar type {ref!r} (did you mean {' or '.join(map(repr, close))}?)"
     return None

@@ -43,7 +43,7 @@ from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, OneofInfo, is_message
 
 __all__ = ["BadValue", "FLOAT_MAX", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
-           "construct_oneof", "problem", "an"]
+           "construct_oneof", "problem", "none_problem", "an"]
 
 #: The largest finite 32-bit float.
 FLOAT_MAX = 3.4028234663852886e38
@@ -223,6 +223,11 @@ def _type_words(f: FieldInfo) -> str:
     return t if isinstance(t, str) else getattr(t, "__name__", repr(t))
 
 
+def none_problem(f: FieldInfo) -> str:
+    """Why ``None`` is refused for field ``f`` (a field with implicit presence)."""
+    return f"{_type_words(f)} field has implicit presence and cannot be None (leave it out for its default)"
+
+
 def coerce_field(f: FieldInfo, value: Any) -> Any:
     """The stored form of ``value`` for field ``f`` (not a oneof member), ``None`` included.
 
@@ -236,8 +241,7 @@ def coerce_field(f: FieldInfo, value: Any) -> Any:
     if value is None:
         if f.optional:
             return None
-        raise BadValue(TypeError, f"{_type_words(f)} field has implicit presence and cannot be None "
-                                  "(leave it out for its default)")
+        raise BadValue(TypeError, none_problem(f))
     return coerce_value(f.type, value)
 
 
