@@ -138,10 +138,14 @@ class Namespace:
     def suggest(self, name: str) -> str:
         """``"; did you mean 'pkg.Closest'?"`` for a name that is not here (the closest full names), or ``""``."""
         names = [*self.messages, *self.enums]
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        if not close:  # a right short name in the wrong package: compare the last parts
-            short = name.rsplit(".", 1)[-1]
-            close = [n for n in names if n.rsplit(".", 1)[-1] == short][:3]
+        by_short: dict[str, list[str]] = {}
+        for n in names:
+            by_short.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        # the closest last parts (a typo, or the right name in another package), then whole names
+        shorts = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(by_short), n=3, cutoff=0.6)
+        ranked = [n for short in shorts for n in sorted(
+            by_short[short], key=lambda n: -difflib.SequenceMatcher(None, name, n).ratio())]
+        close = list(dict.fromkeys([*ranked, *difflib.get_close_matches(name, names, n=3, cutoff=0.85)]))[:3]
         return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
 
     def message_class(self, full_name: str, expected: type[_M] | None = None) -> type[_M]:

@@ -48,6 +48,7 @@ class _Globals:
     def __init__(self) -> None:
         self.values: dict[str, Any] = {"_pbj_int": int, "_pbj_float": float, "_pbj_bool": bool,
                                        "_pbj_str": str, "_pbj_bytes": bytes, "_pbj_tuple": tuple,
+                                       "_pbj_list": list, "_pbj_dict": dict,
                                        "_pbj_FrozenMap": FrozenMap, "_pbj_OneOf": OneOf}
         self._ids: dict[int, str] = {}
 
@@ -79,9 +80,20 @@ def _needs_slow(t: Any, v: str, g: _Globals) -> str:
 def _field_lines(f: FieldInfo, g: _Globals, fix: str) -> list[str]:
     v = f.name
     if f.map_key is not None:
-        return [f"if {v}.__class__ is not _pbj_FrozenMap or {v}:", f"    {v} = {fix}({v})"]
+        return [f"if {v}.__class__ is not _pbj_FrozenMap or {v}:",
+                f"    if {v}.__class__ is not _pbj_dict and {v}.__class__ is not _pbj_FrozenMap:",
+                f"        {v} = {fix}({v})",
+                "    else:",
+                f"        for _pbj_k, _pbj_e in {v}.items():",
+                f"            if ({_needs_slow(f.map_key, '_pbj_k', g)}) or ({_needs_slow(f.map_value, '_pbj_e', g)}):",
+                f"                {v} = {fix}({v})",
+                "                break",
+                "        else:",
+                f"            if {v}.__class__ is _pbj_dict:",
+                f"                {v} = _pbj_FrozenMap({v})"]
     if f.repeated:
-        return [f"if {v}.__class__ is not _pbj_tuple:", f"    {v} = {fix}({v})",
+        return [f"if {v}.__class__ is _pbj_list:", f"    {v} = _pbj_tuple({v})",
+                f"if {v}.__class__ is not _pbj_tuple:", f"    {v} = {fix}({v})",
                 "else:", f"    for _pbj_e in {v}:", f"        if {_needs_slow(f.type, '_pbj_e', g)}:",
                 f"            {v} = {fix}({v})", "            break"]
     test = _needs_slow(f.type, v, g)
