@@ -76,6 +76,8 @@ def an(name: str) -> str:
 
 def _show(value: Any) -> str:
     text = repr(value)
+    if len(text) > 60 and type(value) is int:
+        return f"int of {len(text.lstrip('-'))} digits"
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"
