@@ -123,7 +123,7 @@ class Namespace:
                 prefixes.add(".".join(parts[:i]))
         self._prefixes = frozenset(prefixes)
 
-    def __getitem__(self, full_name: str) -> type:
+    def __getitem__(self, full_name: str) -> Any:
         """The message class or enum named ``full_name``.
 
         Raises:

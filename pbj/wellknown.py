@@ -25,9 +25,10 @@ new ones.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
 import pbj
-from pbj.schema import FrozenMap, OneOf
+from pbj.schema import OneOf
 
 __all__ = [
     "Timestamp", "Duration", "DoubleValue", "FloatValue", "Int64Value", "UInt64Value",
@@ -177,7 +178,7 @@ class Struct:
         fields: the object's members (``map<string, Value>``, field 1).
     """
 
-    fields: FrozenMap = pbj.map_field(1, "string", "Value")
+    fields: Mapping[str, Value] = pbj.map_field(1, "string", "Value")
 
 
 @pbj.message(full_name=f"{_PKG}.Value")
