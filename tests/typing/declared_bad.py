@@ -27,4 +27,4 @@ acct.name = "bob"  # error: assigning to a frozen field
 Account(contact=pbj.OneOf("email", 5))  # error: a wrong oneof member value
 wrong: Money = pbj.decode(Account, b"")  # error: the result of decode used as the wrong class
 count: int = pbj.decode(Money, b"").currency  # error: a field read as the wrong type
-pbj.replace(acct, name="x").units  # error: replace keeps the class
+units = pbj.replace(acct, name="x").units  # error: replace keeps the class

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import pbj
 from typedemo.demo.common import Money
 from typedemo.demo.v1 import Account
+
+import pbj
 
 Account(nmae="ann")  # error: a wrong keyword
 Account(balance="5")  # error: a wrong field type

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import pbj
 from typedemo import namespace
 from typedemo.demo.common import Money
 from typedemo.demo.v1 import Account, Kind
+
+import pbj
 
 acct = Account(name="ann", balance=5, tags=["a", "b"], limits={"day": 3}, kind=Kind.KIND_USER, maybe=None,
                parent=Account(name="root"), contact=pbj.OneOf("phone", Account.Phone(number="1")),
