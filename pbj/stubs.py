@@ -258,7 +258,7 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
             path.write_text(text, encoding="utf-8")
         written.append(path)
 
-    put(root / SCHEMA_FILE, encode(FileDescriptorSet(file=list(ns.files))))
+    put(root / SCHEMA_FILE, encode(FileDescriptorSet(file=list(ns.files))))  # type: ignore[call-arg]
     loader = _LOADER.format(root=module, schema=SCHEMA_FILE)
     dirs = {root}
     for pkg in packages:

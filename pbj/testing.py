@@ -27,6 +27,7 @@ only).
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import struct
 from functools import cache
@@ -200,12 +201,16 @@ def _zero_of(t: Any) -> Any:
     return None
 
 
+def _member(name: str, value: Any) -> OneOf[Any]:
+    return OneOf(name, value)
+
+
 def _oneof_values(members: list[FieldInfo], depth: int, unknown: bool, closed: bool) -> st.SearchStrategy:
-    options = [st.none()]
+    options: list[st.SearchStrategy[Any]] = [st.none()]
     for m in members:
         v = _single(m.type, depth, unknown, closed)
         if v is not None:
-            options.append(v.map(lambda value, name=m.name: OneOf(name, value)))
+            options.append(v.map(functools.partial(_member, m.name)))
     return st.one_of(*options)
 
 

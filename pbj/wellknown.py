@@ -28,7 +28,7 @@ import enum
 from collections.abc import Mapping
 
 import pbj
-from pbj.schema import OneOf
+from pbj.schema import OneOf, info
 
 __all__ = [
     "Timestamp", "Duration", "DoubleValue", "FloatValue", "Int64Value", "UInt64Value",
@@ -216,7 +216,7 @@ class ListValue:
 
 #: Every well-known message class (and the enum ``NullValue``), by protobuf full name.
 WELL_KNOWN: dict[str, type] = {
-    **{cls.__pbj_info__.full_name: cls
+    **{info(cls).full_name: cls
        for cls in (Timestamp, Duration, DoubleValue, FloatValue, Int64Value, UInt64Value,
                    Int32Value, UInt32Value, BoolValue, StringValue, BytesValue, Empty,
                    FieldMask, Any, Struct, Value, ListValue)},

@@ -74,8 +74,8 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
             a oneof member is repeated or a map.
     """
     if cls is None:
-        return lambda c: message(c, full_name=full_name, syntax=syntax,
-                                 message_set=message_set, map_entry=map_entry)
+        return lambda c: _build_message(c, full_name=full_name, syntax=syntax,
+                                        message_set=message_set, map_entry=map_entry)
     return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
                           map_entry=map_entry)
 
@@ -169,11 +169,11 @@ def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
             allowed.add(int)
     else:
         return True  # a forward reference: checked when resolved
-    parts = set(args) if origin in (typing.Union, types.UnionType) else {ann}
-    parts.discard(type(None))
-    if any(isinstance(p, (str, typing.ForwardRef)) for p in parts):
+    given = set(args) if origin in (typing.Union, types.UnionType) else {ann}
+    given.discard(type(None))
+    if any(isinstance(p, (str, typing.ForwardRef)) for p in given):
         return True
-    return bool(parts) and parts <= allowed
+    return bool(given) and given <= allowed
 
 
 def _describe(spec: FieldSpec) -> str:

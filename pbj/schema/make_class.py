@@ -74,8 +74,9 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
                            auto_attribs=False, getstate_setstate=True)(new_cls)
     if any(map(_unsafe_for_attrs, order)):
         # give the stand-ins their real names back, as attrs.evolve and cattrs read them
-        fixed = [a.evolve(alias=a.name) if a.name in order else a for a in new_cls.__attrs_attrs__]
-        new_cls.__attrs_attrs__ = type(new_cls.__attrs_attrs__)(fixed)  # type: ignore[attr-defined]
+        built = attrs.fields(new_cls)
+        fixed = [a.evolve(alias=a.name) if a.name in order else a for a in built]
+        new_cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
     if "__attrs_init__" in new_cls.__dict__:
         del new_cls.__attrs_init__  # type: ignore[attr-defined]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
