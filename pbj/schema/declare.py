@@ -36,7 +36,8 @@ _ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default"})
 
 
 @overload
-def message(cls: C, /) -> C: ...
+def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+            map_entry: bool = False) -> C: ...
 @overload
 def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
             map_entry: bool = False) -> Callable[[C], C]: ...
