@@ -292,3 +292,22 @@ def test_encode_diagnosis_uses_the_same_words():
     with pytest.raises(pbj.EncodeError) as info:
         pbj.encode(unchecked(Wrapper, sub=Other()))
     assert info.value.path == ["sub"] and "message field needs an Inner, got Other" in str(info.value)
+
+
+# -------------------------------------------- the generated constructor's source
+
+def test_constructor_source_is_readable_and_uses_only_pbj_names():
+    from pbj.schema.constructor import init_source
+
+    Wrapper()  # the first construction compiles the constructor
+    mi = pbj.schema.info(Wrapper)
+    source, names = init_source(mi, {a.name: a.default for a in attrs.fields(Wrapper) if a.init}, Wrapper.__pbj_slots__)
+    lines = source.splitlines()
+    assert lines[0].startswith("def __init__(_pbj_self, *, sub=") and lines[0].endswith(", _pbj_unknown=b''):")
+    assert "    # n = 3 (int32)" in lines
+    assert "    if n.__class__ is not _pbj_int or not -2147483648 <= n <= 2147483647:" in lines
+    assert "    # sub = 1 (Inner)" in lines
+    assert all(name.startswith("_pbj") for name in names)
+    import inspect
+    assert inspect.getsource(Wrapper.__init__) == source
+    assert Wrapper.__init__.__code__.co_filename == "<pbj generated init tests.test_construction.Wrapper>"
