@@ -35,13 +35,13 @@ from typing import Any
 from pbj.api import encode
 from pbj.descriptor import FileDescriptorSet
 from pbj.loader import Namespace
+from pbj.scalars import SCALARS
 from pbj.schema import FieldInfo, info, is_message
 
 __all__ = ["write_stubs", "package_stub", "package_module", "SCHEMA_FILE"]
 
 #: The schema's file inside the written package.
 SCHEMA_FILE = "schema.binpb"
-_PY = {"double": "float", "float": "float", "bool": "bool", "string": "str", "bytes": "bytes"}
 
 
 def _package_of(full_name: str, ns: Namespace) -> str:
@@ -94,7 +94,7 @@ class _Module:
 
     def value_type(self, t: Any) -> str:
         if isinstance(t, str):
-            return f"_pbj_b.{_PY.get(t, 'int')}"
+            return f"_pbj_b.{SCALARS[t].py_type.__name__}"
         return self.ref(t)
 
     def attr_type(self, f: FieldInfo) -> str:

@@ -311,3 +311,20 @@ def test_constructor_source_is_readable_and_uses_only_pbj_names():
     import inspect
     assert inspect.getsource(Wrapper.__init__) == source
     assert Wrapper.__init__.__code__.co_filename == "<pbj generated init tests.test_construction.Wrapper>"
+
+
+def test_a_dropped_class_leaves_no_constructor_source_behind():
+    import gc
+    import linecache
+
+    def declare_and_build() -> str:
+        @pbj.message
+        class Passing:
+            x: int = pbj.field(1, "int32")
+
+        Passing(x=1)
+        return Passing.__init__.__code__.co_filename
+
+    filename = declare_and_build()
+    gc.collect()
+    assert filename.startswith("<pbj generated init ") and filename not in linecache.cache

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import linecache
 import unicodedata
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -199,6 +200,11 @@ def _filename(cls: type) -> str:
     return name
 
 
+def _forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    _filenames.discard(filename)
+
+
 def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
     """Resolve ``cls`` and compile its checking ``__init__``.
 
@@ -215,6 +221,7 @@ def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
         filename = _filename(cls)
         exec(compile(source, filename, "exec"), globals_)  # our own generated source
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind
         init = globals_["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = f"Build a {cls.__qualname__}: every field an optional keyword, each value checked."

@@ -15,3 +15,7 @@ acct.name = "bob"  # error: assigning to a frozen field
 Account(contact=pbj.OneOf("email", 5))  # error: a wrong oneof member value
 wrong: Money = pbj.decode(Account, b"")  # error: the result of decode used as the wrong class
 count: int = pbj.decode(Money, b"").currency  # error: a field read as the wrong type
+Account(tags=(1,))  # error: a repeated field's item of the wrong type
+Account(kind="KIND_USER")  # error: an enum field given a str
+Account(limits={"day": "3"})  # error: a map value of the wrong type
+exact: int = Account().maybe  # error: an optional field is int | None
