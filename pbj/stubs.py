@@ -4,7 +4,8 @@ A schema loaded with :func:`pbj.load_descriptor_set` or :func:`pbj.load_proto`
 has no source a type checker can read. :func:`write_stubs` writes a small
 package that gives it one::
 
-    DIR/NAME/__init__.py        loads the schema once (NAME/schema.binpb): ``namespace``
+    DIR/NAME/__init__.py        loads the schema once (NAME/schema.binpb): ``namespace`` (also
+                                ``_pbj_namespace``, for a schema with a message named ``namespace``)
     DIR/NAME/__init__.pyi
     DIR/NAME/<a>/<b>/__init__.py    the classes of protobuf package ``a.b``: ``Block = namespace...``
     DIR/NAME/<a>/<b>/__init__.pyi   their stubs: fields, types, constructor, read-only attributes
@@ -203,9 +204,7 @@ def package_module(ns: Namespace, package: str, root: str) -> str:
     """The ``.py`` text of protobuf package ``package``: the loaded classes under their names."""
     lines = [f'"""The classes of protobuf package {package or "(none)"}: written by pbj stubs, do not edit."""', ""]
     if package:
-        lines += [f"from {root} import namespace as _pbj_namespace", ""]
-    else:
-        lines += ["_pbj_namespace = namespace  # noqa: F821 - defined above in this module", ""]
+        lines += [f"from {root} import _pbj_namespace", ""]
     for cls in _top_level(ns, package):
         full = _full_name(ns, cls)
         lines.append(f"{_py_name(cls.__name__)} = _pbj_namespace[{full!r}]")
@@ -222,7 +221,7 @@ from pathlib import Path as _pbj_Path
 import pbj as _pbj
 
 #: The loaded schema (a :class:`pbj.Namespace`), from the descriptors stored beside this file.
-namespace = _pbj.load_descriptor_set((_pbj_Path(__file__).parent / {schema!r}).read_bytes())
+_pbj_namespace = namespace = _pbj.load_descriptor_set((_pbj_Path(__file__).parent / {schema!r}).read_bytes())
 '''
 
 
@@ -267,15 +266,18 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
             dirs.add(root.joinpath(*parts[:i]))
         target = root.joinpath(*parts)
         py, pyi = package_module(ns, pkg, module), package_stub(ns, pkg, module)
-        if not pkg:
+        if not pkg:  # the root package's classes live beside the loader (a class may be named "namespace")
             py = loader + "\n" + py
-            pyi = pyi.replace("import pbj as _pbj\n", "import pbj as _pbj\n\nnamespace: _pbj.Namespace\n", 1)
+            declared = "namespace: _pbj.Namespace\n" if "\nclass namespace" not in pyi else ""
+            declared += "_pbj_namespace: _pbj.Namespace\n"
+            pyi = pyi.replace("\n\n\n", f"\n\n{declared}\n\n", 1)
         put(target / "__init__.py", py)
         put(target / "__init__.pyi", pyi)
     for d in sorted(dirs):
         if not (d / "__init__.py").exists():
             text = loader if d == root else '"""A protobuf package prefix: written by pbj stubs."""\n'
             put(d / "__init__.py", text)
-            put(d / "__init__.pyi", "import pbj as _pbj\n\nnamespace: _pbj.Namespace\n" if d == root else "")
+            put(d / "__init__.pyi", "import pbj as _pbj\n\nnamespace: _pbj.Namespace\n_pbj_namespace: _pbj.Namespace\n"
+                if d == root else "")
     put(root / "py.typed", "")
     return written

@@ -138,3 +138,26 @@ def test_stubs_command_errors(tmp_path, capsys):
     assert "module name 'not-a-name' is not a Python identifier" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         pbj_main(["stubs", "--descriptor-set", str(HAPI)])  # -o is required
+
+
+def test_a_root_message_named_namespace(tmp_path):
+    from google.protobuf import descriptor_pb2
+
+    fds = descriptor_pb2.FileDescriptorSet()
+    root = fds.file.add(name="root.proto", syntax="proto3")
+    root.message_type.add(name="namespace").field.add(name="x", number=1, type=5, label=1)
+    sub = fds.file.add(name="p.proto", package="p", syntax="proto3")
+    sub.message_type.add(name="M").field.add(name="y", number=1, type=5, label=1)
+    ns = pbj.load_descriptor_set(fds.SerializeToString())
+    write_stubs(ns, tmp_path, "rootdemo")
+    assert _check_namespace(ns, tmp_path / "rootdemo") == 2
+    sys.path.insert(0, str(tmp_path))
+    try:
+        top = importlib.import_module("rootdemo")
+        p = importlib.import_module("rootdemo.p")
+        assert pbj.schema.info(top.namespace).full_name == "namespace"
+        assert p.M is top._pbj_namespace["p.M"]
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.startswith("rootdemo")]:
+            del sys.modules[name]
