@@ -15,8 +15,10 @@ loader built (``NAME.namespace["a.b.Block"]``) and, to mypy and pyright, a
 precisely typed class: each field a read-only attribute of its Python type
 (``int``, ``str``, ``tuple[T, ...]`` for repeated, ``FrozenMap[K, V]`` for
 maps, ``M | None`` for messages and explicit presence, ``OneOf[A | B] | None``
-for oneofs, the ``IntEnum`` for enums) and ``__init__`` taking every field as
-an optional keyword (lists for repeated fields, dicts for maps). The schema is
+for oneofs, the ``IntEnum`` for enums: a number an open enum does not list is
+a plain ``int`` at run time) and ``__init__`` taking every field as an optional
+keyword (any iterable for repeated fields, any mapping for maps, bytes-likes for
+``bytes``). The schema is
 stored in the package, so the stubs and the classes always come from the same
 descriptors; ``pbj stubs`` again after a schema change rewrites both.
 
