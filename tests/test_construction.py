@@ -328,3 +328,18 @@ def test_a_dropped_class_leaves_no_constructor_source_behind():
     filename = declare_and_build()
     gc.collect()
     assert filename.startswith("<pbj generated init ") and filename not in linecache.cache
+
+
+def test_names_python_would_normalise_get_a_generic_constructor():
+    # "ﬁ" (U+FB01) becomes "fi" when Python compiles it (NFKC), but not as a keyword string
+    ns = {"__annotations__": {"\ufb01": "int", "x": "int"}, "__module__": __name__,
+          "\ufb01": pbj.field(1, "int32"), "x": pbj.field(2, "int32")}
+    cls = pbj.message(type("Ligature", (), ns))
+    obj = cls(**{"\ufb01": 3, "x": 4})
+    assert getattr(obj, "\ufb01") == 3 and obj.x == 4  # noqa: B009 - obj.\ufb01 in source would be read as obj.fi
+    assert getattr(cls(), "\ufb01") == 0  # noqa: B009
+    with pytest.raises(TypeError) as info:
+        cls(**{"\ufb01": "a"})
+    assert str(info.value) == "Ligature.\ufb01: int32 field needs an int, got str 'a'"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'fi'"):
+        cls(fi=1)
