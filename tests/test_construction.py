@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import enum
+import inspect
 
 import attrs
 import pytest
@@ -308,7 +309,6 @@ def test_constructor_source_is_readable_and_uses_only_pbj_names():
     assert "    if n.__class__ is not _pbj_int or not -2147483648 <= n <= 2147483647:" in lines
     assert "    # sub = 1 (Inner)" in lines
     assert all(name.startswith("_pbj") for name in names)
-    import inspect
     assert inspect.getsource(Wrapper.__init__) == source
     assert Wrapper.__init__.__code__.co_filename == "<pbj generated init tests.test_construction.Wrapper>"
 
@@ -343,3 +343,25 @@ def test_names_python_would_normalise_get_a_generic_constructor():
     assert str(info.value) == "Ligature.\ufb01: int32 field needs an int, got str 'a'"
     with pytest.raises(TypeError, match="unexpected keyword argument 'fi'"):
         cls(fi=1)
+
+
+def test_a_large_oneof_checks_its_members_through_one_table():
+    members = {f"m{i}": (i + 1, Inner) for i in range(9)}
+    members["count"] = (20, "uint32")
+    members["name"] = (21, "string")
+    ns = {"__annotations__": {"pick": "pbj.OneOf | None"}, "__module__": __name__, "pick": pbj.oneof(**members)}
+    cls = pbj.message(type("Wide", (), ns))
+    assert cls(pick=pbj.OneOf("m8", Inner(x=1))).pick == pbj.OneOf("m8", Inner(x=1))
+    assert cls(pick=pbj.OneOf("count", 3)).pick == pbj.OneOf("count", 3)
+    assert "_pbj_classes" in inspect.getsource(cls.__init__)
+    for value, error, text in [
+        (pbj.OneOf("m3", Other()), TypeError, "Wide.pick.m3: message field needs an Inner, got Other Other(x=0)"),
+        (pbj.OneOf("count", -1), ValueError, "Wide.pick.count: -1 is out of range for uint32 [0, 4294967295]"),
+        (pbj.OneOf("name", b"x"), TypeError, "Wide.pick.name: string field needs a str, got bytes b'x'"),
+        (pbj.OneOf("m10", Inner()), TypeError, "Wide.pick: 'm10' is not a member of oneof pick (members: "
+                                               "['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'count', "
+                                               "'name']); did you mean 'm1'?"),
+    ]:
+        with pytest.raises(error) as info:
+            cls(pick=value)
+        assert str(info.value) == text

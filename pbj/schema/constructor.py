@@ -78,6 +78,14 @@ def _needs_slow(t: Any, v: str, g: _Globals) -> str:
     return f"{v}.__class__ is not {g.add(t, 'T')}"
 
 
+def _exact_class(t: Any) -> type | None:
+    """The one class a value of type ``t`` has in its stored form, when that alone makes it right."""
+    if isinstance(t, str):
+        row = SCALARS[t]
+        return row.py_type if row.range is None and t not in ("float", "string") else None
+    return t if isinstance(t, type) else None
+
+
 def _field_lines(f: FieldInfo, g: _Globals, fix: str) -> list[str]:
     v = f.name
     if f.map_key is not None:
@@ -106,7 +114,12 @@ def _field_lines(f: FieldInfo, g: _Globals, fix: str) -> list[str]:
 def _oneof_lines(o: OneofInfo, g: _Globals, fix: str) -> list[str]:
     v = o.name
     if len(o.members) > _INLINE_MEMBERS:
-        return [f"if {v} is not None:", f"    {v} = {fix}({v})"]
+        # one dict look-up: member name -> the exact class its value has when no check is needed
+        # (messages, enums, bytes, bool, double); other members always take the slow path
+        exact = {m.name: _exact_class(m.type) for m in o.members if _exact_class(m.type) is not None}
+        table = g.add(exact, "classes")
+        return [f"if {v} is not None and ({v}.__class__ is not _pbj_OneOf or "
+                f"{table}.get({v}[0]) is not {v}[1].__class__):", f"    {v} = {fix}({v})"]
     lines = [f"if {v} is not None:", f"    if {v}.__class__ is not _pbj_OneOf:", f"        {v} = {fix}({v})"]
     for m in o.members:
         lines += [f"    elif {v}[0] == {m.name!r}:",
