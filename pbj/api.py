@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import gc
-import math
 from typing import Any, TypeVar
 
-from pbj import wire
 from pbj.compiler import codec_of
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.reverse import ReverseBuffer, thread_buffer
 from pbj.schema import FrozenMap, OneOf, info, is_message
+from pbj.schema.values import none_problem, problem
 
 __all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH"]
 
@@ -184,47 +183,17 @@ def _diagnose(obj: Any, exc: BaseException) -> EncodeError:
     return EncodeError(reason)
 
 
-def _check_scalar(kind: str, value: Any) -> str | None:
-    if kind in wire.RANGES or kind == "enum":
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"{kind} field needs an int, got {type(value).__name__}"
-        lo, hi = wire.RANGES[kind]
-        if not lo <= value <= hi:
-            return f"{value} is out of range for {kind} [{lo}, {hi}]"
-    elif kind in ("float", "double"):
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            return f"{kind} field needs a float, got {type(value).__name__}"
-        if kind == "float" and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
-            return f"{value} is out of range for float"
-    elif kind == "bool":
-        if not isinstance(value, bool | int):
-            return f"bool field needs a bool, got {type(value).__name__}"
-    elif kind == "string":
-        if not isinstance(value, str):
-            return f"string field needs a str, got {type(value).__name__}"
-        try:
-            value.encode()
-        except UnicodeEncodeError as e:
-            return f"string cannot be encoded as UTF-8: {e.reason}"
-    elif kind == "bytes":
-        if not isinstance(value, bytes | bytearray | memoryview):
-            return f"bytes field needs bytes, got {type(value).__name__}"
+def _check_value(f_type: Any, value: Any, path: list[Any]) -> tuple[list[Any], str] | None:
+    """The first value inside ``value`` its type refuses, by the constructor's rules (pbj.schema.values)."""
+    reason = problem(f_type, value)
+    if reason:
+        return path, reason
+    if isinstance(f_type, type) and is_message(f_type):
+        return _find_bad(value, path)
     return None
 
 
-def _check_value(f_type: Any, value: Any, path: list) -> tuple[list, str] | None:
-    if isinstance(f_type, str):
-        reason = _check_scalar(f_type, value)
-        return (path, reason) if reason else None
-    if isinstance(f_type, type) and is_message(f_type):
-        if not isinstance(value, f_type):
-            return path, f"needs a {f_type.__name__}, got {type(value).__name__}"
-        return _find_bad(value, path)
-    reason = _check_scalar("enum", value)
-    return (path, reason) if reason else None
-
-
-def _find_bad(obj: Any, path: list) -> tuple[list, str] | None:
+def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
     mi = info(type(obj))
     for f in mi.fields:
         value = getattr(obj, f.name)
@@ -243,7 +212,10 @@ def _find_bad(obj: Any, path: list) -> tuple[list, str] | None:
                 bad = _check_value(f.type, v, [*here, i])
                 if bad:
                     return bad
-        elif value is not None:
+        elif value is None:
+            if not f.optional:
+                return here, none_problem(f)
+        else:
             bad = _check_value(f.type, value, here)
             if bad:
                 return bad

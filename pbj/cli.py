@@ -33,6 +33,7 @@ import sys
 import time
 import zlib
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pbj
@@ -443,8 +444,7 @@ def _message_class(args: argparse.Namespace) -> type:
     ns = _load_schema(args)
     cls = ns.get(args.type)
     if cls is None or not pbj.is_message(cls):
-        close = [n for n in ns if n.rsplit(".", 1)[-1] == args.type.rsplit(".", 1)[-1]]
-        hint = f" (did you mean {', '.join(close[:3])}?)" if close else ""
+        hint = ns.suggest(args.type.lstrip("."))
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"
         raise UserError(f"no message type {args.type!r} in the schema{hint}")
@@ -589,11 +589,36 @@ def _parser() -> argparse.ArgumentParser:
     raw = sub.add_parser("decode-raw", help="print the wire structure of a message without a schema")
     raw.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")
     raw.set_defaults(run=_decode_raw)
+    stubs = sub.add_parser("stubs", help="write a typed package (.py + .pyi stubs) for a schema, for mypy and pyright")
+    src = stubs.add_mutually_exclusive_group(required=True)
+    src.add_argument("--descriptor-set", metavar="FILE", help="a FileDescriptorSet (protoc --descriptor_set_out)")
+    src.add_argument("--proto", metavar="FILE", nargs="+", help=".proto files (compiled with grpcio-tools)")
+    stubs.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
+    stubs.add_argument("-o", "--out", metavar="DIR", required=True, help="directory to write the package into")
+    stubs.add_argument("--module", metavar="NAME", default="protos",
+                       help="name of the package written (default: protos); import it as NAME.<protobuf package>")
+    stubs.set_defaults(run=_stubs)
     from pbj.bench.run import build_parser as _bench_options  # argparse only; the runner loads lazily
     bench = _bench_options(sub.add_parser(
         "bench", help="benchmarks: reverse vs forward writer on the real block, pbj vs other libraries"))
     bench.set_defaults(run=_bench)
     return parser
+
+
+def _stubs(args: argparse.Namespace) -> int:
+    from pbj.stubs import write_stubs
+
+    ns = _load_schema(args)
+    try:
+        files = write_stubs(ns, args.out, args.module)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write to {args.out}: {exc.strerror or exc}") from None
+    packages = sum(1 for f in files if f.name == "__init__.pyi")
+    print(f"wrote {len(files)} files ({len(ns.messages)} messages, {len(ns.enums)} enums, {packages} modules) "
+          f"to {Path(args.out) / args.module}; import them as {args.module}.<protobuf package>")
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ only).
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import struct
 from functools import cache
@@ -37,7 +38,7 @@ from hypothesis import strategies as st
 from pbj import wire
 from pbj.schema import FieldInfo, FrozenMap, OneOf, info, is_message
 
-__all__ = ["values", "field_values", "scalar_values", "unknown_field_bytes", "equivalent",
+__all__ = ["values", "field_values", "scalar_values", "unknown_field_bytes", "equivalent", "unchecked",
            "INT_EDGES", "LENGTH_EDGES"]
 
 #: Integers where a varint or a type's range changes; each type gets those in its range.
@@ -200,12 +201,16 @@ def _zero_of(t: Any) -> Any:
     return None
 
 
+def _member(name: str, value: Any) -> OneOf[Any]:
+    return OneOf(name, value)
+
+
 def _oneof_values(members: list[FieldInfo], depth: int, unknown: bool, closed: bool) -> st.SearchStrategy:
-    options = [st.none()]
+    options: list[st.SearchStrategy[Any]] = [st.none()]
     for m in members:
         v = _single(m.type, depth, unknown, closed)
         if v is not None:
-            options.append(v.map(lambda value, name=m.name: OneOf(name, value)))
+            options.append(v.map(functools.partial(_member, m.name)))
     return st.one_of(*options)
 
 
@@ -280,7 +285,7 @@ def values(cls: type, *, max_depth: int = 3, unknown_fields: bool = True) -> st.
         if f.repeated or f.type in ("string", "bytes"):
             # Lists, maps, strings and bytes are left empty half the time: the
             # messages stay small and the default (not written) comes up often.
-            empty = {"string": "", "bytes": b""}.get(f.type, FrozenMap() if f.is_map else ())
+            empty = FrozenMap() if f.is_map else () if f.repeated else {"string": "", "bytes": b""}[f.type]
             strategy = st.one_of(st.just(empty), strategy)
         kwargs[f.name] = strategy
     for o in mi.oneofs:
@@ -339,3 +344,29 @@ def equivalent(a: Any, b: Any, *, unknown_fields: bool = True) -> bool:
         ``True`` when every field (and, if asked, the unknown fields) match.
     """
     return _same(a, b, unknown_fields)
+
+
+def unchecked(cls: type, /, **values: Any) -> Any:
+    """A message of class ``cls`` holding ``values`` as given, without the constructor's checks.
+
+    Built the way ``decode`` builds messages (through the class's hidden slots
+    base), so that tests can give the writers values the constructor refuses
+    (an int out of range, a ``str`` in a ``bytes`` field) and check their
+    error path. Fields not given get their defaults.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class, or a name is not one of its fields.
+    """
+    import attrs
+
+    if not is_message(cls):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    obj = object.__new__(cls.__pbj_slots__)  # type: ignore[attr-defined]
+    for a in attrs.fields(cls):
+        if a.init:
+            object.__setattr__(obj, a.name, values.pop(a.name, a.default))
+    if values:
+        raise TypeError(f"{cls.__qualname__} has no fields {sorted(values)}")
+    object.__setattr__(obj, "_pbj_size", -1)
+    obj.__class__ = cls
+    return obj

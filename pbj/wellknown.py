@@ -25,9 +25,10 @@ new ones.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 
 import pbj
-from pbj.schema import FrozenMap, OneOf
+from pbj.schema import OneOf, info
 
 __all__ = [
     "Timestamp", "Duration", "DoubleValue", "FloatValue", "Int64Value", "UInt64Value",
@@ -177,7 +178,7 @@ class Struct:
         fields: the object's members (``map<string, Value>``, field 1).
     """
 
-    fields: FrozenMap = pbj.map_field(1, "string", "Value")
+    fields: Mapping[str, Value] = pbj.map_field(1, "string", "Value")
 
 
 @pbj.message(full_name=f"{_PKG}.Value")
@@ -215,7 +216,7 @@ class ListValue:
 
 #: Every well-known message class (and the enum ``NullValue``), by protobuf full name.
 WELL_KNOWN: dict[str, type] = {
-    **{cls.__pbj_info__.full_name: cls
+    **{info(cls).full_name: cls
        for cls in (Timestamp, Duration, DoubleValue, FloatValue, Int64Value, UInt64Value,
                    Int32Value, UInt32Value, BoolValue, StringValue, BytesValue, Empty,
                    FieldMask, Any, Struct, Value, ListValue)},

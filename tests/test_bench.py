@@ -21,7 +21,7 @@ from tests.conftest import REPO
 
 TARGETS = [f"{k}/{w}" for k in ("STATE_CHANGES", "TRANSACTION_RESULT", "EVENT_TRANSACTION", "BLOCK")
            for w in ("first", "all")]
-HOT_OPS = {"encode", "encode_fresh", "decode", "decode_read"}
+HOT_OPS = {"encode", "encode_fresh", "decode", "decode_read", "build"}
 STATS = {"median_us", "min_us", "max_us", "runs", "samples_us"}
 
 

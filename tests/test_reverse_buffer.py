@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import pbj
+from pbj.testing import unchecked
 from tests.oracle import google_class, protoc
 
 # ---------------------------------------------------------------- the buffer API
@@ -396,7 +397,7 @@ def test_encode_error_adds_nothing(google):
     before = buf.to_bytes()
     assert before == expected_bytes(Ts(seconds=150), google)
     with pytest.raises(pbj.EncodeError) as info:
-        pbj.write_reverse(Ts(seconds=2**63), buf)
+        pbj.write_reverse(unchecked(Ts, seconds=2**63), buf)
     assert info.value.path == ["seconds"]
     assert buf.to_bytes() == before and len(buf) == len(before)
 
@@ -406,7 +407,7 @@ def test_encode_error_after_growth_adds_nothing(google):
     buf = pbj.ReverseBuffer(16)
     pbj.write_reverse(Ts(seconds=150), buf)
     before = buf.to_bytes()
-    bad = Outer(mid=Mid(inner=Inner(data="not bytes"), pad=b"z" * 500), note="x" * 200)
+    bad = Outer(mid=Mid(inner=unchecked(Inner, data="not bytes"), pad=b"z" * 500), note="x" * 200)
     with pytest.raises(pbj.EncodeError) as info:
         pbj.write_reverse(bad, buf)
     assert info.value.path == ["mid", "inner", "data"]
@@ -419,6 +420,6 @@ def test_encode_error_after_growth_adds_nothing(google):
 
 def test_encode_reverse_after_an_error_is_clean(google):
     with pytest.raises(pbj.EncodeError):
-        pbj.encode(Outer(mid=Mid(pad=b"q" * 100_000), note=b"not a str"), reverse=True)
+        pbj.encode(unchecked(Outer, mid=Mid(pad=b"q" * 100_000), note=b"not a str"), reverse=True)
     obj = Ts(seconds=1)
     assert pbj.encode(obj, reverse=True) == expected_bytes(obj, google)

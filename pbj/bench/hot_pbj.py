@@ -6,6 +6,8 @@ Has the same interface as the peer modules (``NAME``, ``version()``, ``build_hot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pbj
 
 NAME = "pbj"
@@ -73,7 +75,7 @@ class AccountAmount:
 class TransferList:
     """``pbjbench.TransferList``."""
 
-    accountAmounts: tuple[AccountAmount, ...] = pbj.field(1, AccountAmount, repeated=True)
+    accountAmounts: Sequence[AccountAmount] = pbj.field(1, AccountAmount, repeated=True)
 
 
 @pbj.message(full_name="pbjbench.CryptoTransferBody")

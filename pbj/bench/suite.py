@@ -22,7 +22,9 @@ checksum is recorded, so runners can check that every codec read the same values
 
 Hot message: a batch of ``batch`` messages; figures are µs per message. ``<encoder>`` encodes the
 same built object ``batch`` times (sizes cached where the library caches them), ``<encoder>_fresh``
-encodes ``batch`` copies decoded just before, ``decode`` and ``decode_read`` as above.
+encodes ``batch`` copies decoded just before, ``decode`` and ``decode_read`` as above, and
+``build`` builds ``batch`` messages from the plain values with the library's constructors (for
+pbj: with the construction checks).
 """
 
 from __future__ import annotations
@@ -206,6 +208,7 @@ def run_hot(module: Any, values: dict, expected: bytes, checksum: int, batch: in
             read(o)
         return objs
 
+    cells["build"] = Cell(run=lambda _arg: [module.build_hot(values) for _ in reps])
     cells["decode"] = Cell(run=lambda _arg: fresh())
     cells["decode_read"] = Cell(run=decode_read)
     timed = measure(cells, **timing)

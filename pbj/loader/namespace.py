@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["Namespace"]
+
+_M = TypeVar("_M")
 
 
 class Namespace:
@@ -38,7 +41,7 @@ class Namespace:
                 prefixes.add(".".join(parts[:i]))
         self._prefixes = frozenset(prefixes)
 
-    def __getitem__(self, full_name: str) -> type:
+    def __getitem__(self, full_name: str) -> Any:
         """The message class or enum named ``full_name``.
 
         Raises:
@@ -47,8 +50,47 @@ class Namespace:
         name = full_name[1:] if full_name.startswith(".") else full_name
         found = self.messages.get(name) or self.enums.get(name)
         if found is None:
-            raise KeyError(f"no message or enum named {full_name!r} in this schema")
+            raise KeyError(f"no message or enum named {full_name!r} in this schema{self.suggest(name)}")
         return found
+
+    def suggest(self, name: str) -> str:
+        """``"; did you mean 'pkg.Closest'?"`` for a name that is not here (the closest full names), or ``""``."""
+        names = [*self.messages, *self.enums]
+        by_short: dict[str, list[str]] = {}
+        for n in names:
+            by_short.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        # the closest last parts (a typo, or the right name in another package), then whole names
+        shorts = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(by_short), n=3, cutoff=0.6)
+        ranked = [n for short in shorts for n in sorted(
+            by_short[short], key=lambda n: -difflib.SequenceMatcher(None, name, n).ratio())]
+        close = list(dict.fromkeys([*ranked, *difflib.get_close_matches(name, names, n=3, cutoff=0.85)]))[:3]
+        return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+    def message_class(self, full_name: str, expected: type[_M] | None = None) -> type[_M]:
+        """The message class named ``full_name``, typed for static checkers.
+
+        Args:
+            full_name: the message's full name (a leading dot is allowed).
+            expected: a class describing the same message, as the modules written
+                by ``pbj stubs`` give it (``from protos.pkg import Block``); the
+                result is typed as that class. It must have the same full name.
+
+        Returns:
+            This namespace's class (typed ``type[expected]``, else ``type[Any]``).
+
+        Raises:
+            KeyError: no message has that full name (the error suggests the closest names).
+            TypeError: ``expected`` describes another message.
+        """
+        name = full_name[1:] if full_name.startswith(".") else full_name
+        found = self.messages.get(name)
+        if found is None:
+            raise KeyError(f"no message named {full_name!r} in this schema{self.suggest(name)}")
+        if expected is not None:
+            other = getattr(getattr(expected, "__pbj_info__", None), "full_name", None)
+            if other != name:
+                raise TypeError(f"{expected!r} is not the message {name} (it is {other or 'not a pbj message'})")
+        return found  # type: ignore[no-any-return]
 
     def get(self, full_name: str, default: Any = None) -> Any:
         """The message class or enum named ``full_name``, or ``default``."""
@@ -73,7 +115,11 @@ class Namespace:
             return found
         if full in self._prefixes:
             return _PackageView(self, full)
-        raise AttributeError(f"no package, message or enum named {full!r} in this schema")
+        hint = self.suggest(full)
+        if not hint:
+            close = difflib.get_close_matches(full, sorted(self._prefixes), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+        raise AttributeError(f"no package, message or enum named {full!r} in this schema{hint}")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("messages", "enums", "files", "extensions", "_prefixes"):

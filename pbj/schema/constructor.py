@@ -1,0 +1,254 @@
+"""The ``__init__`` of a message class: generated per class, checking every value.
+
+The source is emitted by :func:`init_source` (plain text, testable on its own)
+and compiled by :func:`compile_init`, which registers it in ``linecache`` as
+``<pbj generated init module.Qualname>`` so tracebacks and ``inspect.getsource``
+show it. For every field a fast test accepts the values that are already in
+their stored form (an ``int`` in range, a ``str`` that is ASCII, an instance
+of exactly the field's class, a tuple whose items pass); anything else goes to
+the field's slow path, :func:`pbj.schema.values.construct_field`, which
+converts it (a list to a tuple, a ``bytearray`` to ``bytes``) or raises the
+``TypeError``/``ValueError`` naming class, field and value. So the rules live
+in one place (:mod:`pbj.schema.values`) and the fast tests only ever say
+"certainly fine".
+
+Names in the generated code: the parameters are the field names; every other
+name starts with ``_pbj`` (the instance is ``_pbj_self``), a prefix no field
+may have, so no field name can shadow a helper or a builtin. Field names that
+Python would change when compiling them (NFKC normalisation of non-ASCII
+identifiers) get a generic ``__init__(**kwargs)`` instead.
+
+``decode`` does not call ``__init__``: the parser builds instances through
+the hidden slots base (see :mod:`pbj.schema.make_class`), unchecked.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import unicodedata
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from pbj.scalars import SCALARS
+from pbj.schema.containers import FrozenMap, OneOf
+from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
+from pbj.schema.resolve import resolve
+from pbj.schema.values import FLOAT_MAX, construct_field, construct_oneof
+
+__all__ = ["init_source", "compile_init", "bootstrap_init"]
+
+#: Oneofs with at most this many members test their members inline; larger ones call the slow path.
+_INLINE_MEMBERS = 8
+
+
+class _Globals:
+    """The globals of one generated ``__init__``: every constant under a ``_pbj`` name."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {"_pbj_int": int, "_pbj_float": float, "_pbj_bool": bool,
+                                       "_pbj_str": str, "_pbj_bytes": bytes, "_pbj_tuple": tuple,
+                                       "_pbj_list": list, "_pbj_dict": dict,
+                                       "_pbj_FrozenMap": FrozenMap, "_pbj_OneOf": OneOf}
+        self._ids: dict[int, str] = {}
+
+    def add(self, value: Any, stem: str) -> str:
+        """The global name holding ``value`` (one name per distinct object)."""
+        name = self._ids.get(id(value))
+        if name is None:
+            name = f"_pbj_{stem}{len(self.values)}"
+            self.values[name] = value
+            self._ids[id(value)] = name
+        return name
+
+
+def _needs_slow(t: Any, v: str, g: _Globals) -> str:
+    """A Python expression, true unless value ``v`` of type ``t`` is certainly in its stored form."""
+    if isinstance(t, str):
+        row = SCALARS[t]
+        if row.range is not None:
+            lo, hi = row.range
+            return f"{v}.__class__ is not _pbj_int or not {lo} <= {v} <= {hi}"
+        if t == "float":
+            return f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r}"
+        if t == "string":
+            return f"{v}.__class__ is not _pbj_str or not {v}.isascii()"
+        return f"{v}.__class__ is not _pbj_{row.py_type.__name__}"
+    return f"{v}.__class__ is not {g.add(t, 'T')}"
+
+
+def _exact_class(t: Any) -> type | None:
+    """The one class a value of type ``t`` has in its stored form, when that alone makes it right."""
+    if isinstance(t, str):
+        row = SCALARS[t]
+        return row.py_type if row.range is None and t not in ("float", "string") else None
+    return t if isinstance(t, type) else None
+
+
+def _field_lines(f: FieldInfo, g: _Globals, fix: str) -> list[str]:
+    v = f.name
+    if f.map_key is not None:
+        return [f"if {v}.__class__ is not _pbj_FrozenMap or {v}:",
+                f"    if {v}.__class__ is not _pbj_dict and {v}.__class__ is not _pbj_FrozenMap:",
+                f"        {v} = {fix}({v})",
+                "    else:",
+                f"        for _pbj_k, _pbj_e in {v}.items():",
+                f"            if ({_needs_slow(f.map_key, '_pbj_k', g)}) or ({_needs_slow(f.map_value, '_pbj_e', g)}):",
+                f"                {v} = {fix}({v})",
+                "                break",
+                "        else:",
+                f"            if {v}.__class__ is _pbj_dict:",
+                f"                {v} = _pbj_FrozenMap({v})"]
+    if f.repeated:
+        return [f"if {v}.__class__ is _pbj_list:", f"    {v} = _pbj_tuple({v})",
+                f"if {v}.__class__ is not _pbj_tuple:", f"    {v} = {fix}({v})",
+                "else:", f"    for _pbj_e in {v}:", f"        if {_needs_slow(f.type, '_pbj_e', g)}:",
+                f"            {v} = {fix}({v})", "            break"]
+    test = _needs_slow(f.type, v, g)
+    if f.optional:
+        test = f"{v} is not None and ({test})"
+    return [f"if {test}:", f"    {v} = {fix}({v})"]
+
+
+def _oneof_lines(o: OneofInfo, g: _Globals, fix: str) -> list[str]:
+    v = o.name
+    if len(o.members) > _INLINE_MEMBERS:
+        # one dict look-up: member name -> the exact class its value has when no check is needed
+        # (messages, enums, bytes, bool, double); other members always take the slow path
+        exact = {m.name: _exact_class(m.type) for m in o.members if _exact_class(m.type) is not None}
+        table = g.add(exact, "classes")
+        return [f"if {v} is not None and ({v}.__class__ is not _pbj_OneOf or "
+                f"{table}.get({v}[0]) is not {v}[1].__class__):", f"    {v} = {fix}({v})"]
+    lines = [f"if {v} is not None:", f"    if {v}.__class__ is not _pbj_OneOf:", f"        {v} = {fix}({v})"]
+    for m in o.members:
+        lines += [f"    elif {v}[0] == {m.name!r}:",
+                  f"        if {_needs_slow(m.type, f'{v}[1]', g)}:", f"            {v} = {fix}({v})"]
+    lines += ["    else:", f"        {v} = {fix}({v})"]
+    return lines
+
+
+def _describe(f: FieldInfo) -> str:
+    if f.map_key is not None:
+        return f"map<{f.map_key}, {getattr(f.map_value, '__name__', f.map_value)}>"
+    t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", repr(f.type))
+    return f"repeated {t}" if f.repeated else str(t)
+
+
+def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple[str, dict[str, Any]]:
+    """The source of the checking ``__init__`` of a resolved message class, and its globals.
+
+    Args:
+        mi: the class's resolved schema.
+        defaults: attribute name -> default value.
+        slots: the hidden slots base, whose slot descriptors store the values.
+
+    Returns:
+        ``(source, globals)``: the text of ``def __init__(...)`` and the names it uses.
+    """
+    cls_name = mi.cls.__qualname__
+    g = _Globals()
+    by_name: dict[str, Any] = {f.name: f for f in mi.fields}
+    by_name.update({o.name: o for o in mi.oneofs})
+    params, body, stores = [], [], []
+    for i, name in enumerate(mi.attr_order):
+        item = by_name[name]
+        params.append(f"{name}={g.add(defaults[name], 'd')}")
+        if isinstance(item, OneofInfo):
+            fix = g.add(functools.partial(construct_oneof, cls_name, item), "fix")
+            body.append(f"# {name}: oneof {', '.join(f'{m.name} = {m.number}' for m in item.members)}")
+            body += _oneof_lines(item, g, fix)
+        else:
+            fix = g.add(functools.partial(construct_field, cls_name, item), "fix")
+            body.append(f"# {name} = {item.number} ({_describe(item)})")
+            body += _field_lines(item, g, fix)
+        stores.append(f"{g.add(slots.__dict__[name].__set__, f'set{i}_')}(_pbj_self, {name})")
+    stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown)")
+    stores.append(f"{g.add(slots.__dict__['_pbj_size'].__set__, 'set_size')}(_pbj_self, -1)")
+    head = ", ".join(["_pbj_self", "*", *params, "_pbj_unknown=b''"]) if params else \
+        "_pbj_self, *, _pbj_unknown=b''"
+    lines = [f"def __init__({head}):", *(f"    {line}" for line in body + stores)]
+    return "\n".join(lines) + "\n", g.values
+
+
+def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Callable[..., None]:
+    """An ``__init__(**kwargs)`` for classes whose field names cannot be parameters in source."""
+    cls_name = mi.cls.__qualname__
+    steps: list[tuple[str, Any, Callable[[Any], Any], Any]] = []
+    by_name: dict[str, Any] = {f.name: f for f in mi.fields}
+    for o in mi.oneofs:
+        by_name[o.name] = o
+    for name in mi.attr_order:
+        item = by_name[name]
+        check = functools.partial(construct_oneof if isinstance(item, OneofInfo) else construct_field,
+                                  cls_name, item)
+        steps.append((name, defaults[name], check, slots.__dict__[name].__set__))
+    known = frozenset(mi.attr_order)
+    set_unknown = slots.__dict__["_pbj_unknown"].__set__
+    set_size = slots.__dict__["_pbj_size"].__set__
+
+    def __init__(self: Any, /, **kwargs: Any) -> None:
+        unknown = kwargs.pop("_pbj_unknown", b"")
+        for key in kwargs:
+            if key not in known:
+                raise TypeError(f"{cls_name}.__init__() got an unexpected keyword argument {key!r}")
+        for name, default, check, store in steps:
+            store(self, check(kwargs.get(name, default)))
+        set_unknown(self, unknown)
+        set_size(self, -1)
+
+    return __init__
+
+
+_filenames: set[str] = set()
+
+
+def _filename(cls: type) -> str:
+    base = f"<pbj generated init {cls.__module__}.{cls.__qualname__}>"
+    name, n = base, 1
+    while name in _filenames:
+        n += 1
+        name = f"{base[:-1]}-{n}>"
+    _filenames.add(name)
+    return name
+
+
+def _forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    _filenames.discard(filename)
+
+
+def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
+    """Resolve ``cls`` and compile its checking ``__init__``.
+
+    Raises:
+        SchemaError: a forward reference of the class cannot be resolved.
+    """
+    mi = resolve(cls)
+    slots = cls.__pbj_slots__  # type: ignore[attr-defined]
+    names_ok = all(unicodedata.normalize("NFKC", n) == n and n.isidentifier() for n in mi.attr_order)
+    if not names_ok:
+        init = _generic_init(mi, defaults, slots)
+    else:
+        source, globals_ = init_source(mi, defaults, slots)
+        filename = _filename(cls)
+        exec(compile(source, filename, "exec"), globals_)  # our own generated source
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind
+        init = globals_["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = f"Build a {cls.__qualname__}: every field an optional keyword, each value checked."
+    return init
+
+
+def bootstrap_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
+    """The first ``__init__`` of a class: compiles the real one (when the forward references
+    can be resolved), installs it on the class and runs it."""
+
+    def __init__(self: Any, /, **kwargs: Any) -> None:
+        init = compile_init(cls, defaults)
+        cls.__init__ = init  # type: ignore[misc]
+        init(self, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__

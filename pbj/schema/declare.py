@@ -1,0 +1,299 @@
+"""``@pbj.message``: check a class declaration and turn it into a message class.
+
+The declaration rules are protobuf's ("Language Guide (proto3)": "Assigning
+Field Numbers", "Maps", "Oneof") plus pbj's own (annotations that fit the
+declared type). Every violation is a :class:`SchemaError` naming the class and
+the field. The work is linear in the number of fields: the annotations are
+read once and evaluated in one scope built once per class.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import keyword
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from pbj.errors import SchemaError
+from pbj.scalars import SCALAR_NAMES, SCALARS
+from pbj.schema.containers import EMPTY_MAP, FrozenMap, OneOf
+from pbj.schema.make_class import make_class
+from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
+from pbj.schema.resolve import check_type, lookup_name, scalar_name_problem
+from pbj.schema.specs import MISSING, FieldSpec
+from pbj.wire import MAX_FIELD_NUMBER
+
+__all__ = ["message"]
+
+C = TypeVar("C", bound=type)
+
+_RESERVED_LO, _RESERVED_HI = 19000, 19999
+_ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default"})
+
+
+@overload
+def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+            map_entry: bool = False) -> C: ...
+@overload
+def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+            map_entry: bool = False) -> Callable[[C], C]: ...
+@typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
+                            field_specifiers=())
+def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
+            message_set: bool = False, map_entry: bool = False) -> Any:
+    """Turn an annotated class into a protobuf message class.
+
+    The result is a frozen attrs class with slots whose fields are the
+    ``pbj.field``/``pbj.map_field``/``pbj.oneof`` attributes (keyword-only in
+    ``__init__``, each with its protobuf default), plus a hidden keyword
+    ``_pbj_unknown`` (the unknown fields' raw bytes, kept through
+    ``pbj.replace``/``attrs.evolve``, not part of ``==`` or ``repr``).
+    ``__init__`` checks every value (see :mod:`pbj.schema.values`).
+
+    To type checkers (mypy, pyright) the decorator is a PEP 681
+    ``dataclass_transform``: the constructor takes each field as an optional
+    keyword of its annotated type, and instances are frozen.
+
+    Args:
+        cls: the class (when used as ``@pbj.message``).
+        full_name: the protobuf full name (the loader sets it).
+        syntax: ``"proto3"`` (default) or ``"proto2"``.
+        message_set: proto2 ``message_set_wire_format``.
+        map_entry: the class is a map entry (loader only).
+
+    Returns:
+        The new message class (or a decorator when called with options only).
+
+    Raises:
+        SchemaError: a field number is duplicated, outside 1..2**29-1 or in
+            19000-19999; a map key type is illegal; a type is not a scalar
+            name, enum or message class; an annotation does not fit the type;
+            a oneof member is repeated or a map.
+    """
+    if cls is None:
+        return lambda c: _build_message(c, full_name=full_name, syntax=syntax,
+                                        message_set=message_set, map_entry=map_entry)
+    return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
+                          map_entry=map_entry)
+
+
+class _Annotations:
+    """A class's annotations, read once, evaluated in one scope built once."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.raw = inspect.get_annotations(cls)
+        self._scope: tuple[dict[str, Any], dict[str, Any]] | None = None
+
+    def evaluated(self, name: str) -> Any:
+        ann = self.raw[name]
+        if not isinstance(ann, str):
+            return ann
+        if self._scope is None:
+            module = sys.modules.get(self.cls.__module__)
+            globals_ = vars(module) if module else {}
+            # the class body's names (nested classes), but not the fields: a field named
+            # ``int`` must not hide the builtin from the annotations
+            locals_ = {k: v for k, v in vars(self.cls).items() if not isinstance(v, FieldSpec)}
+            if self.cls.__name__ not in globals_:
+                locals_.setdefault(self.cls.__name__, self.cls)
+            self._scope = (globals_, locals_)
+        try:
+            return eval(ann, *self._scope)
+        except Exception:
+            return Any
+
+
+def _check_number(number: Any, cls_name: str, fname: str, seen: dict[int, str]) -> None:
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise SchemaError(f"field number must be an int, got {number!r}", cls_name=cls_name, field_name=fname)
+    if not 1 <= number <= MAX_FIELD_NUMBER:
+        raise SchemaError(f"field number {number} is outside 1..{MAX_FIELD_NUMBER}",
+                          cls_name=cls_name, field_name=fname)
+    if _RESERVED_LO <= number <= _RESERVED_HI:
+        raise SchemaError(f"field number {number} is in 19000-19999, reserved for the protobuf implementation",
+                          cls_name=cls_name, field_name=fname)
+    if number in seen:
+        raise SchemaError(f"field number {number} is already used by {seen[number]!r}",
+                          cls_name=cls_name, field_name=fname)
+    seen[number] = fname
+
+
+def _static_check(t: Any, cls: type, fname: str) -> None:
+    """Check a type reference as far as it can be checked at declaration time."""
+    cls_name = cls.__qualname__
+    if isinstance(t, str):
+        if t in SCALAR_NAMES:
+            return
+        problem = scalar_name_problem(t)
+        if problem is not None and not isinstance(lookup_name(t, cls), type):
+            raise SchemaError(problem, cls_name=cls_name, field_name=fname)
+        return  # a forward reference to a message class, resolved on first use
+    if isinstance(t, type):
+        check_type(t, cls_name, fname)
+    elif not callable(t):
+        raise SchemaError(f"type {t!r} is not a scalar type name, an IntEnum or a @pbj.message class",
+                          cls_name=cls_name, field_name=fname)
+
+
+def _is_enum(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, enum.IntEnum)
+
+
+def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
+    """Whether an evaluated annotation fits the declared protobuf type."""
+    if ann is Any or ann is typing.Any:
+        return True
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if spec.members is not None:  # oneof: pbj.OneOf, OneOf[...] or a union of them, with None
+        parts = args if origin in (typing.Union, types.UnionType) else (ann,)
+        return any(p is OneOf or typing.get_origin(p) is OneOf for p in parts)
+    if spec.map_key is not None:
+        return origin in (dict, Mapping, FrozenMap, typing.Mapping) or ann in (dict, FrozenMap, Mapping)
+    if spec.repeated:
+        return origin in (tuple, list, Sequence, typing.Sequence) or ann in (tuple, list)
+    t = spec.type
+    allowed: set[Any] = set()
+    if isinstance(t, str) and t in SCALARS:
+        row = SCALARS[t]
+        allowed.add(row.py_type)
+        if row.is_float:
+            allowed.add(int)
+    elif isinstance(t, type):
+        allowed.add(t)
+        if _is_enum(t):
+            allowed.add(int)
+    else:
+        return True  # a forward reference: checked when resolved
+    given = set(args) if origin in (typing.Union, types.UnionType) else {ann}
+    given.discard(type(None))
+    if any(isinstance(p, (str, typing.ForwardRef)) for p in given):
+        return True
+    return bool(given) and given <= allowed
+
+
+def _describe(spec: FieldSpec) -> str:
+    if spec.map_key is not None:
+        return f"map<{spec.map_key}, {getattr(spec.map_value, '__name__', spec.map_value)}>"
+    name = spec.type if isinstance(spec.type, str) else getattr(spec.type, "__name__", repr(spec.type))
+    return f"repeated {name}" if spec.repeated else str(name)
+
+
+def _collect_specs(cls: type, anns: _Annotations) -> list[tuple[str, FieldSpec]]:
+    cls_name = cls.__qualname__
+    specs: list[tuple[str, FieldSpec]] = []
+    for attr_name, ann in anns.raw.items():
+        value = cls.__dict__.get(attr_name, MISSING)
+        if not isinstance(value, FieldSpec):
+            if typing.get_origin(ann) is typing.ClassVar or (isinstance(ann, str) and "ClassVar" in ann):
+                continue
+            raise SchemaError("annotated attribute without pbj.field(...), pbj.map_field(...) or pbj.oneof(...)",
+                              cls_name=cls_name, field_name=attr_name)
+        if attr_name.startswith("_pbj") or keyword.iskeyword(attr_name):
+            raise SchemaError(f"attribute name {attr_name!r} is not allowed", cls_name=cls_name, field_name=attr_name)
+        specs.append((attr_name, value))
+    for attr_name, value in cls.__dict__.items():
+        if isinstance(value, FieldSpec) and attr_name not in anns.raw:
+            raise SchemaError("pbj field without an annotation", cls_name=cls_name, field_name=attr_name)
+    return specs
+
+
+def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> OneofInfo:
+    cls_name = cls.__qualname__
+    assert spec.members is not None
+    if not spec.members:
+        raise SchemaError("a oneof needs at least one member", cls_name=cls_name, field_name=attr_name)
+    members = []
+    for mname, mdef in spec.members.items():
+        if not isinstance(mdef, tuple) or len(mdef) not in (2, 3):
+            raise SchemaError(f"oneof member {mname!r} must be (number, type) or (number, type, options)",
+                              cls_name=cls_name, field_name=attr_name)
+        opts = mdef[2] if len(mdef) == 3 else {}
+        bad = set(opts) - _ONEOF_OPTIONS
+        if bad:
+            raise SchemaError(f"oneof member {mname!r}: unknown options {sorted(bad)}",
+                              cls_name=cls_name, field_name=attr_name)
+        _check_number(mdef[0], cls_name, mname, seen)
+        if mdef[1] == "map":
+            raise SchemaError("a oneof member cannot be a map", cls_name=cls_name, field_name=mname)
+        _static_check(mdef[1], cls, mname)
+        pname = opts.get("name") or mname
+        members.append(FieldInfo(mname, mdef[0], mdef[1], proto_name=pname,
+                                 json_name=opts.get("json_name") or json_name_of(pname),
+                                 optional=True, oneof=attr_name, group=opts.get("group", False),
+                                 default=opts.get("default")))
+    return OneofInfo(attr_name, members)
+
+
+def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> tuple[FieldInfo, Any]:
+    """The FieldInfo of a regular or map field, and its default value."""
+    cls_name = cls.__qualname__
+    _check_number(spec.number, cls_name, attr_name, seen)
+    assert spec.number is not None
+    pname = spec.proto_name or attr_name
+    jname = spec.json_name or json_name_of(pname)
+    if spec.map_key is not None:
+        check_type(spec.map_key, cls_name, attr_name, map_key=True)
+        if spec.map_value == "map":
+            raise SchemaError("a map value cannot be a map", cls_name=cls_name, field_name=attr_name)
+        _static_check(spec.map_value, cls, attr_name)
+        return FieldInfo(attr_name, spec.number, "map", proto_name=pname, json_name=jname, repeated=True,
+                         map_key=spec.map_key, map_value=spec.map_value), EMPTY_MAP
+    t = spec.type
+    if t in ("map", "oneof"):
+        raise SchemaError(f"unknown scalar type {t!r}", cls_name=cls_name, field_name=attr_name)
+    _static_check(t, cls, attr_name)
+    scalar = isinstance(t, str) and t in SCALAR_NAMES
+    is_msg = not scalar and not _is_enum(t)  # a forward reference always names a message
+    packable = (scalar and SCALARS[t].packable) or _is_enum(t)
+    if spec.repeated and spec.optional:
+        raise SchemaError("a repeated field cannot be optional", cls_name=cls_name, field_name=attr_name)
+    if spec.packed and not spec.repeated:
+        raise SchemaError("packed applies to repeated fields only", cls_name=cls_name, field_name=attr_name)
+    if spec.packed and spec.repeated and scalar and not packable:
+        raise SchemaError(f"a repeated {t} field cannot be packed", cls_name=cls_name, field_name=attr_name)
+    fi = FieldInfo(attr_name, spec.number, t, proto_name=pname, json_name=jname,
+                   repeated=spec.repeated, packed=spec.repeated and packable and (spec.packed is not False),
+                   optional=spec.optional or (is_msg and not spec.repeated) or spec.required,
+                   default=None if spec.default is MISSING else spec.default, group=spec.group,
+                   required=spec.required)
+    if spec.repeated:
+        return fi, ()
+    if fi.optional:
+        return fi, None
+    return fi, (SCALARS[t].zero if scalar else enum_default(t))
+
+
+def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
+                   map_entry: bool) -> type:
+    cls_name = cls.__qualname__
+    anns = _Annotations(cls)
+    specs = _collect_specs(cls, anns)
+    seen: dict[int, str] = {}
+    fields_: list[FieldInfo] = []
+    oneofs: list[OneofInfo] = []
+    defaults: dict[str, Any] = {}
+    for attr_name, spec in specs:
+        ann = anns.evaluated(attr_name)
+        if spec.members is not None:
+            oneofs.append(_oneof_info(cls, attr_name, spec, seen))
+            if not _annotation_ok(ann, spec):
+                raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit a oneof (use pbj.OneOf | None)",
+                                  cls_name=cls_name, field_name=attr_name)
+            defaults[attr_name] = None
+            continue
+        fi, defaults[attr_name] = _field_info(cls, attr_name, spec, seen)
+        if not _annotation_ok(ann, spec):
+            raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit protobuf type "
+                              f"{_describe(spec)}", cls_name=cls_name, field_name=attr_name)
+        fields_.append(fi)
+    fields_.sort(key=lambda f: f.number)
+    return make_class(cls, fields_, oneofs, [a for a, _ in specs], defaults, anns.raw,
+                      full_name=full_name or f"{cls.__module__}.{cls.__qualname__}",
+                      syntax=syntax, message_set=message_set, map_entry=map_entry)
+

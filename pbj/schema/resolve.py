@@ -1,0 +1,187 @@
+"""Forward references and the type rules of fields; the introspection entry points.
+
+A field's type may be given before the class it names exists (a recursive or
+mutually recursive message): as the class's name (a string looked up in the
+declaring module) or as a zero-argument callable. They are resolved on first
+use (construction, encode, decode, introspection), when every class exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import sys
+from typing import Any, TypeVar
+
+import attrs
+
+from pbj.errors import SchemaError
+from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
+from pbj.schema.records import FieldInfo, MessageInfo, is_message
+
+__all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem"]
+
+M = TypeVar("M")
+
+#: Words that are never the name of a message class in a ``pbj.field`` type.
+_NOT_TYPES = frozenset({"map", "oneof", "message", "enum", "group"})
+
+
+def scalar_name_problem(ref: str) -> str | None:
+    """Why a type name that is not a scalar type and names no class yet is refused at declaration.
+
+    A string type is either a scalar type name or a forward reference to a
+    message class (any capitalisation: ``class node`` may refer to ``"node"``).
+    A name that cannot be a class (``"map"``), or a lower-case name close to a
+    scalar type name (``"int33"``, ``"str"``) that names no class yet, is a
+    mistake, reported at once (a lower-case class declared later is given as
+    a callable: ``lambda: thing``).
+
+    Returns:
+        The reason (naming the closest scalar types), or ``None`` when the name
+        may be a forward reference.
+    """
+    if ref in _NOT_TYPES or not all(part.isidentifier() for part in ref.split(".")):
+        return f"unknown scalar type {ref!r}"
+    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6) if ref.islower() else []
+    if close:
+        return f"unknown scalar type {ref!r} (did you mean {' or '.join(map(repr, close))}?)"
+    return None
+
+
+def lookup_name(ref: str, cls: type) -> Any:
+    """The object a dotted name refers to from ``cls``'s module (the class itself by its own name), or None."""
+    module = sys.modules.get(cls.__module__)
+    scope = vars(module) if module else {}
+    head, *rest = ref.split(".")
+    obj = scope.get(head)
+    if obj is None and head == cls.__name__:
+        obj = cls
+    for part in rest:
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def resolve_ref(ref: Any, cls: type, fname: str | None = None) -> Any:
+    """Resolve a forward reference (name or callable) to an enum or message class.
+
+    Raises:
+        SchemaError: the name is not found, or the callable fails.
+    """
+    if isinstance(ref, str):
+        if ref in SCALAR_NAMES:
+            return ref
+        obj = lookup_name(ref, cls)
+        if obj is None:
+            raise SchemaError(f"cannot resolve type {ref!r}: neither a scalar type nor a class of that name "
+                              f"in module {cls.__module__}", cls_name=cls.__qualname__, field_name=fname)
+        return obj
+    if isinstance(ref, type):
+        return ref
+    if callable(ref):
+        try:
+            return ref()
+        except Exception as exc:
+            raise SchemaError(f"cannot resolve forward reference {ref!r}: {type(exc).__name__}: {exc}",
+                              cls_name=cls.__qualname__, field_name=fname) from exc
+    return ref
+
+
+def check_type(t: Any, cls_name: str, fname: str, *, map_key: bool = False) -> None:
+    """Check a (resolved) field type: a scalar name, an IntEnum or a message class.
+
+    Raises:
+        SchemaError: another type, or (``map_key``) a type a map key may not have ("Maps").
+    """
+    if isinstance(t, str):
+        if t not in SCALAR_NAMES:
+            raise SchemaError(f"unknown scalar type {t!r}", cls_name=cls_name, field_name=fname)
+        if map_key and t not in MAP_KEY_NAMES:
+            raise SchemaError(f"map key type {t!r} is not allowed (integral types, bool or string only)",
+                              cls_name=cls_name, field_name=fname)
+        return
+    if map_key:
+        raise SchemaError(f"map key type {t!r} is not allowed (integral types, bool or string only)",
+                          cls_name=cls_name, field_name=fname)
+    if isinstance(t, type) and issubclass(t, enum.IntEnum):
+        return
+    if isinstance(t, type) and is_message(t):
+        return
+    raise SchemaError(f"type {t!r} is not a scalar type name, an IntEnum or a @pbj.message class",
+                      cls_name=cls_name, field_name=fname)
+
+
+def _resolve_field(f: FieldInfo, cls: type, name: str) -> None:
+    if f.map_key is not None:
+        f.map_value = resolve_ref(f.map_value, cls, f.name)
+        check_type(f.map_value, name, f.name)
+        return
+    forward = not isinstance(f.type, type) and not (isinstance(f.type, str) and f.type in SCALAR_NAMES)
+    f.type = resolve_ref(f.type, cls, f.name)
+    check_type(f.type, name, f.name)
+    if forward and f.kind != "message":
+        raise SchemaError("a forward reference (name or callable) must name a message class; "
+                          "give enums as the class itself", cls_name=name, field_name=f.name)
+    if f.group and f.kind != "message":
+        raise SchemaError("only a message field can be a group", cls_name=name, field_name=f.name)
+
+
+def resolve(cls: type) -> MessageInfo:
+    """Resolve the forward references of a message class and check its types.
+
+    Called on first use (construction, encode, decode, introspection), when
+    every class a declaration refers to exists.
+
+    Raises:
+        SchemaError: a reference cannot be resolved or names a wrong type.
+    """
+    mi: MessageInfo = cls.__pbj_info__  # type: ignore[attr-defined]
+    if mi.resolved:
+        return mi
+    for f in mi.all_fields():
+        _resolve_field(f, cls, cls.__qualname__)
+    mi.resolved = True
+    return mi
+
+
+def info(cls: Any) -> MessageInfo:
+    """The resolved schema of a message class (or of the class of a message).
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class or message.
+        SchemaError: a forward reference cannot be resolved.
+    """
+    if not is_message(cls):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    if not isinstance(cls, type):
+        cls = type(cls)
+    return resolve(cls)
+
+
+def fields(cls: Any) -> list[FieldInfo]:
+    """Every field and oneof member of a message class, in field-number order.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class.
+    """
+    return info(cls).all_fields()
+
+
+def replace(obj: M, /, **changes: Any) -> M:
+    """Return a copy of message ``obj`` with some fields changed (``attrs.evolve``).
+
+    Unknown fields are kept; the copy's encoded size is measured afresh. The
+    changed values are checked as the constructor checks them.
+
+    Raises:
+        TypeError: an unknown field name, or a value of the wrong type for its
+            field (the message names class, field and value).
+        ValueError: a value out of range for its field.
+    """
+    return attrs.evolve(obj, **changes)  # type: ignore[misc]
+
+
+def unknown_fields(obj: Any) -> bytes:
+    """The unknown fields kept on a decoded message: their raw bytes, tags included,
+    in arrival order ("Unknown Fields" in the Language Guide). ``b""`` if none."""
+    return obj._pbj_unknown  # type: ignore[no-any-return]

@@ -1,0 +1,106 @@
+"""The field specifiers ``pbj.field``, ``pbj.map_field`` and ``pbj.oneof``.
+
+Each leaves a :class:`FieldSpec` marker as the default value of an annotated
+attribute in the class body; ``@pbj.message`` reads the markers, checks them
+and turns them into attrs fields. To type checkers the specifiers return
+``Any``: a field then simply has a default (every protobuf field is optional
+in the constructor) and its type is the attribute's annotation (PEP 681).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["FieldSpec", "MISSING", "field", "map_field", "oneof"]
+
+#: Marks "no value given" (a proto2 default that was not declared).
+MISSING: Any = object()
+
+
+@attrs.define
+class FieldSpec:
+    """What ``pbj.field``/``map_field``/``oneof`` leave in the class body."""
+
+    number: int | None
+    type: Any
+    repeated: bool = False
+    packed: bool | None = None
+    optional: bool = False
+    map_key: str | None = None
+    map_value: Any = None
+    members: dict[str, tuple[Any, ...]] | None = None
+    json_name: str | None = None
+    proto_name: str | None = None
+    default: Any = MISSING
+    group: bool = False
+    required: bool = False
+
+
+def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None = None,
+          optional: bool = False, json_name: str | None = None, name: str | None = None,
+          default: Any = MISSING, group: bool = False, required: bool = False) -> Any:
+    """Declare a message field (as the default value of an annotated attribute).
+
+    Args:
+        number: the field number, 1 to 2**29-1, not 19000-19999
+            ("Assigning Field Numbers").
+        type: a scalar type name (``"int32"``, ``"string"`` …), an
+            ``enum.IntEnum`` class, a ``@pbj.message`` class, or a forward
+            reference to a message class (for recursive and mutually recursive
+            messages): its name as a string (looked up in the class's module)
+            or a zero-argument callable returning it.
+        repeated: a repeated field; the value is a tuple (lists are converted).
+        packed: write a repeated scalar packed (default: ``True``, as proto3
+            does, "Packed Repeated Fields"); ``False`` writes one tag per element.
+        optional: explicit presence: the value is ``None`` when absent and a set
+            zero is written ("Field Presence"). Message fields always have it.
+        json_name: the ProtoJSON name; default lowerCamelCase of ``name``.
+        name: the field's name in the ``.proto`` schema, when it differs from
+            the attribute (a Python keyword such as ``from`` is declared as
+            ``from_`` with ``name="from"``).
+        default: a proto2 default value (kept as schema information).
+        group: proto2 group encoding for a message field.
+        required: proto2 ``required``.
+
+    Returns:
+        A marker that ``@pbj.message`` turns into an attrs field (typed ``Any``).
+    """
+    return FieldSpec(number, type, repeated=repeated, packed=packed, optional=optional,
+                     json_name=json_name, proto_name=name, default=default, group=group,
+                     required=required)
+
+
+def map_field(number: int, key: str, value: Any, *, json_name: str | None = None,
+              name: str | None = None) -> Any:
+    """Declare a map field ("Maps"); the value is a :class:`~pbj.schema.FrozenMap`.
+
+    Args:
+        number: the field number.
+        key: the key type: any integral scalar type, ``"bool"`` or ``"string"``.
+        value: the value type: a scalar type name, an enum or a message class
+            (or a forward reference to one, as for :func:`field`).
+        json_name, name: as for :func:`field`.
+
+    Returns:
+        A marker that ``@pbj.message`` turns into an attrs field (typed ``Any``).
+    """
+    return FieldSpec(number, "map", map_key=key, map_value=value, json_name=json_name,
+                     proto_name=name)
+
+
+def oneof(**members: tuple[Any, ...]) -> Any:
+    """Declare a oneof: one attribute holding a :class:`~pbj.schema.OneOf` or ``None``.
+
+    Each keyword names a member and gives ``(number, type)`` or
+    ``(number, type, {"json_name": ..., "name": ..., "group": ...})``::
+
+        data: pbj.OneOf | None = pbj.oneof(transfer=(14, Transfer), memo=(15, "string"))
+
+    Members may not be repeated or maps ("Oneof").
+
+    Returns:
+        A marker that ``@pbj.message`` turns into an attrs field (typed ``Any``).
+    """
+    return FieldSpec(None, "oneof", members=members)

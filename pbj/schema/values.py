@@ -1,0 +1,311 @@
+"""The value rules of fields: what a field of each type accepts, and what it is stored as.
+
+One implementation serves the constructor (``__init__``, ``pbj.replace``,
+``attrs.evolve``: see :mod:`pbj.schema.constructor`) and the encoder's error
+diagnosis (:func:`pbj.api.encode` names the field that failed). The types come
+from the rows of :mod:`pbj.scalars` ("Scalar Value Types" in protobuf.dev
+"Language Guide (proto3)"):
+
+* integral types take an ``int`` (or an object with ``__index__``, not a
+  ``bool``) within the type's range;
+* ``float``/``double`` take a ``float`` or an ``int`` (stored as ``float``);
+  a finite ``float`` value must fit the 32-bit range;
+* ``bool`` takes ``True``/``False`` (the ints 0 and 1 become bools);
+* ``string`` takes a ``str`` that can be encoded as UTF-8 (no lone surrogates);
+* ``bytes`` takes ``bytes``, ``bytearray`` or ``memoryview``, stored as ``bytes``
+  (so a later change to the buffer cannot change the message);
+* an enum field takes a member of its enum or an int32 (a known number becomes
+  the member; an unknown one stays an ``int``, as open enums keep it);
+* a message field takes an instance of exactly its class (``None`` for "not
+  set"); an instance of the same message from another load of the schema is
+  refused with a message that says so;
+* a repeated field takes any iterable but ``str``, ``bytes``-like and mappings,
+  stored as a ``tuple``; a map field a mapping, stored as a ``FrozenMap``;
+* ``None`` is "not set" for a field with explicit presence, and an error for a
+  field with implicit presence; a oneof takes ``None`` or a ``pbj.OneOf`` naming
+  one of its members.
+
+A wrong type raises ``TypeError``, a value out of range ``ValueError``; the
+text names the class, the field (with the index, key or member) and the value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import math
+import operator
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from pbj.scalars import ENUM, SCALARS
+from pbj.schema.containers import FrozenMap, OneOf
+from pbj.schema.records import FieldInfo, OneofInfo, is_message
+
+__all__ = ["BadValue", "FLOAT_MAX", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
+           "construct_oneof", "problem", "none_problem", "an"]
+
+#: The largest finite 32-bit float.
+FLOAT_MAX = 3.4028234663852886e38
+_NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping)
+
+
+class BadValue(Exception):
+    """A value a field does not accept: the exception class to raise, the reason, where.
+
+    Attributes:
+        error: ``TypeError`` or ``ValueError``.
+        reason: the text, naming the value.
+        where: the place inside the field (``"[2]"``, ``"['k']"``, ``".member"``), innermost last.
+    """
+
+    def __init__(self, error: type[Exception], reason: str, where: str = "") -> None:
+        super().__init__(reason)
+        self.error, self.reason, self.where = error, reason, where
+
+    def inside(self, where: str) -> BadValue:
+        """This problem, seen from one level further out (``where`` is prepended)."""
+        self.where = where + self.where
+        return self
+
+
+def an(name: str) -> str:
+    """``name`` with its indefinite article: ``"an Inner"``, ``"a Timestamp"``."""
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60 and type(value) is int:
+        return f"int of {len(text.lstrip('-'))} digits"
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _type_error(what: str, needs: str, value: Any) -> NoReturn:
+    raise BadValue(TypeError, f"{what} field needs {needs}, got {_show(value)}")
+
+
+def coerce_scalar(kind: str, value: Any) -> Any:
+    """The stored form of ``value`` for a field of scalar type ``kind``.
+
+    Raises:
+        BadValue: the value does not fit (the rules in the module docstring).
+    """
+    row = SCALARS[kind]
+    if row.range is not None:
+        if value.__class__ is not int:
+            if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+                _type_error(kind, "an int", value)
+            value = operator.index(value)
+        lo, hi = row.range
+        if not lo <= value <= hi:
+            raise BadValue(ValueError, f"{value} is out of range for {kind} [{lo}, {hi}]")
+        return value
+    if row.is_float:
+        if value.__class__ is not float:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                _type_error(kind, "a float", value)
+            try:
+                value = float(value)
+            except OverflowError:
+                raise BadValue(ValueError, f"{_show(value)} is out of range for {kind}") from None
+        if kind == "float" and math.isfinite(value) and abs(value) > FLOAT_MAX:
+            raise BadValue(ValueError, f"{value} is out of range for float")
+        return value
+    if kind == "bool":
+        if value.__class__ is bool:
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        _type_error(kind, "a bool", value)
+    if kind == "string":
+        if not isinstance(value, str):
+            _type_error(kind, "a str", value)
+        if value.__class__ is not str:
+            value = str.__str__(value)
+        if not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError as e:
+                raise BadValue(ValueError, f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
+        return value
+    # bytes
+    if value.__class__ is bytes:
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    _type_error(kind, "bytes", value)
+
+
+def coerce_enum(enum_cls: type[enum.IntEnum], value: Any) -> Any:
+    """The stored form of ``value`` for a field of enum ``enum_cls``.
+
+    Raises:
+        BadValue: not an int, or outside the int32 range.
+    """
+    if value.__class__ is enum_cls:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        _type_error(f"enum {enum_cls.__name__}", f"{an(enum_cls.__name__)} member or an int", value)
+    lo, hi = ENUM.range  # type: ignore[misc]
+    if not lo <= value <= hi:
+        raise BadValue(ValueError, f"{value} is out of range for enum {enum_cls.__name__} [{lo}, {hi}]")
+    try:
+        return enum_cls(value)
+    except ValueError:
+        return int(value)
+
+
+def coerce_message(cls: type, value: Any) -> Any:
+    """``value`` itself when it is an instance of message class ``cls`` (its fields were checked when built).
+
+    Raises:
+        BadValue: another class; the text says so when it is the same message
+            from another load of the same schema.
+    """
+    if value.__class__ is cls:
+        return value
+    name = cls.__name__
+    other = type(value)
+    if is_message(other) and other.__pbj_info__.full_name == cls.__pbj_info__.full_name:  # type: ignore[attr-defined]
+        raise BadValue(TypeError, f"message field needs {an(name)} of this load of the schema, got the "
+                                  f"{cls.__pbj_info__.full_name} of another load of the same schema; "  # type: ignore[attr-defined]
+                                  "build it with the classes of one Namespace")
+    raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}")
+
+
+def coerce_value(f_type: Any, value: Any) -> Any:
+    """The stored form of one value (not ``None``) of type ``f_type`` (scalar name, enum or message class).
+
+    Raises:
+        BadValue: the value does not fit.
+    """
+    if isinstance(f_type, str):
+        return coerce_scalar(f_type, value)
+    if isinstance(f_type, type) and issubclass(f_type, enum.IntEnum):
+        return coerce_enum(f_type, value)
+    return coerce_message(f_type, value)
+
+
+def _coerce_repeated(f: FieldInfo, value: Any) -> tuple[Any, ...]:
+    if isinstance(value, _NOT_SEQUENCES):
+        _type_error("repeated", "a tuple or list", value)
+    try:
+        items = tuple(value)
+    except TypeError:
+        _type_error("repeated", "a tuple or list", value)
+    out = list(items)
+    for i, item in enumerate(items):
+        try:
+            out[i] = coerce_value(f.type, item)
+        except BadValue as bad:
+            raise bad.inside(f"[{i}]") from None
+    return tuple(out)
+
+
+def _coerce_map(f: FieldInfo, value: Any) -> FrozenMap[Any, Any]:
+    if not isinstance(value, Mapping):
+        try:
+            value = dict(value)
+        except (TypeError, ValueError):
+            _type_error("map", "a dict (or a FrozenMap)", value)
+    out = {}
+    for k, v in value.items():
+        try:
+            out[coerce_scalar(f.map_key, k)] = coerce_value(f.map_value, v)  # type: ignore[arg-type]
+        except BadValue as bad:
+            raise bad.inside(f"[{k!r}]") from None
+    return FrozenMap(out)
+
+
+def _type_words(f: FieldInfo) -> str:
+    t = f.type
+    return t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+
+
+def none_problem(f: FieldInfo) -> str:
+    """Why ``None`` is refused for field ``f`` (a field with implicit presence)."""
+    return f"{_type_words(f)} field has implicit presence and cannot be None (leave it out for its default)"
+
+
+def coerce_field(f: FieldInfo, value: Any) -> Any:
+    """The stored form of ``value`` for field ``f`` (not a oneof member), ``None`` included.
+
+    Raises:
+        BadValue: the value does not fit.
+    """
+    if f.map_key is not None:
+        return _coerce_map(f, value)
+    if f.repeated:
+        return _coerce_repeated(f, value)
+    if value is None:
+        if f.optional:
+            return None
+        raise BadValue(TypeError, none_problem(f))
+    return coerce_value(f.type, value)
+
+
+def coerce_oneof(o: OneofInfo, value: Any) -> Any:
+    """The stored form of ``value`` for oneof ``o``: ``None`` or a ``OneOf`` of one of its members.
+
+    Raises:
+        BadValue: not a ``OneOf``, not a member's name, or a value the member does not accept.
+    """
+    if value is None:
+        return None
+    names = [m.name for m in o.members]
+    if not isinstance(value, OneOf):
+        _type_error("oneof", f"pbj.OneOf(member, value) with member one of {names}", value)
+    which, item = value
+    member = next((m for m in o.members if m.name == which), None)
+    if member is None:
+        close = difflib.get_close_matches(str(which), names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise BadValue(TypeError, f"{which!r} is not a member of oneof {o.name} (members: {names}){hint}")
+    try:
+        if item is None:
+            raise BadValue(TypeError, f"a set member needs a value, got None (use None for the whole oneof "
+                                      f"to leave {o.name} unset)")
+        stored = coerce_value(member.type, item)
+    except BadValue as bad:
+        raise bad.inside(f".{which}") from None
+    return value if stored is item else OneOf(which, stored)
+
+
+def _raise(cls_name: str, attr: str, bad: BadValue) -> NoReturn:
+    raise bad.error(f"{cls_name}.{attr}{bad.where}: {bad.reason}") from None
+
+
+def construct_field(cls_name: str, f: FieldInfo, value: Any) -> Any:
+    """:func:`coerce_field`, raising the ``TypeError``/``ValueError`` a constructor raises.
+
+    Raises:
+        TypeError: a value of the wrong type (``"Cls.field[2]: string field needs a str, got int 5"``).
+        ValueError: a value out of range.
+    """
+    try:
+        return coerce_field(f, value)
+    except BadValue as bad:
+        _raise(cls_name, f.name, bad)
+
+
+def construct_oneof(cls_name: str, o: OneofInfo, value: Any) -> Any:
+    """:func:`coerce_oneof`, raising the ``TypeError``/``ValueError`` a constructor raises."""
+    try:
+        return coerce_oneof(o, value)
+    except BadValue as bad:
+        _raise(cls_name, o.name, bad)
+
+
+def problem(f_type: Any, value: Any) -> str | None:
+    """Why one value does not fit type ``f_type``, or ``None`` (for a message: its class only).
+
+    Used by the encoder's error diagnosis, so that it says what the constructor says.
+    """
+    try:
+        coerce_value(f_type, value)
+    except BadValue as bad:
+        return f"{bad.where}: {bad.reason}" if bad.where else bad.reason
+    return None
