@@ -23,9 +23,10 @@ import enum
 import typing
 from typing import Any
 
+from pbj.descriptor import FieldPresence
 from pbj.errors import SchemaError
 from pbj.loader.defaults import parse_default
-from pbj.loader.index import SchemaIndex, feature
+from pbj.loader.index import SchemaIndex
 from pbj.loader.names import _attr_name, join
 from pbj.scalars import SCALARS
 from pbj.schema import FrozenMap, field, map_field, oneof
@@ -39,11 +40,7 @@ _SCALAR_TYPES = {
     17: "sint32", 18: "sint64",
 }
 _TYPE_GROUP, _TYPE_MESSAGE, _TYPE_ENUM = 10, 11, 14
-_LABEL_REQUIRED, _LABEL_REPEATED = 2, 3
-# Editions feature values (descriptor.proto FeatureSet).
-_EXPLICIT, _LEGACY_REQUIRED = 1, 3
-_PACKED = 1
-_DELIMITED = 2
+_LABEL_REPEATED = 3
 
 
 class FieldBuilder:
@@ -115,15 +112,7 @@ class FieldBuilder:
         if fdp.number is None:
             raise SchemaError("a field has no number", cls_name=full, field_name=fdp.name)
 
-    def is_group(self, fdp: Any, feats: list, syntax: str) -> bool:
-        """Whether a message field uses the group encoding (proto2 group, editions ``DELIMITED``)."""
-        if fdp.type == _TYPE_GROUP:
-            return True
-        if syntax == "editions" and fdp.type == _TYPE_MESSAGE:
-            return feature(feats, fdp, "message_encoding") == _DELIMITED
-        return False
-
-    def oneof_spec(self, fdps: list, full: str, feats: list, syntax: str) -> Any:
+    def oneof_spec(self, fdps: list, full: str) -> Any:
         """The ``pbj.oneof`` of a real oneof's member fields."""
         members: dict[str, tuple] = {}
         member_names: set[str] = set()
@@ -133,15 +122,19 @@ class FieldBuilder:
             opts: dict[str, Any] = {"name": fdp.name}
             if fdp.json_name:
                 opts["json_name"] = fdp.json_name
-            if self.is_group(fdp, feats, syntax):
+            if self.index.features.fields[join(full, fdp.name)].delimited:
                 opts["group"] = True
             if fdp.default_value is not None:
                 opts["default"] = parse_default(fdp.default_value, ftype, full, fdp.name)
             members[_attr_name(fdp.name, member_names)] = (fdp.number, ftype, opts)
         return oneof(**members)
 
-    def field_spec(self, fdp: Any, full: str, feats: list, syntax: str) -> tuple[Any, Any]:
-        """A field's annotation and its ``pbj.field`` (or ``pbj.map_field``) declaration."""
+    def field_spec(self, fdp: Any, full: str) -> tuple[Any, Any]:
+        """A field's annotation and its ``pbj.field`` (or ``pbj.map_field``) declaration.
+
+        Presence, packing, ``required`` and the group encoding are the field's resolved
+        features (:func:`pbj.features.resolve`, "Feature Settings for Editions").
+        """
         repeated = fdp.label == _LABEL_REPEATED
         json_name = fdp.json_name or None
         if repeated and fdp.type == _TYPE_MESSAGE:
@@ -150,29 +143,12 @@ class FieldBuilder:
                 return FrozenMap, self._map_spec(fdp, target, json_name)
         ftype = self.field_type(fdp, full)
         is_message = not isinstance(ftype, str) and not (isinstance(ftype, type) and issubclass(ftype, enum.IntEnum))
-        group = self.is_group(fdp, feats, syntax)
+        rec = self.index.features.fields[join(full, fdp.name)]
+        group = rec.delimited
         packable = not is_message and ftype not in ("string", "bytes")
-        packed = None
-        optional = False
-        required = fdp.label == _LABEL_REQUIRED
-        opt_packed = fdp.options.packed if fdp.options is not None else None
-        if repeated and packable:
-            if syntax == "proto3":
-                packed = opt_packed if opt_packed is not None else True
-            elif syntax == "proto2":
-                packed = bool(opt_packed)
-            else:
-                enc = feature(feats, fdp, "repeated_field_encoding")
-                packed = opt_packed if opt_packed is not None else enc in (None, _PACKED)
-        elif not repeated and not is_message:
-            if syntax == "proto3":
-                optional = bool(fdp.proto3_optional)
-            elif syntax == "proto2":
-                optional = not required
-            else:
-                presence = feature(feats, fdp, "field_presence")
-                required = required or presence == _LEGACY_REQUIRED
-                optional = not required and presence in (None, _EXPLICIT)
+        packed = rec.packed if repeated and packable else None
+        required = rec.required
+        optional = not repeated and not is_message and rec.field_presence == FieldPresence.EXPLICIT
         default = None
         if fdp.default_value is not None:
             default = parse_default(fdp.default_value, ftype, full, fdp.name)

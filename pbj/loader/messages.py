@@ -35,7 +35,7 @@ def build_message(fields: FieldBuilder, full: str) -> type:
     Raises:
         SchemaError: a field is malformed or refused by ``@pbj.message``.
     """
-    md, fd, feats, package = fields.index.msg_desc[full]
+    md, fd, package = fields.index.msg_desc[full]
     syntax = fd.syntax or "proto2"
     taken: set[str] = set()
     # Nested type names stay free for class attributes (ns.pkg.Outer.Inner).
@@ -60,12 +60,12 @@ def build_message(fields: FieldBuilder, full: str) -> type:
             od = md.oneof_decl[item]
             attr = _attr_name(od.name or f"oneof_{item}", taken)
             anns[attr] = OneOf | None
-            body[attr] = fields.oneof_spec(real_oneofs[item], full, feats, syntax)
+            body[attr] = fields.oneof_spec(real_oneofs[item], full)
             continue
         fdp = item
         fields.check_field(fdp, full)
         attr = _attr_name(fdp.name, taken)
-        anns[attr], body[attr] = fields.field_spec(fdp, full, feats, syntax)
+        anns[attr], body[attr] = fields.field_spec(fdp, full)
     qualname = full[len(package) + 1:] if package else full
     ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
           "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce}

@@ -30,8 +30,9 @@ class Namespace:
 
     def __init__(self, messages: dict[str, type], enums: dict[str, type], files: tuple,
                  extensions: dict[str, Any]) -> None:
-        self.messages = messages
-        self.enums = enums
+        # typed Any: a static checker cannot know a loaded class's attributes (see ``pbj stubs``)
+        self.messages: dict[str, Any] = messages
+        self.enums: dict[str, Any] = enums
         self.files = files
         self.extensions = extensions
         prefixes: set[str] = set()
