@@ -137,8 +137,8 @@ class MessagePlan:
         by_name: every name the parser accepts -> :class:`FieldPlan` (oneof
             members included).
         required: the attribute names of proto2 ``required`` fields.
-        reserved: reserved field names (skipped when parsing), if the class
-            records them (``MessageInfo.reserved_names``).
+        reserved: reserved field names, skipped when parsing
+            (``MessageInfo.reserved_names``).
         is_any: the class is ``google.protobuf.Any``.
     """
 
@@ -159,7 +159,7 @@ class MessagePlan:
         for p in every:  # a group-like field is also read under its type's name
             self.by_name.setdefault(p.name, p)
         self.required = tuple(p.attr for p in self.fields if p.required)
-        self.reserved = frozenset(getattr(mi, "reserved_names", ()) or ())
+        self.reserved = mi.reserved_names
         self.is_any = mi.full_name == ANY_FULL_NAME
 
 
