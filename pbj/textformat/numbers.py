@@ -3,7 +3,9 @@
 Writing follows Google's C++ printer (``io::SimpleDtoa`` / ``io::SimpleFtoa``,
 which ``protoc --decode`` uses): a ``double`` is written with C's ``%.15g`` and,
 if that text does not read back as the same ``double``, with ``%.17g``; a
-``float`` with ``%.6g``, else ``%.9g``, read back as a ``float``. Infinities
+``float`` with ``%.6g``, else ``%.9g``, read back as a ``float`` (also ``%.9g``
+when the short text reads back below the smallest normal ``float``: C's
+``strtof`` then reports an underflow, which C++ takes as a mismatch). Infinities
 are ``inf`` and ``-inf``, every NaN is ``nan``. So ``0.1`` prints as ``0.1``,
 ``-0.0`` as ``-0``, ``1e100`` as ``1e+100`` and the ``float`` nearest 3.3 as
 ``3.3``. (Google's Python printer writes the shortest text that reads back
@@ -33,6 +35,7 @@ FLOAT32_MAX = 3.4028234663852886e38
 _FLOAT32_ROUNDS_TO_MAX = 3.4028235677973366e38
 _INF = math.inf
 _F32_MIN_SUBNORMAL = 1.401298464324817e-45
+_F32_MIN_NORMAL = 1.1754943508222875e-38
 
 
 def to_float32(value: float) -> float:
@@ -91,7 +94,10 @@ def format_float(value: float) -> str:
     if value == -_INF:
         return "-inf"
     text = f"{value:.6g}"
-    if _read_float32(text) != value:
+    back = _read_float32(text)
+    # C++ also takes the long form when reading the short one underflows (strtof's ERANGE: the
+    # text is below the smallest normal float), which every subnormal value does.
+    if back != value or (back and -_F32_MIN_NORMAL < back < _F32_MIN_NORMAL):
         text = f"{value:.9g}"
     return text
 

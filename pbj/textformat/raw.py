@@ -8,7 +8,8 @@ what ``protoc --decode_raw`` prints):
 * a varint as an unsigned decimal (``1: 150``);
 * an I64 or I32 value as hex of its 16 or 8 digits (``4: 0x0000000000000007``);
 * a LEN value as a nested block (``2 { ... }``) when it is not empty and its
-  bytes parse as fields, at most :data:`RECURSION_BUDGET` levels deep, else as
+  bytes parse as fields (as C++ parses them, :func:`lenient_fields`), at most
+  :data:`RECURSION_BUDGET` levels deep, else as
   a C-escaped string (``3: "\\001\\002"``, :mod:`pbj.textformat.escapes`);
 * a group as a nested block (``1004 { ... }``).
 
@@ -27,7 +28,7 @@ from pbj import wire
 from pbj.errors import DecodeError
 from pbj.textformat.escapes import escape_bytes
 
-__all__ = ["walk_fields", "print_unknown", "format_raw", "RECURSION_BUDGET"]
+__all__ = ["walk_fields", "lenient_fields", "print_unknown", "format_raw", "RECURSION_BUDGET"]
 
 #: How deep LEN values are tried as nested fields (C++ ``kUnknownFieldRecursionLimit``).
 RECURSION_BUDGET = 10
@@ -89,11 +90,77 @@ def walk_fields(data: bytes, pos: int = 0, end: int | None = None) -> list[tuple
     return out
 
 
-def _fields_or_none(data: bytes, begin: int, stop: int) -> list | None:
-    """The fields of a LEN payload, or ``None`` if its bytes are not a sequence of fields."""
+class _Malformed(Exception):
+    """The bytes are not fields as C++'s ``UnknownFieldSet`` parser reads them."""
+
+
+def _lenient_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A varint as C++'s ``CodedInputStream`` reads it: up to 10 bytes, bits above 64 dropped."""
+    result = shift = 0
+    for i in range(pos, min(pos + 10, end)):
+        b = data[i]
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result & 0xFFFFFFFFFFFFFFFF, i + 1
+        shift += 7
+    raise _Malformed
+
+
+def _lenient_walk(data: bytes, pos: int, end: int, depth: int, group: int | None) -> tuple[list, int, int]:
+    out = []
+    while pos < end:
+        start = pos
+        tag, pos = _lenient_varint(data, pos, end)
+        tag &= 0xFFFFFFFF  # a tag is read as a 32-bit varint: longer ones keep their low 32 bits
+        number, wt = tag >> 3, tag & 7
+        if wt == wire.WIRE_EGROUP:
+            if number != group or number == 0:
+                raise _Malformed
+            return out, start, pos
+        if number == 0:
+            raise _Malformed
+        if wt == wire.WIRE_VARINT:
+            value, pos = _lenient_varint(data, pos, end)
+        elif wt == wire.WIRE_I64 or wt == wire.WIRE_I32:
+            size = 8 if wt == wire.WIRE_I64 else 4
+            if pos + size > end:
+                raise _Malformed
+            value, pos = data[pos:pos + size], pos + size
+        elif wt == wire.WIRE_LEN:
+            n, pos = _lenient_varint(data, pos, end)
+            n &= 0xFFFFFFFF
+            if n > 0x7FFFFFFF or pos + n > end:
+                raise _Malformed
+            value, pos = (pos, pos + n), pos + n
+        elif wt == wire.WIRE_SGROUP:
+            if depth <= 0:
+                raise _Malformed
+            body = pos
+            _fields, body_end, pos = _lenient_walk(data, pos, end, depth - 1, number)
+            value = (body, body_end)
+        else:
+            raise _Malformed
+        out.append((number, wt, start, pos, value))
+    if group is not None:
+        raise _Malformed
+    return out, pos, pos
+
+
+def lenient_fields(data: bytes, begin: int, end: int, depth: int = _GROUP_DEPTH) -> list | None:
+    """The fields of ``data[begin:end]`` as C++ reads unknown fields, or ``None`` if they do not parse.
+
+    C++ (``UnknownFieldSet`` through ``CodedInputStream``, what ``protoc
+    --decode_raw`` and the printer's LEN heuristic use) is more lenient than
+    :func:`walk_fields`: varints may take all 10 bytes whatever the 10th holds
+    (bits above 64 are dropped), and a tag may be longer than 5 bytes (it keeps
+    its low 32 bits). Groups may nest ``depth`` levels.
+
+    Returns:
+        The fields as :func:`walk_fields` returns them, or ``None``.
+    """
     try:
-        return walk_fields(data, begin, stop)
-    except DecodeError:
+        return _lenient_walk(data, begin, end, depth, None)[0]
+    except (_Malformed, IndexError):
         return None
 
 
@@ -130,14 +197,14 @@ def print_unknown(data: bytes, fields: list, out: list[str], prefix: str, step: 
             out.append(f"{prefix}{number}: 0x{int.from_bytes(value, 'little'):08x}{nl}")
         elif wt == wire.WIRE_SGROUP:
             out.append(f"{prefix}{number} {{{nl}")
-            print_unknown(data, walk_fields(data, value[0], value[1]), out, prefix + step, step, nl,
+            print_unknown(data, lenient_fields(data, value[0], value[1]) or [], out, prefix + step, step, nl,
                           budget - 1, strings_first)
             out.append(f"{prefix}}}{nl}")
         else:
             begin, stop = value
             nested = None
             if stop > begin and budget > 0 and not (strings_first and _printable(data[begin:stop])):
-                nested = _fields_or_none(data, begin, stop)
+                nested = lenient_fields(data, begin, stop, budget)
             if nested is not None:
                 out.append(f"{prefix}{number} {{{nl}")
                 print_unknown(data, nested, out, prefix + step, step, nl, budget - 1, strings_first)
@@ -163,6 +230,10 @@ def format_raw(data: bytes, *, indent: str = "  ", max_depth: int = RECURSION_BU
     Raises:
         DecodeError: ``data`` is not a valid sequence of fields.
     """
+    fields = lenient_fields(data, 0, len(data))
+    if fields is None:
+        walk_fields(data)  # raises a DecodeError that says what is wrong and where
+        raise DecodeError("the input is not a valid sequence of fields")
     out: list[str] = []
-    print_unknown(data, walk_fields(data), out, "", indent, "\n", max_depth, strings_first=True)
+    print_unknown(data, fields, out, "", indent, "\n", max_depth, strings_first=True)
     return "".join(out).removesuffix("\n")
