@@ -29,7 +29,7 @@ maps and oneofs) and, where the spec is silent, Google's C++ parser:
 * a reserved field name (``MessageInfo.reserved_names``) is skipped with its
   value, as the spec says; unknown fields are never parsed;
 * proto2 ``required`` fields must be set ("Fields marked ``required`` must be
-  specified exactly once").
+  specified exactly once"), unless ``allow_partial``.
 
 Every failure is a :class:`~pbj.textformat.errors.TextError` with the line,
 column and field path; the path is added while the error unwinds, so it costs
@@ -65,7 +65,8 @@ _FALSE = frozenset({"false", "False", "f"})
 _MAX_DIGITS = 25
 
 
-def from_text(cls: type, text: str | bytes, *, extensions: Any = None, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_partial: bool = False,
+              max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """Read a message of class ``cls`` from the text format.
 
     Implements the parsing side of protobuf.dev "Text Format Language
@@ -76,6 +77,8 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, max_depth
         text: the text (``bytes`` are read as UTF-8).
         extensions: a :class:`pbj.Namespace` whose extension declarations
             make ``[pkg.ext]`` names readable.
+        allow_partial: accept messages whose proto2 ``required`` fields are
+            not all set (C++ ``Parser::AllowPartialMessage``).
         max_depth: how deeply messages may nest (default
             ``pbj.DEFAULT_MAX_DEPTH``, 100).
 
@@ -107,7 +110,7 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, max_depth
     elif not isinstance(text, str):
         raise TypeError(f"from_text() needs the text as str or bytes, got {type(text).__name__}")
     table = extension_table(extensions) if extensions is not None else None
-    parser = _Parser(text, table, max_depth)
+    parser = _Parser(text, table, max_depth, allow_partial)
     parser.advance()
     return parser.message(cls, None)
 
@@ -124,9 +127,9 @@ def _found(kind: str, tok: str) -> str:
 class _Parser:
     """One :func:`from_text` call: the text, the current token, and the readers."""
 
-    __slots__ = ("depth", "kind", "max_depth", "pos", "start", "table", "text", "tok")
+    __slots__ = ("allow_partial", "depth", "kind", "max_depth", "pos", "start", "table", "text", "tok")
 
-    def __init__(self, text: str, table: ExtensionTable | None, max_depth: int) -> None:
+    def __init__(self, text: str, table: ExtensionTable | None, max_depth: int, allow_partial: bool) -> None:
         self.text = text
         self.pos = 0
         self.kind = self.tok = ""
@@ -134,6 +137,7 @@ class _Parser:
         self.table = table
         self.max_depth = max_depth
         self.depth = 0
+        self.allow_partial = allow_partial
 
     # ------------------------------------------------------------ tokens
 
@@ -196,7 +200,7 @@ class _Parser:
         end = self.start
         if close is not None:
             self.advance()
-        for attr in plan.required:
+        for attr in () if self.allow_partial else plan.required:
             if attr not in values:
                 self.fail(f'required field "{attr}" of message {plan.full_name} is not set', end)
         if extensions:
