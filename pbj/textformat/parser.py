@@ -116,11 +116,13 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
 
 
 def _found(kind: str, tok: str) -> str:
-    """The current token, for an error message."""
+    """The current token, for an error message (a token that is an error itself says what is wrong)."""
     if kind == "end":
         return "the end of the text"
     if kind == "str":
         return f"the string {tok if len(tok) <= 40 else tok[:37] + '...'}"
+    if kind in ERROR_KINDS:
+        return f"{tok[:40]!r} ({ERROR_KINDS[kind]})"
     return f'"{tok}"'
 
 
@@ -149,8 +151,6 @@ class _Parser:
         self.tok = m.group(kind)
         self.start = m.start(kind)
         self.pos = m.end()
-        if kind in ERROR_KINDS:
-            self.fail(f"{ERROR_KINDS[kind]}: {self.tok[:40]!r}")
 
     def fail(self, reason: str, offset: int | None = None) -> None:
         """Raise a :class:`TextError` at ``offset`` (default: the current token)."""

@@ -52,8 +52,8 @@ KINDS = frozenset({"ident", "float", "hex", "oct", "dec", "str", "sym", "end", "
 #: The kinds that are errors wherever they appear, with what is wrong.
 ERROR_KINDS = {
     "badnum": "a number may not run into letters, digits or dots",
-    "badstr": "a string literal is missing its closing quote on the same line",
-    "bad": "a character that starts no token of the text format",
+    "badstr": "a string with no closing quote on its line",
+    "bad": "a character that starts no token",
 }
 
 
