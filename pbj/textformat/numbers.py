@@ -112,7 +112,9 @@ def _read_float32(text: str) -> float:
     wide = float(text)
     try:
         narrow = _F32.unpack(_F32.pack(wide))[0]
-    except OverflowError:
+    except OverflowError:  # ``wide`` rounds to infinity; a decimal just below the halfway point does not
+        if abs(wide) == _FLOAT32_ROUNDS_TO_MAX and abs(Fraction(text)) < Fraction(_FLOAT32_ROUNDS_TO_MAX):
+            return math.copysign(FLOAT32_MAX, wide)
         return math.copysign(_INF, wide)
     if narrow == wide or math.isinf(narrow):
         return narrow
