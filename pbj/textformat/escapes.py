@@ -21,6 +21,7 @@ conformance suite expects a parse error.
 
 from __future__ import annotations
 
+import codecs
 import re
 
 __all__ = ["escape_bytes", "escape_text", "unescape", "EscapeError"]
@@ -121,6 +122,13 @@ def unescape(body: str) -> bytes:
             return body.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise EscapeError("the string holds a lone surrogate, which is not valid UTF-8", exc.start) from None
+    if not _NOT_C_ESCAPE(body):
+        # Only the escapes Python's bytes literals share with the spec (what printers write):
+        # the C-level decoder does them all at once.
+        try:
+            return _escape_decode(body.encode("utf-8"))[0]
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: reported below, with its place
     out = bytearray()
     pos, end = 0, len(body)
     match = _PIECE.match
@@ -153,6 +161,13 @@ def unescape(body: str) -> bytes:
             out += chr(code).encode("utf-8")
         pos = m.end()
     return bytes(out)
+
+
+# A backslash that does not start an escape Python's ``codecs.escape_decode`` reads as the spec
+# does: octal above \377, \x without two hex digits, \? \u \U, unknown escapes, a final backslash.
+# (It may also match after an escaped backslash, which only sends the body down the slow path.)
+_NOT_C_ESCAPE = re.compile(r"""\\(?:[4-7][0-7]{2}|x(?![0-9a-fA-F]{2})|[^0-7xabfnrtv\\'"]|\Z)""").search
+_escape_decode = codecs.escape_decode
 
 
 def _bad_escape(body: str, pos: int) -> str:

@@ -39,6 +39,7 @@ so hostile text cannot exhaust the stack.
 
 from __future__ import annotations
 
+import gc
 import re
 from typing import Any
 
@@ -63,6 +64,7 @@ _TRUE = frozenset({"true", "True", "t"})
 _FALSE = frozenset({"false", "False", "f"})
 # Longer digit strings are out of range for every integer type (and would be slow to convert).
 _MAX_DIGITS = 25
+_GC_PAUSE_CHARS = 16384
 
 
 def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_partial: bool = False,
@@ -112,7 +114,15 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
     table = extension_table(extensions) if extensions is not None else None
     parser = _Parser(text, table, max_depth, allow_partial)
     parser.advance()
-    return parser.message(cls, None)
+    if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
+        return parser.message(cls, None)
+    # As pbj.decode does: the many objects a large text makes cannot form cycles, so the cyclic
+    # collector would only scan them again and again while they are made.
+    gc.disable()
+    try:
+        return parser.message(cls, None)
+    finally:
+        gc.enable()
 
 
 def _found(kind: str, tok: str) -> str:
@@ -146,11 +156,10 @@ class _Parser:
     def advance(self) -> None:
         """Move to the next token (``kind``, ``tok``, ``start``)."""
         m = TOKEN(self.text, self.pos)
-        kind = m.lastgroup
-        self.kind = kind
-        self.tok = m.group(kind)
-        self.start = m.start(kind)
-        self.pos = m.end()
+        self.kind = kind = m.lastgroup
+        self.start, end = m.span(kind)
+        self.tok = self.text[self.start:end]
+        self.pos = end
 
     def fail(self, reason: str, offset: int | None = None) -> None:
         """Raise a :class:`TextError` at ``offset`` (default: the current token)."""
@@ -482,15 +491,8 @@ class _Parser:
     # ------------------------------------------------------------ scalar values
 
     def read_scalar(self, kind: str) -> Any:
-        if kind == "string":
-            return self.read_string()
-        if kind == "bytes":
-            return self.read_bytes()
-        if kind == "bool":
-            return self.read_bool()
-        if kind == "float" or kind == "double":
-            return self.read_float(kind)
-        return self.read_int(kind, kind)
+        """A value of scalar type ``kind`` (``"int32"``, ``"string"`` …)."""
+        return _SCALAR_READERS[kind](self, kind)
 
     def read_int(self, kind: str, what: str) -> int:
         """An integer of type ``kind`` (``what`` names it in errors): decimal, octal or hex, range-checked."""
@@ -616,6 +618,14 @@ class _Parser:
                 self.fail(f"{number} is not a number of closed enum {ep.name}", start)
             return number
         self.fail(f"expected a name or number for enum {ep.name}, found {self.found()}")
+
+
+_SCALAR_READERS = {
+    **{kind: lambda parser, kind: parser.read_int(kind, kind) for kind in RANGES},
+    "float": _Parser.read_float, "double": _Parser.read_float,
+    "bool": lambda parser, kind: parser.read_bool(), "string": lambda parser, kind: parser.read_string(),
+    "bytes": lambda parser, kind: parser.read_bytes(),
+}
 
 
 class _Absent:

@@ -32,12 +32,12 @@ _NOT_IDENT = r"(?![A-Za-z0-9_])"
 #: Whitespace and comments, then one token; ``m.lastgroup`` is its kind.
 TOKEN = re.compile(_SKIP + rf"""(?:
     (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<sym>[{{}}<>\[\]:;,\-/])
+  | (?P<str>"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"|'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*')
   | (?P<float>(?:\.[0-9]+(?:{_EXP})?|{_DEC_LIT}(?:\.[0-9]*(?:{_EXP})?|{_EXP}))[fF]?|{_DEC_LIT}[fF]){_NOT_IDENT}
   | (?P<hex>0[xX][0-9a-fA-F]+){_NOT_IDENT}
   | (?P<oct>0[0-7]+){_NOT_IDENT}
   | (?P<dec>{_DEC_LIT}){_NOT_IDENT}
-  | (?P<str>"(?:[^"\\\n]|\\[^\n])*"|'(?:[^'\\\n]|\\[^\n])*')
-  | (?P<sym>[{{}}<>\[\]:;,\-/])
   | (?P<end>\Z)
   | (?P<badnum>[0-9.][A-Za-z0-9_.]*)
   | (?P<badstr>["'])
