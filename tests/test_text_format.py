@@ -269,8 +269,13 @@ def test_conformance_messages():
     assert pbj.from_text(_p2(), "Data { group_int32: 1 }").data.group_int32 == 1
     assert pbj.from_text(_p2(), "MultiWordGroupField { group_int32: 2 }").multiwordgroupfield.group_int32 == 2
     # reserved names are skipped with whatever value they have
-    p3 = pbj.from_text(_p3(), "reserved_field: { a: [1, {b: 2}] } optional_int32: 1 reserved_field: -inf")
+    p3 = pbj.from_text(_p3(), "reserved_field: { a: [1, {b: 2}] } optional_int32: 1 reserved_field: -inf "
+                              "reserved_field < [x.y]: 'z' > reserved_field: [[1, [2]], [], 'x' \"y\"]")
     assert p3 == _p3()(optional_int32=1)
+    with pytest.raises(pbj.TextError, match='expected a value, found "]"'):
+        pbj.from_text(_p3(), "reserved_field: [1,]")
+    with pytest.raises(pbj.TextError, match='"-foo" is not a value'):
+        pbj.from_text(_p3(), "reserved_field: -foo")
     # extensions are kept as the unknown fields pbj.decode would keep
     ext = pbj.from_text(_p2(), "[protobuf_test_messages.proto2.extension_int32]: 42\n"
                                "[protobuf_test_messages.proto2.groupfield] { group_int32: 1 }", extensions=ns)

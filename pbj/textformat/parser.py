@@ -463,22 +463,25 @@ class _Parser:
             while self.kind == "str":
                 self.advance()
             return
-        if self.at("["):
+        if self.at("["):  # lists of lists are skipped too (as C++ does), within max_depth
+            self.depth += 1
+            if self.depth > self.max_depth:
+                self.fail(f"lists are nested deeper than max_depth ({self.max_depth})")
             self.advance()
-            if self.at("]"):
-                self.advance()
-                return
-            while True:
-                if self.kind == "sym" and self.tok in ("{", "<"):
-                    self.skip_message()
-                else:
-                    self.skip_value()
-                if self.at("]"):
+            if not self.at("]"):
+                while True:
+                    if self.kind == "sym" and self.tok in ("{", "<"):
+                        self.skip_message()
+                    else:
+                        self.skip_value()
+                    if self.at("]"):
+                        break
+                    if not self.at(","):
+                        self.fail(f'expected "," or "]" in a list, found {self.found()}')
                     self.advance()
-                    return
-                if not self.at(","):
-                    self.fail(f'expected "," or "]" in a list, found {self.found()}')
-                self.advance()
+            self.advance()
+            self.depth -= 1
+            return
         negative = self.at("-")
         if negative:
             self.advance()
