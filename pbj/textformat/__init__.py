@@ -18,7 +18,8 @@ problem. One module per concern:
 * :mod:`~pbj.textformat.escapes`: string literals, C escapes both ways;
 * :mod:`~pbj.textformat.numbers`: how floats are written and narrowed;
 * :mod:`~pbj.textformat.plan`: what the format needs from a message's schema;
-* :mod:`~pbj.textformat.printer` and :mod:`~pbj.textformat.parser`;
+* :mod:`~pbj.textformat.printer` and :mod:`~pbj.textformat.parser` (on the
+  token cursor and value readers of :mod:`~pbj.textformat.reader`);
 * :mod:`~pbj.textformat.raw`: fields without a schema (unknown fields,
   ``pbj decode-raw``);
 * :mod:`~pbj.textformat.extensions`: ``[pkg.ext]`` names from a loaded schema;
