@@ -40,7 +40,7 @@ def _run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cli-text")
-    proto = tmp / "outer.proto"
+    proto = tmp / "cli_text_outer.proto"  # a file name of its own in Google's default pool
     proto.write_text(textwrap.dedent(SCHEMA))
     (tmp / "outer.binpb").write_bytes(protoc([proto], [tmp]))
     return tmp, proto
