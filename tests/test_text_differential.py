@@ -137,13 +137,17 @@ def test_text_matches_google_long(suite, name):
 # ---------------------------------------------------------------- C++: protoc --decode, text for text
 
 @cache
-def _batch(files: tuple[str, ...], include: tuple[str, ...], names: tuple[str, ...]) -> tuple[Path, pbj.Namespace]:
-    """A schema with ``message Batch { repeated <name> f<i> = i; }`` over ``names`` (every file imported)."""
+def _batch(suite: str, files: tuple[str, ...], include: tuple[str, ...],
+           names: tuple[str, ...]) -> tuple[Path, str, pbj.Namespace]:
+    """A file ``pbjtext_<suite>.proto`` with ``message Batch { repeated <name> f<i> = i; }`` over ``names``
+    (every file imported); returns its path, the Batch's full name and the loaded schema."""
     tmp = Path(tempfile.mkdtemp(prefix="pbj-text-batch-"))
-    lines = ['syntax = "proto3";', "package pbjtextbatch;", *(f'import "{f}";' for f in files), "message Batch {"]
+    package = "pbjtext_" + suite.replace("-", "_")
+    lines = ['syntax = "proto3";', f"package {package};", *(f'import "{f}";' for f in files), "message Batch {"]
     lines += [f"  repeated .{name} f{i} = {i};" for i, name in enumerate(names, 1)]
-    (tmp / "batch.proto").write_text("\n".join([*lines, "}"]) + "\n")
-    return tmp, pbj.load_descriptor_set(protoc([tmp / "batch.proto"], [*include, tmp]))
+    proto = tmp / f"{package}.proto"  # a file name of its own in Google's default pool
+    proto.write_text("\n".join([*lines, "}"]) + "\n")
+    return proto, f"{package}.Batch", pbj.load_descriptor_set(protoc([proto], [*include, tmp]))
 
 
 def _protoc_decode(proto: Path, include: list, type_name: str, payload: bytes) -> str:
@@ -170,7 +174,7 @@ _PER_TYPE = {"hapi": 2, "pbj-it": 10, "proto3": 10, "conformance": 25}
 @pytest.mark.parametrize("suite", sorted(_PROTOC_SUITES))
 def test_same_text_as_protoc(suite):
     files, include, names = (f() for f in _PROTOC_SUITES[suite])
-    tmp, ns = _batch(tuple(files), tuple(str(i) for i in include), tuple(names))
+    proto, batch, ns = _batch(suite, tuple(files), tuple(str(i) for i in include), tuple(names))
     chunks = []
     for i, name in enumerate(names, 1):
         tag = wire.encode_varint(i << 3 | wire.WIRE_LEN)
@@ -181,8 +185,8 @@ def test_same_text_as_protoc(suite):
 
         _examples(ns[name], _PER_TYPE[suite], add)
     payload = b"".join(chunks)
-    theirs = _protoc_decode(tmp / "batch.proto", [*include, tmp], "pbjtextbatch.Batch", payload)
-    ours = pbj.to_text(pbj.decode(ns["pbjtextbatch.Batch"], payload), print_unknown_fields=True,
+    theirs = _protoc_decode(proto, [*include, proto.parent], batch, payload)
+    ours = pbj.to_text(pbj.decode(ns[batch], payload), print_unknown_fields=True,
                        expand_any=False, extensions=ns)
     if ours != theirs:
         import difflib
