@@ -35,6 +35,7 @@ from pbj.schema import (
     replace,
     unknown_fields,
 )
+from pbj.textformat import TextError, from_text, to_text
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "DecodeError", "EncodeError", "FieldInfo", "FrozenMap", "OneOf",
@@ -43,6 +44,7 @@ __all__ = [
     "unknown_fields", "write_reverse",
     "Namespace", "load_descriptor_set", "load_proto",
     "JSONError", "from_dict", "from_json", "to_dict", "to_json",
+    "TextError", "from_text", "to_text",
 ]
 
 __version__ = "0.1.0"

@@ -5,15 +5,17 @@ Commands:
 * ``pbj demo``: decode the real Hedera block that ships with pbj, encode it
   again with both writers and check the bytes (prints counts and timings).
 * ``pbj decode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--text] [FILE|-]``:
-  decode a binary message and print it as ProtoJSON (``pbj.to_json``), or as
-  an indented text form with ``--text``.
+  decode a binary message and print it as ProtoJSON (``pbj.to_json``), or in
+  the text format with ``--text`` (``pbj.to_text`` with unknown fields and
+  without expanding ``Any`` values: what ``protoc --decode`` prints).
   JSON has no place for unknown fields: their count and size are reported on
   stderr.
-* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [-o F] [--force] [FILE|-]``:
-  read a message as ProtoJSON (``pbj.from_json``) and write its binary
-  encoding to ``-o F`` or stdout (not to a terminal unless ``--force``).
+* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--from-text] [-o F] [--force] [FILE|-]``:
+  read a message as ProtoJSON (``pbj.from_json``), or in the text format with
+  ``--from-text`` (``pbj.from_text``), and write its binary encoding to ``-o F``
+  or stdout (not to a terminal unless ``--force``).
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
-  a schema, as ``protoc --decode_raw`` does.
+  a schema, as ``protoc --decode_raw`` does (:func:`pbj.textformat.raw.format_raw`).
 
 ``decode`` and ``decode-raw`` read gzip input (``.blk.gz``) as its contents.
 * ``pbj bench [--quick] [--json F] [--plot F.png] ...``: the benchmarks of
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import enum
 import gzip
 import sys
 import time
@@ -37,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import pbj
-from pbj import wire
 from pbj.errors import PbjError
-from pbj.schema import FrozenMap, OneOf, info
+from pbj.schema import OneOf, info
+from pbj.textformat.raw import format_raw, walk_fields
 
-__all__ = ["main", "format_message", "format_raw", "walk_fields"]
+__all__ = ["main", "format_raw", "walk_fields"]
 
 BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
 SCHEMA_FILE = "hapi-v0.55.0.binpb"
@@ -80,226 +81,6 @@ class _Progress:
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-
-
-# ----------------------------------------------------------------- raw walk
-
-def walk_fields(data: bytes, pos: int = 0, end: int | None = None) -> list[tuple[int, int, int, int, Any]]:
-    """Split an encoded message into its top-level fields, with no schema.
-
-    Args:
-        data: the encoding.
-        pos, end: the byte range to walk (default: all of ``data``).
-
-    Returns:
-        ``(field_number, wire_type, start, stop, value)`` per field, in order:
-        ``start``/``stop`` delimit the whole field (tag included); ``value`` is
-        the varint (``int``), the 8 or 4 raw bytes (I64/I32), the payload
-        ``(begin, end)`` offsets (LEN), or the group body ``(begin, end)``
-        offsets without the end tag (SGROUP).
-
-    Raises:
-        DecodeError: the bytes are not a valid sequence of fields (truncated,
-            bad wire type, field number 0 …).
-    """
-    end = len(data) if end is None else end
-    out = []
-    try:
-        while pos < end:
-            start = pos
-            tag, pos = wire.read_tag(data, pos)
-            number, wt = tag >> 3, tag & 7
-            if number == 0:
-                raise pbj.DecodeError("field number 0 is not allowed", offset=start)
-            if wt == wire.WIRE_VARINT:
-                value, pos = wire.read_varint(data, pos)
-            elif wt == wire.WIRE_I64:
-                value, pos = data[pos:pos + 8], pos + 8
-            elif wt == wire.WIRE_I32:
-                value, pos = data[pos:pos + 4], pos + 4
-            elif wt == wire.WIRE_LEN:
-                n, pos = wire.read_varint(data, pos)
-                value, pos = (pos, pos + n), pos + n
-            elif wt == wire.WIRE_SGROUP:
-                body = pos
-                pos = wire.skip_field(data, pos, tag, end, 100)
-                # The body ends before the end-group tag (same field number, wire type 4).
-                value = (body, pos - len(wire.tag_bytes(number, wire.WIRE_EGROUP)))
-            else:
-                raise pbj.DecodeError(f"wire type {wt} cannot start a field", offset=start)
-            if pos > end:
-                raise pbj.DecodeError("truncated input: field runs past the end", offset=start)
-            out.append((number, wt, start, pos, value))
-    except IndexError:
-        raise pbj.DecodeError("truncated input", offset=pos) from None
-    except pbj.DecodeError as exc:
-        if exc.offset is None:
-            exc.offset = pos
-        raise
-    return out
-
-
-def _printable(raw: bytes) -> bool:
-    """Whether ``raw`` is UTF-8 text of printable characters (tabs, newlines allowed)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return text.replace("\n", "").replace("\t", "").isprintable()
-
-
-def _quote(raw: bytes) -> str:
-    """``raw`` as a double-quoted string with C escapes (as protoc prints bytes)."""
-    out = []
-    for b in raw:
-        if b == 0x22:
-            out.append('\\"')
-        elif b == 0x5C:
-            out.append("\\\\")
-        elif b == 0x0A:
-            out.append("\\n")
-        elif 0x20 <= b < 0x7F:
-            out.append(chr(b))
-        else:
-            out.append(f"\\{b:03o}")
-    return '"' + "".join(out) + '"'
-
-
-def _quote_text(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\{ord(ch):03o}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def format_raw(data: bytes, *, indent: str = "  ", max_depth: int = 64) -> str:
-    """The wire structure of ``data`` as text, like ``protoc --decode_raw``.
-
-    Each field is ``number: value``: varints as unsigned integers, I64 and I32
-    values as hex (``0x...``), LEN values as a nested ``number { ... }`` block
-    when their payload parses as fields, otherwise as a quoted string; groups
-    as ``number { ... }``.
-
-    Raises:
-        DecodeError: the top level is not a valid sequence of fields.
-    """
-    lines: list[str] = []
-    _raw_lines(data, 0, len(data), 0, lines, indent, max_depth)
-    return "\n".join(lines)
-
-
-def _raw_lines(data: bytes, pos: int, end: int, depth: int, lines: list[str], indent: str,
-               max_depth: int) -> None:
-    pad = indent * depth
-    for number, wt, _start, _stop, value in walk_fields(data, pos, end):
-        if wt == wire.WIRE_VARINT:
-            lines.append(f"{pad}{number}: {value}")
-        elif wt == wire.WIRE_I64:
-            lines.append(f"{pad}{number}: 0x{int.from_bytes(value, 'little'):016x}")
-        elif wt == wire.WIRE_I32:
-            lines.append(f"{pad}{number}: 0x{int.from_bytes(value, 'little'):08x}")
-        else:
-            begin, stop = value
-            nested = None
-            payload = data[begin:stop]
-            if wt == wire.WIRE_LEN and _printable(payload):
-                pass  # text reads better as a string, even if it happens to parse as fields
-            elif depth < max_depth and stop > begin:
-                try:
-                    walk_fields(data, begin, stop)
-                    nested = True
-                except pbj.DecodeError:
-                    nested = None
-            if nested or wt == wire.WIRE_SGROUP:
-                lines.append(f"{pad}{number} {{")
-                try:
-                    _raw_lines(data, begin, stop, depth + 1, lines, indent, max_depth)
-                except pbj.DecodeError:
-                    lines.append(f"{pad}{indent}{_quote(data[begin:stop])}")
-                lines.append(f"{pad}}}")
-            else:
-                try:
-                    text = _quote_text(payload.decode("utf-8"))
-                except UnicodeDecodeError:
-                    text = _quote(payload)
-                lines.append(f"{pad}{number}: {text}")
-
-
-# ----------------------------------------------------------------- text form
-
-def _scalar_text(value: Any) -> str:
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _quote_text(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return _quote(bytes(value))
-    return repr(value)
-
-
-def format_message(obj: Any, *, indent: str = "  ") -> str:
-    """A pbj message as indented text (field names, nested blocks; close to protobuf's text format).
-
-    Fields at their default (absent) value are left out; unknown fields are
-    noted as a comment with their size.
-    """
-    lines: list[str] = []
-    _message_lines(obj, 0, lines, indent)
-    return "\n".join(lines)
-
-
-def _value_lines(name: str, value: Any, depth: int, lines: list[str], indent: str) -> None:
-    pad = indent * depth
-    if pbj.is_message(value):
-        lines.append(f"{pad}{name} {{")
-        _message_lines(value, depth + 1, lines, indent)
-        lines.append(f"{pad}}}")
-    else:
-        lines.append(f"{pad}{name}: {_scalar_text(value)}")
-
-
-def _message_lines(obj: Any, depth: int, lines: list[str], indent: str) -> None:
-    mi = info(type(obj))
-    by_number = []
-    for f in mi.fields:
-        by_number.append((f.number, f, getattr(obj, f.name)))
-    for o in mi.oneofs:
-        value = getattr(obj, o.name)
-        if isinstance(value, OneOf):
-            member = next(m for m in o.members if m.name == value.which)
-            by_number.append((member.number, member, value.value))
-    for _, f, value in sorted(by_number, key=lambda t: t[0]):
-        name = f.proto_name or f.name
-        if f.is_map:
-            for k, v in (value.items() if isinstance(value, FrozenMap) else ()):
-                lines.append(f"{indent * depth}{name} {{")
-                _value_lines("key", k, depth + 1, lines, indent)
-                _value_lines("value", v, depth + 1, lines, indent)
-                lines.append(f"{indent * depth}}}")
-        elif f.repeated:
-            for v in value:
-                _value_lines(name, v, depth, lines, indent)
-        elif value is None:
-            continue
-        elif f.oneof is None and not f.optional and not pbj.is_message(value) and not value \
-                and not (isinstance(value, float) and str(value).startswith("-")):
-            continue  # implicit presence at its default
-        else:
-            _value_lines(name, value, depth, lines, indent)
-    unknown = pbj.unknown_fields(obj)
-    if unknown:
-        lines.append(f"{indent * depth}# {len(unknown)} bytes of unknown fields")
 
 
 # ----------------------------------------------------------------- commands
@@ -439,8 +220,8 @@ def _load_schema(args: argparse.Namespace) -> pbj.Namespace:
     raise UserError("give a schema: --descriptor-set FILE or --proto FILE...")
 
 
-def _message_class(args: argparse.Namespace) -> type:
-    """The message class ``args.type`` of the schema the arguments name; UserError if there is none."""
+def _message_class(args: argparse.Namespace) -> tuple[type, pbj.Namespace]:
+    """The message class ``args.type`` and the schema the arguments name; UserError if there is none."""
     ns = _load_schema(args)
     cls = ns.get(args.type)
     if cls is None or not pbj.is_message(cls):
@@ -448,22 +229,21 @@ def _message_class(args: argparse.Namespace) -> type:
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"
         raise UserError(f"no message type {args.type!r} in the schema{hint}")
-    return cls
+    return cls, ns
 
 
 def _decode(args: argparse.Namespace) -> int:
-    cls = _message_class(args)
+    cls, ns = _message_class(args)
     data = _read_input(args.file)
     try:
         obj = pbj.decode(cls, data)
     except pbj.DecodeError as exc:
         raise UserError(f"cannot decode {args.file or 'stdin'} as {args.type}: {exc}") from None
-    to_json = getattr(pbj, "to_json", None)
-    if to_json is not None and not args.text:
-        text = to_json(obj, indent=2) if _accepts_indent(to_json) else to_json(obj)
-        _warn_unknown_dropped(obj)
+    if args.text:  # as protoc --decode prints it: unknown fields too, Any values not expanded
+        text = pbj.to_text(obj, print_unknown_fields=True, expand_any=False, extensions=ns)
     else:
-        text = format_message(obj)
+        text = pbj.to_json(obj, indent=2)
+        _warn_unknown_dropped(obj)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
     return 0
 
@@ -518,16 +298,20 @@ def _warn_unknown_dropped(obj: Any) -> None:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    cls = _message_class(args)
+    cls, ns = _message_class(args)
     if args.output is None and not args.force and sys.stdout.isatty():
         raise UserError("refusing to write binary data to a terminal: give -o FILE, redirect stdout, or --force")
     text = _read_input(args.file)
     try:
-        obj = pbj.from_json(cls, text)
-    except pbj.DecodeError as exc:
-        reason = " ".join(str(exc).split())  # one line, whatever the JSON text held
+        if args.from_text:
+            obj = pbj.from_text(cls, text, extensions=ns)
+        else:
+            obj = pbj.from_json(cls, text)
+    except (pbj.DecodeError, pbj.TextError) as exc:
+        reason = " ".join(str(exc).split())  # one line, whatever the input text held
         source = "stdin" if args.file in (None, "-") else args.file
-        raise UserError(f"cannot read {source} as {args.type} JSON: {reason}") from None
+        form = "text-format" if args.from_text else "JSON"
+        raise UserError(f"cannot read {source} as {args.type} {form}: {reason}") from None
     data = pbj.encode(obj)
     if args.output is not None:
         try:
@@ -539,14 +323,6 @@ def _encode(args: argparse.Namespace) -> int:
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
     return 0
-
-
-def _accepts_indent(fn: Any) -> bool:
-    import inspect
-    try:
-        return "indent" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _decode_raw(args: argparse.Namespace) -> int:
@@ -573,16 +349,19 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--proto", metavar="FILE", nargs="+", help=".proto files (compiled with grpcio-tools)")
     dec.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
     dec.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
-    dec.add_argument("--text", action="store_true", help="print the indented text form, not JSON")
+    dec.add_argument("--text", action="store_true",
+                     help="print the text format (as protoc --decode does), not JSON")
     dec.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")
     dec.set_defaults(run=_decode)
-    enc = sub.add_parser("encode", help="read a message as ProtoJSON and write its binary encoding to stdout")
+    enc = sub.add_parser("encode", help="read a message as ProtoJSON (or text format) and write its binary "
+                                        "encoding to stdout")
     src = enc.add_mutually_exclusive_group(required=True)
     src.add_argument("--descriptor-set", metavar="FILE", help="a FileDescriptorSet (protoc --descriptor_set_out)")
     src.add_argument("--proto", metavar="FILE", nargs="+", help=".proto files (compiled with grpcio-tools)")
     enc.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
     enc.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
-    enc.add_argument("file", nargs="?", default="-", help="the message as JSON (default: stdin)")
+    enc.add_argument("--from-text", action="store_true", help="read the text format, not JSON")
+    enc.add_argument("file", nargs="?", default="-", help="the message as JSON or text (default: stdin)")
     enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
     enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")
     enc.set_defaults(run=_encode)

@@ -16,13 +16,17 @@ package (``pbj/data/conformance/``), so no protoc is needed.
 
 What the testee answers (the ``result`` oneof of ``ConformanceResponse``):
 
-* ``protobuf_payload`` or ``json_payload``: the input parsed as the requested
-  message type and written in the requested output format;
+* ``protobuf_payload``, ``json_payload`` or ``text_payload``: the input
+  parsed as the requested message type and written in the requested output
+  format (text format with :func:`pbj.to_text`, unknown fields included when
+  the request sets ``print_unknown_fields``; extensions of the test messages
+  are read and written by name);
 * ``parse_error``: the input is not a valid encoding of the message type;
 * ``serialize_error``: the parsed value cannot be written in the output
   format (a Timestamp out of range in JSON …), or a proto2 ``required``
-  field is not set (Google's runtimes refuse to write such a message);
-* ``skipped``: text format and JSPB, input or output (not supported);
+  field is not set in binary or JSON output (Google's runtimes refuse to
+  write such a message);
+* ``skipped``: JSPB, input or output (not supported);
 * ``runtime_error``: anything unexpected, with the exception text. The testee
   never dies mid-run.
 
@@ -44,6 +48,7 @@ from pbj.errors import DecodeError, EncodeError
 from pbj.loader import Namespace, load_descriptor_set
 from pbj.protojson import JSONError, from_json, to_json
 from pbj.schema import OneOf, info, is_message
+from pbj.textformat import TextError, from_text, to_text
 
 __all__ = ["schema", "handle", "handle_bytes", "serve", "main"]
 
@@ -80,12 +85,15 @@ def _editions() -> Namespace:
         return _load("editions.binpb")
 
 
-def _message_class(full_name: str) -> type | None:
-    cls = schema().get(full_name)
+def _message_class(full_name: str) -> tuple[type | None, Namespace]:
+    """The class of ``full_name`` (or ``None``) and the namespace it comes from (for its extensions)."""
+    ns = schema()
+    cls = ns.get(full_name)
     # editions.binpb: packages protobuf_test_messages.editions[.proto2|.proto3] and .edition_unstable
     if cls is None and full_name.startswith("protobuf_test_messages.edition"):
-        cls = _editions().get(full_name)
-    return cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None
+        ns = _editions()
+        cls = ns.get(full_name)
+    return (cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None), ns
 
 
 @cache
@@ -163,23 +171,28 @@ def handle(request: Any) -> Any:
         payload = request.payload
         if payload is None:
             return answer("runtime_error", "the request has no payload")
-        if payload.which in ("text_payload", "jspb_payload"):
-            return answer("skipped", f"{payload.which[:-8]} input is not supported")
+        if payload.which == "jspb_payload":
+            return answer("skipped", "jspb input is not supported")
         output = int(request.requested_output_format)
-        if output not in (_PROTOBUF, _JSON):
+        if output not in (_PROTOBUF, _JSON, _TEXT_FORMAT):
             return answer("skipped", f"output format {request.requested_output_format!r} is not supported")
-        cls = _message_class(request.message_type)
+        cls, ns = _message_class(request.message_type)
         if cls is None:
             return answer("runtime_error", f"unknown message type {request.message_type!r}")
         try:
             if payload.which == "protobuf_payload":
                 obj = decode(cls, payload.value)
+            elif payload.which == "text_payload":
+                obj = from_text(cls, payload.value, extensions=ns)
             else:
                 ignore = int(request.test_category) == _JSON_IGNORE_UNKNOWN
                 obj = from_json(cls, payload.value, ignore_unknown=ignore)
-        except (DecodeError, RecursionError) as exc:  # JSONError is a DecodeError
+        except (DecodeError, TextError, RecursionError) as exc:  # JSONError is a DecodeError
             return answer("parse_error", str(exc))
         try:
+            if output == _TEXT_FORMAT:  # the text format can show a missing required field
+                return answer("text_payload", to_text(obj, print_unknown_fields=bool(request.print_unknown_fields),
+                                                      extensions=ns))
             missing = _missing_required(obj)
             if missing is not None:  # Google's runtimes refuse to write such a message
                 return answer("serialize_error", f"required field {missing} is not set")

@@ -12,14 +12,24 @@ request handler and judges each answer as the runner does
   by field (compared as Google's deterministic encoding of each, so unknown
   fields and float bit patterns count too), not byte by byte;
 * a ``json_payload`` answer is parsed back with Google's ``json_format`` and
-  compared the same way;
-* ``skipped`` (all text format) is not a pass;
+  compared the same way, a ``text_payload`` with Google's ``text_format``;
+  but the 4 ``*UnknownFields_Print.TextFormatOutput`` answers, whose unknown
+  fields only the text shows, must equal the reference text;
+* ``skipped`` is not a pass;
 * for the 4 JSON vectors whose reference answer the runner refused
-  (``FieldNameDuplicateDifferentCasing``), the runner wants a ``parse_error``.
+  (``FieldNameDuplicateDifferentCasing``), the runner wants a ``parse_error``;
+  for the 24 text-format vectors it refused (Google's Python parser refuses
+  reserved field names and the ``\\?`` escape), the runner wants what its C++
+  parser makes of the input (:func:`runner_expects`).
 
 It prints the pass count per category and fails when a test that is not in
 ``conformance/failure_list.txt`` fails, or when a listed test passes (so the
 list shrinks as pbj improves).
+
+``test_replay_editions_text`` replays the 909 text-format vectors of
+``../shared/conformance/vectors-editions.jsonl`` (the runner with
+``--maximum_edition 2023``: the editions copies of the test messages too) the
+same way; all must pass.
 
 ``test_subprocess_*`` start ``conformance/testee`` as the runner does and talk
 to it over pipes; expected bytes there come from Google's protobuf.
@@ -35,7 +45,7 @@ import sys
 import time
 
 import pytest
-from google.protobuf import json_format
+from google.protobuf import json_format, text_format
 
 import pbj
 from pbj import conformance, decode
@@ -43,6 +53,7 @@ from tests.conftest import REPO, SHARED, SUMMARY_PROPERTY
 from tests.oracle import GOOGLE_PROTOS, google_class, protoc
 
 VECTORS = SHARED / "conformance" / "vectors.jsonl"
+EDITIONS_VECTORS = SHARED / "conformance" / "vectors-editions.jsonl"
 FAILURE_LIST = REPO / "conformance" / "failure_list.txt"
 TESTEE = REPO / "conformance" / "testee"
 P3 = "protobuf_test_messages.proto3.TestAllTypesProto3"
@@ -56,14 +67,47 @@ def _google() -> None:
             g / "google" / "protobuf" / "test_messages_proto2.proto"], [g])
 
 
+def _google_editions() -> None:
+    """Compile the editions variants of the test messages into Google's default pool."""
+    _google()
+    g = GOOGLE_PROTOS
+    protoc([g / "editions" / "test_messages_proto3_editions.proto",
+            g / "editions" / "test_messages_proto2_editions.proto",
+            g / "editions" / "test_messages_edition2023.proto"], [g, g / "editions"])
+
+
 def _canonical(message_type: str, result: str, value) -> bytes:
     """Google's deterministic encoding of an answer's payload parsed as ``message_type``."""
     msg = google_class(message_type)()
     if result == "protobuf_payload":
         msg.ParseFromString(value)
+    elif result == "text_payload":
+        text_format.Parse(value, msg)
     else:
         json_format.Parse(value, msg)
-    return msg.SerializeToString(deterministic=True)
+    return msg.SerializePartialToString(deterministic=True)
+
+
+# What the runner's C++ parser makes of the inputs of the text-format vectors whose Google (Python)
+# reference answer it refused, written so Google's Python parser reads it: reserved field names are
+# skipped ("reserved fields ... are simply ignored by text format"), and whitespace and comments between
+# the pieces of a bracketed extension name are dropped. The escapes vectors say what they expected in
+# ``runner_says``.
+_RUNNER_READS = {
+    "ReservedFieldName": "",
+    "ExtensionNameWith": "[protobuf_test_messages.editions.extension_int32]: 1",
+}
+_NOT_EQUIVALENT = "Output was not equivalent to reference message: modified: "
+
+
+def runner_expects(vector: dict, message_type: str) -> bytes:
+    """Google's encoding of the message the runner wanted for a refused text-format reference answer."""
+    says = vector["runner_says"]
+    if says.startswith(_NOT_EQUIVALENT):  # "modified: <field: expected value> -> <what the reference gave>"
+        text = says[len(_NOT_EQUIVALENT):].split(" -> ", 1)[0]
+    else:
+        text = next(v for k, v in _RUNNER_READS.items() if f".{k}" in vector["name"])
+    return _canonical(message_type, "text_payload", text)
 
 
 def _category(name: str) -> str:
@@ -75,12 +119,17 @@ def _category(name: str) -> str:
     return "binary proto2" if ".Proto2." in name else "binary proto3"
 
 
+_OUTPUT_RESULT = {1: "protobuf_payload", 2: "json_payload", 4: "text_payload"}
+
+
 def judge(vector: dict) -> str | None:
     """Replay one vector through the testee's handler; ``None`` if it passes, else why not."""
     _google()
     ns = conformance.schema()
     request = bytes.fromhex(vector["request_hex"])
     req = decode(ns["conformance.ConformanceRequest"], request)
+    if req.message_type.startswith("protobuf_test_messages.edition"):
+        _google_editions()
     resp = decode(ns["conformance.ConformanceResponse"], conformance.handle_bytes(request))
     ref = decode(ns["conformance.ConformanceResponse"], bytes.fromhex(vector["reference_response_hex"]))
     got = resp.result
@@ -88,23 +137,33 @@ def judge(vector: dict) -> str | None:
         return "no result"
     if got.which == "skipped":
         return f"skipped: {got.value}"
-    want = vector["reference_result"] if vector["reference_passed"] else "parse_error"
-    if not vector["reference_passed"] and want == "parse_error" and ".JsonInput." not in vector["name"]:
-        return "the runner refuses the reference answer of a text-format test"
+    expected = None
+    if vector["reference_passed"]:
+        want = vector["reference_result"]
+    elif ".JsonInput." in vector["name"]:
+        want = "parse_error"
+    else:
+        want = _OUTPUT_RESULT[int(req.requested_output_format)]
+        expected = runner_expects(vector, req.message_type)
     if got.which != want:
         return f"answered {got.which} ({str(got.value)[:200]!r}), expected {want}"
-    if want in ("protobuf_payload", "json_payload"):
+    if want == "text_payload" and "UnknownFields_Print." in vector["name"]:
+        if got.value != ref.result.value:
+            return f"text differs from the reference: {got.value!r:.300} vs {ref.result.value!r:.300}"
+    elif want in ("protobuf_payload", "json_payload", "text_payload"):
         try:
             mine = _canonical(req.message_type, got.which, got.value)
         except Exception as exc:
             return f"Google cannot parse the answer: {type(exc).__name__}: {exc}"
-        if mine != _canonical(req.message_type, ref.result.which, ref.result.value):
+        if expected is None:
+            expected = _canonical(req.message_type, ref.result.which, ref.result.value)
+        if mine != expected:
             return f"answer differs from the reference: {got.value!r:.300} vs {ref.result.value!r:.300}"
     return None
 
 
-def _vectors() -> list[dict]:
-    with VECTORS.open() as f:
+def _vectors(path=VECTORS) -> list[dict]:
+    with path.open() as f:
         return [json.loads(line) for line in f]
 
 
@@ -143,12 +202,24 @@ def test_replay(record_property) -> None:
     assert sum(c[1] for c in counts.values()) == 3262
     assert counts["binary proto3"] == [707, 707]
     assert counts["binary proto2"] == [707, 707]
+    assert counts["text"] == [445, 445]
     known = _failure_list()
     regressions = {n: why for n, why in failures.items() if n not in known}
     assert not regressions, "tests failing that are not in conformance/failure_list.txt:\n" + "\n".join(
         f"{n}: {why}" for n, why in sorted(regressions.items()))
     fixed = sorted(known - set(failures))
     assert not fixed, "tests in conformance/failure_list.txt that pass now (remove them):\n" + "\n".join(fixed)
+
+
+def test_replay_editions_text(capsys) -> None:
+    started = time.perf_counter()
+    vectors = [v for v in _vectors(EDITIONS_VECTORS) if _category(v["name"]) == "text"]
+    failures = {v["name"]: why for v in vectors if (why := judge(v)) is not None}
+    with capsys.disabled():
+        print(f"\neditions text-format replay ({time.perf_counter() - started:.1f} s): "
+              f"{len(vectors) - len(failures)} / {len(vectors)}")
+    assert len(vectors) == 909
+    assert not failures, "\n".join(f"{n}: {why}" for n, why in sorted(failures.items()))
 
 
 def test_failure_list_names_real_tests() -> None:
@@ -224,7 +295,8 @@ def test_subprocess_driver() -> None:
     assert r[3].WhichOneof("result") == "json_payload"
     assert json.loads(r[3].json_payload) == json.loads(json_format.MessageToJson(
         json_format.Parse(json_in, google_class(P3)()), indent=None))
-    assert r[4].WhichOneof("result") == "skipped"
+    assert r[4].WhichOneof("result") == "text_payload"
+    assert r[4].text_payload == "optional_int32: 1\n"
     assert r[5].WhichOneof("result") == "protobuf_payload"
     assert r[5].protobuf_payload == b""
 

@@ -74,6 +74,7 @@ def build_message(fields: FieldBuilder, full: str) -> type:
     cls = message(raw, full_name=full, syntax=syntax, message_set=message_set)
     cls.__qualname__ = qualname
     cls.__pbj_fields_taken__ = frozenset(taken)
+    cls.__pbj_info__.reserved_names = frozenset(md.reserved_name)
     return cls
 
 

@@ -98,6 +98,8 @@ class MessageInfo:
         syntax: ``"proto3"`` or ``"proto2"``.
         map_entry: the class is a map entry (loader only).
         message_set: proto2 ``message_set_wire_format``.
+        reserved_names: the schema's ``reserved`` field names (loader only;
+            the text format skips them).
         resolved: the forward references have been resolved (see
             :func:`pbj.schema.resolve`).
     """
@@ -111,6 +113,7 @@ class MessageInfo:
     map_entry: bool = False
     message_set: bool = False
     resolved: bool = False
+    reserved_names: frozenset = frozenset()
 
     def all_fields(self) -> list[FieldInfo]:
         """Every field and oneof member, in field-number order."""

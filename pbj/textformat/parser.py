@@ -1,0 +1,347 @@
+"""Reading messages from the text format: :func:`from_text`.
+
+A recursive-descent parser over the tokens of :mod:`pbj.textformat.tokenizer`
+(read through :class:`~pbj.textformat.reader.TokenReader`), following
+protobuf.dev "Text Format Language Specification" ("Syntax Elements", "Value
+Types" and the sections on extensions, ``Any``, groups, maps and oneofs) and,
+where the spec is silent, Google's C++ parser:
+
+* a field is named by its ``.proto`` name (a group-like field also by its
+  type's name); ``:`` is required before a scalar value and optional before a
+  message; ``{ }`` and ``< >`` both delimit messages; each field may be
+  followed by one ``,`` or ``;``;
+* a repeated field may be repeated and may use the list form ``[a, b]``
+  (also ``[]``); a singular field may appear once, and a oneof may have one
+  member (both checked as C++ ``Parse`` does, not ``Merge``);
+* scalar values as :mod:`pbj.textformat.reader` reads them (enums by name or
+  by number; a number that is not a member only for open enums);
+* a map as repeated ``{ key: ... value: ... }`` entries (a missing one is its
+  type's zero; the last entry of a key wins);
+* ``Any`` in its expanded form ``[type.googleapis.com/pkg.Msg] { ... }``,
+  resolved through the ProtoJSON type registry (``pbj.protojson``);
+* extensions ``[pkg.ext]`` when ``extensions`` declares them
+  (:mod:`pbj.textformat.extensions`); they are stored as the unknown fields
+  ``pbj.decode`` would keep for them;
+* a reserved field name (``MessageInfo.reserved_names``) is skipped with its
+  value, as the spec says; unknown fields are never parsed;
+* proto2 ``required`` fields must be set ("Fields marked ``required`` must be
+  specified exactly once"), unless ``allow_partial``.
+
+Every failure is a :class:`~pbj.textformat.errors.TextError` with the line,
+column and field path; the path is added while the error unwinds, so it costs
+nothing when parsing succeeds. Nesting deeper than ``max_depth`` is refused,
+so hostile text cannot exhaust the stack.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from pbj.api import DEFAULT_MAX_DEPTH, encode
+from pbj.protojson.registry import resolve_any
+from pbj.schema import OneOf, enum_default, is_message
+from pbj.textformat.errors import TextError
+from pbj.textformat.extensions import Extension, ExtensionTable, extension_table
+from pbj.textformat.plan import FieldPlan, MessagePlan, message_plan
+from pbj.textformat.reader import TokenReader
+from pbj.textformat.tokenizer import line_and_column
+
+__all__ = ["from_text"]
+
+_ZERO = {"string": "", "bytes": b"", "bool": False, "float": 0.0, "double": 0.0}
+_GC_PAUSE_CHARS = 16384
+
+
+def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_partial: bool = False,
+              max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Read a message of class ``cls`` from the text format.
+
+    Implements the parsing side of protobuf.dev "Text Format Language
+    Specification" (see the module docstring for each rule).
+
+    Args:
+        cls: a pbj message class (hand-declared or loaded).
+        text: the text (``bytes`` are read as UTF-8).
+        extensions: a :class:`pbj.Namespace` whose extension declarations
+            make ``[pkg.ext]`` names readable.
+        allow_partial: accept messages whose proto2 ``required`` fields are
+            not all set (C++ ``Parser::AllowPartialMessage``).
+        max_depth: how deeply messages may nest (default
+            ``pbj.DEFAULT_MAX_DEPTH``, 100).
+
+    Returns:
+        The message, a ``cls`` instance; extensions are kept as its unknown
+        fields (``pbj.unknown_fields``).
+
+    Raises:
+        TextError: the text is not a valid text-format ``cls`` (a syntax
+            error, an unknown field or enum name, a value out of range or of
+            the wrong type, a bad escape or invalid UTF-8, a singular field or
+            oneof set twice, a missing required field, an unresolvable
+            ``Any`` type or extension, nesting deeper than ``max_depth``),
+            with its line, column and field path.
+        TypeError: ``cls`` is not a pbj message class, ``text`` is not
+            ``str`` or ``bytes``, or ``extensions`` is not a namespace.
+    """
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise TypeError(f"from_text() needs a pbj message class, got {cls!r}")
+    if isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            good = raw[:exc.start].decode("utf-8")
+            line, column = line_and_column(good, len(good))
+            raise TextError(f"the text is not valid UTF-8 (byte 0x{raw[exc.start]:02x})", line=line, column=column,
+                            offset=len(good)) from None
+    elif not isinstance(text, str):
+        raise TypeError(f"from_text() needs the text as str or bytes, got {type(text).__name__}")
+    table = extension_table(extensions) if extensions is not None else None
+    parser = _Parser(text, table, max_depth, allow_partial)
+    parser.advance()
+    if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
+        return parser.message(cls, None)
+    # As pbj.decode does: the many objects a large text makes cannot form cycles, so the cyclic
+    # collector would only scan them again and again while they are made.
+    gc.disable()
+    try:
+        return parser.message(cls, None)
+    finally:
+        gc.enable()
+
+
+
+class _Parser(TokenReader):
+    """One :func:`from_text` call: the token reader, and the readers of messages and fields."""
+
+    __slots__ = ("allow_partial", "table")
+
+    def __init__(self, text: str, table: ExtensionTable | None, max_depth: int, allow_partial: bool) -> None:
+        super().__init__(text, max_depth)
+        self.table = table
+        self.allow_partial = allow_partial
+
+    # ------------------------------------------------------------ messages
+
+    def message(self, cls: type, close: str | None) -> Any:
+        """Read fields up to ``close`` (``}``, ``>``, or the end of the text for ``None``)."""
+        plan = message_plan(cls)
+        values: dict[str, Any] = {}
+        extensions: dict[Extension, dict] | None = None
+        while True:
+            kind = self.kind
+            if kind == "ident":
+                name, start = self.tok, self.start
+                p = plan.by_name.get(name)
+                self.advance()
+                if p is None:
+                    if name not in plan.reserved:
+                        self.fail(f'no field named "{name}" in message {plan.full_name}', start)
+                    self.skip_field_value()
+                else:
+                    self.field(p, values, name, start)
+            elif kind == "sym" and self.tok == "[":
+                extensions = self.bracketed(plan, values, extensions)
+            elif kind == "sym" and self.tok in ("}", ">") and close is not None:
+                if self.tok != close:
+                    self.fail(f'expected "{close}" to close the message, found "{self.tok}"')
+                break
+            elif kind == "end":
+                if close is not None:
+                    self.fail(f'expected "{close}" to close the message, found the end of the text')
+                break
+            else:
+                self.fail(f"expected a field name, found {self.found()}")
+            if self.kind == "sym" and self.tok in (",", ";"):
+                self.advance()
+        end = self.start
+        if close is not None:
+            self.advance()
+        for attr in () if self.allow_partial else plan.required:
+            if attr not in values:
+                self.fail(f'required field "{attr}" of message {plan.full_name} is not set', end)
+        if extensions:
+            values["_pbj_unknown"] = b"".join(encode(ext.holder(**v)) for ext, v in
+                                              sorted(extensions.items(), key=lambda e: e[0].number))
+        return cls(**values)
+
+    def field(self, p: FieldPlan, values: dict, name: str, start: int) -> None:
+        """Read the value(s) of field ``p`` after its name (``name`` at ``start``) into ``values``."""
+        attr = p.attr
+        if p.presence != "repeated":
+            other = values.get(attr, _ABSENT)
+            if other is not _ABSENT:
+                if p.member is None or other.which == p.member:
+                    self.fail(f'field "{name}" is set twice, but it is not repeated', start)
+                self.fail(f'field "{name}" and field "{other.which}" are members of the same oneof '
+                          f'"{attr}": only one may be set', start)
+        if p.kind == "message" or p.kind == "map":
+            if self.kind == "sym" and self.tok == ":":
+                self.advance()
+        elif self.kind == "sym" and self.tok == ":":
+            self.advance()
+        else:
+            self.fail(f'expected ":" after field name "{name}", found {self.found()}')
+        try:
+            if self.kind == "sym" and self.tok == "[":
+                if p.presence != "repeated":
+                    self.fail(f'field "{name}" is not repeated: the list form [...] is not allowed')
+                self.advance()
+                if self.at("]"):
+                    self.advance()
+                    values.setdefault(attr, {} if p.kind == "map" else [])
+                    return
+                while True:
+                    self.value(p, values)
+                    if self.kind == "sym" and self.tok == ",":
+                        self.advance()
+                    elif self.kind == "sym" and self.tok == "]":
+                        self.advance()
+                        return
+                    else:
+                        self.fail(f'expected "," or "]" in the list of "{name}", found {self.found()}')
+            self.value(p, values)
+        except TextError as exc:
+            exc.path.insert(0, p.member or p.info.name)
+            raise
+
+    def value(self, p: FieldPlan, values: dict) -> None:
+        """Read one value of field ``p`` into ``values``."""
+        kind, attr = p.kind, p.attr
+        if kind == "map":
+            entries = values.get(attr)
+            if entries is None:
+                entries = values[attr] = {}
+            try:
+                key, v = self.map_entry(p)
+            except TextError as exc:
+                exc.path.insert(0, len(entries))
+                raise
+            entries[key] = v
+            return
+        if p.presence == "repeated":
+            items = values.get(attr)
+            if items is None:
+                items = values[attr] = []
+            try:
+                items.append(self.single(p, kind))
+            except TextError as exc:
+                exc.path.insert(0, len(items))
+                raise
+        elif p.member is not None:
+            values[attr] = OneOf(p.member, self.single(p, kind))
+        else:
+            values[attr] = self.single(p, kind)
+
+    def single(self, p: FieldPlan, kind: str) -> Any:
+        if kind == "message":
+            return self.submessage(p.message)
+        if kind == "enum":
+            return self.read_enum(p.enum)
+        return self.read_scalar(p.scalar)
+
+    def submessage(self, cls: type) -> Any:
+        close = self.open_message(f"a {message_plan(cls).full_name} message")
+        value = self.message(cls, close)
+        self.depth -= 1
+        return value
+
+    def map_entry(self, p: FieldPlan) -> tuple[Any, Any]:
+        """Read one map entry ``{ key: ... value: ... }``; a missing key or value is its zero."""
+        close = self.open_message(f'an entry of map field "{p.name}"')
+        key = value = _ABSENT
+        while not (self.kind == "sym" and self.tok == close):
+            name, start = self.tok, self.start
+            if self.kind != "ident" or name not in ("key", "value"):
+                if self.kind == "sym" and self.tok in ("}", ">"):
+                    self.fail(f'expected "{close}" to close the map entry, found "{self.tok}"')
+                self.fail(f'expected "key" or "value" in an entry of map field "{p.name}", found {self.found()}')
+            self.advance()
+            if (key if name == "key" else value) is not _ABSENT:
+                self.fail(f'field "{name}" is set twice in a map entry', start)
+            try:
+                if name == "value" and p.value_kind == "message":
+                    if self.at(":"):
+                        self.advance()
+                    value = self.submessage(p.message)
+                else:
+                    if not self.at(":"):
+                        self.fail(f'expected ":" after field name "{name}", found {self.found()}')
+                    self.advance()
+                    if name == "key":
+                        key = self.read_scalar(p.key)
+                    else:
+                        value = self.read_enum(p.enum) if p.value_kind == "enum" else self.read_scalar(p.scalar)
+            except TextError as exc:
+                exc.path.insert(0, name)
+                raise
+            if self.kind == "sym" and self.tok in (",", ";"):
+                self.advance()
+        self.advance()
+        self.depth -= 1
+        if key is _ABSENT:
+            key = _ZERO.get(p.key, 0)
+        if value is _ABSENT:
+            if p.value_kind == "message":
+                value = p.message()
+            elif p.value_kind == "enum":
+                value = enum_default(p.enum.cls)
+            else:
+                value = _ZERO.get(p.scalar, 0)
+        return key, value
+
+    # ------------------------------------------------------------ [extensions] and [Any URLs]
+
+    def bracketed(self, plan: MessagePlan, values: dict, extensions: dict | None) -> dict | None:
+        """Read a field named in brackets: an ``Any``'s expanded value, or an extension."""
+        start = self.start
+        name = self.bracket_name()
+        if plan.is_any:
+            self.any_value(plan, values, name, start)
+            return extensions
+        if "/" in name:
+            self.fail(f'"[{name}]" is a type URL, which only a google.protobuf.Any may hold', start)
+        ext = None
+        if self.table is not None:
+            ext = self.table.by_name.get(name)
+        if ext is None or ext.extendee != plan.full_name:
+            hint = "" if self.table is not None else " (pass extensions= the schema that declares it)"
+            self.fail(f'no extension named "{name}" of message {plan.full_name}{hint}', start)
+        if extensions is None:
+            extensions = {}
+        self.field(ext.plan, extensions.setdefault(ext, {}), f"[{name}]", start)
+        return extensions
+
+    def any_value(self, plan: MessagePlan, values: dict, url: str, start: int) -> None:
+        """Read ``[type URL] { ... }`` into an ``Any``: its ``type_url`` and the value's encoding."""
+        if "/" not in url:
+            self.fail(f'"[{url}]" in a google.protobuf.Any needs a type URL such as '
+                      f'"type.googleapis.com/{url}"', start)
+        by_number = {p.number: p for p in plan.fields}
+        url_attr, value_attr = by_number[1].attr, by_number[2].attr
+        if url_attr in values or value_attr in values:
+            self.fail("the google.protobuf.Any is set twice (its fields, or a second [type URL])", start)
+        target = resolve_any(url)  # the registry ProtoJSON resolves "@type" with
+        if target is None:
+            self.fail(f'cannot resolve the Any type "{url}": no message class of that name '
+                      "(load its schema or call pbj.protojson.register_types)", start)
+        if self.at(":"):
+            self.advance()
+        try:
+            inner = self.submessage(target)
+        except TextError as exc:
+            exc.path.insert(0, f"[{url}]")
+            raise
+        values[url_attr] = url
+        values[value_attr] = encode(inner)
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
