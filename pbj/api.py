@@ -7,7 +7,7 @@ import math
 from typing import Any, TypeVar
 
 from pbj import scalars
-from pbj.codec.buffer import ReverseBuffer, thread_buffer
+from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.errors import DecodeError, EncodeError, PbjError
@@ -70,6 +70,8 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
         if isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc) from None
         raise
+    except BufferBusyError:
+        raise
     except Exception as exc:
         raise _diagnose(obj, exc) from None
 
@@ -125,7 +127,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
         raise
     except BaseException as exc:
         buf.writer_abort()
-        if not isinstance(exc, Exception):
+        if not isinstance(exc, Exception) or isinstance(exc, BufferBusyError):
             raise
         raise _diagnose(obj, exc) from None
     buf.writer_commit(pos)

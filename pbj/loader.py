@@ -55,6 +55,8 @@ import tempfile
 import threading
 import types
 import typing
+import unicodedata
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -83,8 +85,9 @@ _PACKED = 1
 _DELIMITED = 2
 _CLOSED = 2  # FeatureSet.EnumType.CLOSED
 
-# Full name -> the latest loaded class or enum of that name, for pickle.
-_REGISTRY: dict[str, Any] = {}
+# Full name -> the latest loaded class or enum of that name, for pickle. Weak values: a schema
+# whose classes are no longer used goes away whole (its registration with it).
+_REGISTRY: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
 
 
@@ -324,15 +327,25 @@ def _parse_default(text: str, ftype: Any, full: str, fname: str) -> Any:
 def _attr_name(proto_name: str, taken: set[str]) -> str:
     """The Python attribute name of a field: its proto name, made safe and unique.
 
-    A keyword or a name already taken gets trailing underscores; a dunder name or one
-    starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
+    The name is NFKC-normalised first, as Python normalises identifiers in
+    source ("Identifiers and keywords" in the Python reference), so that
+    ``obj.<name>`` written in code reaches the field (``ﬁ`` becomes ``fi``,
+    ``M²`` becomes ``M2``); a character that still cannot be part of an
+    identifier becomes ``_``. ``proto_name`` keeps the schema's spelling. A
+    keyword or a name already taken gets trailing underscores; a dunder name,
+    one starting with ``_pbj`` (pbj's own slots) or one that cannot start an
+    identifier gets an ``f`` in front.
 
     Raises:
-        SchemaError: the name is not an identifier (only a corrupt descriptor has one).
+        SchemaError: the name is empty.
     """
-    if not proto_name.isidentifier():
-        raise SchemaError(f"field name {proto_name!r} is not an identifier")
-    name = proto_name
+    if not proto_name:
+        raise SchemaError("a field has an empty name")
+    name = unicodedata.normalize("NFKC", proto_name)
+    if not name.isidentifier():
+        name = "".join(c if ("a" + c).isidentifier() else "_" for c in name)
+        if not name.isidentifier():
+            name = "f" + name
     if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
         name = "f" + name
     while keyword.iskeyword(name) or name in taken:

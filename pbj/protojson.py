@@ -30,6 +30,7 @@ import math
 import re
 import struct
 import threading
+import weakref
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -135,7 +136,8 @@ def _type_name(t: Any) -> str:
 
 # ---------------------------------------------------------------- the type registry (for Any)
 
-_registry: dict[str, type] = {}
+# weak values: a class unused elsewhere is not kept alive by having been met here
+_registry: weakref.WeakValueDictionary[str, type] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
 _wellknown_loaded = False
 
@@ -412,7 +414,6 @@ class _Options:
         self.ignore_unknown = ignore_unknown
 
 
-_converters: dict[tuple, cattrs.Converter] = {}
 _converters_lock = threading.Lock()
 
 
@@ -420,15 +421,25 @@ def _is_message_class(t: Any) -> bool:
     return isinstance(t, type) and is_message(t)
 
 
-def _converter(key: tuple) -> cattrs.Converter:
-    conv = _converters.get(key)
+def _converter(key: tuple, cls: type) -> cattrs.Converter:
+    """The converter for options ``key`` used from message class ``cls``.
+
+    Kept on the class (``__pbj_json__``), not in a process-wide table: its
+    hooks refer to the classes it has met, which must be free to go when
+    their schema is no longer used.
+    """
+    per_class = cls.__dict__.get("__pbj_json__")
+    conv = per_class.get(key) if per_class is not None else None
     if conv is not None:
         return conv
     with _converters_lock:
-        conv = _converters.get(key)
+        per_class = cls.__dict__.get("__pbj_json__")
+        if per_class is None:
+            per_class = {}
+            type.__setattr__(cls, "__pbj_json__", per_class)
+        conv = per_class.get(key)
         if conv is None:
-            conv = _make_converter(_Options(*key))
-            _converters[key] = conv
+            conv = per_class[key] = _make_converter(_Options(*key))
     return conv
 
 
@@ -1227,7 +1238,7 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     cls = type(obj)
     if not is_message(cls):
         raise TypeError(f"{cls.__name__} is not a pbj message")
-    conv = _converter((emit_defaults, proto_names, enums_as_numbers, False))
+    conv = _converter((emit_defaults, proto_names, enums_as_numbers, False), cls)
     return conv.unstructure(obj, cls)
 
 
@@ -1256,7 +1267,7 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False) -> T:
     """
     if not _is_message_class(cls):
         raise TypeError(f"{cls!r} is not a pbj message class")
-    conv = _converter((False, False, False, ignore_unknown))
+    conv = _converter((False, False, False, ignore_unknown), cls)
     return conv.get_structure_hook(cls)(d, cls)
 
 

@@ -14,7 +14,7 @@ buffer only through these names, all starting with ``writer_``:
 ``pos = buf.writer_begin(empty=False)``
     Claims the buffer for one write (emptying it first if ``empty``) and
     returns the position the write starts at. Raises :class:`RuntimeError`
-    if the buffer is already claimed: by another thread, or re-entrantly on
+    (a :class:`BufferBusyError`) if the buffer is already claimed: by another thread, or re-entrantly on
     this thread (a signal handler, a ``str`` subclass's ``encode``).
 ``buf.writer_view``
     The storage as a writable ``memoryview``. Generated code reads it into a
@@ -50,10 +50,14 @@ from typing import Any
 from pbj import wire
 from pbj.errors import EncodeError
 
-__all__ = ["ReverseBuffer", "thread_buffer"]
+__all__ = ["ReverseBuffer", "BufferBusyError", "thread_buffer"]
 
 _BUSY = ("this ReverseBuffer is already being written (by another thread, or re-entrantly on this "
          "one); use one buffer per thread")
+
+
+class BufferBusyError(RuntimeError):
+    """A write or a primitive was started on a :class:`ReverseBuffer` while a write holds it."""
 
 
 class ReverseBuffer:
@@ -105,7 +109,7 @@ class ReverseBuffer:
         # Test and set with no call or backward jump in between: CPython (with its GIL) switches
         # threads and runs signal handlers only at those points, so no other write can slip in.
         if self._claim:
-            raise RuntimeError(_BUSY)
+            raise BufferBusyError(_BUSY)
         self._claim = True
         if empty:
             self._pos = len(self.writer_view)
@@ -165,7 +169,7 @@ class ReverseBuffer:
 
     def _room(self, need: int) -> int:
         if self._claim:
-            raise RuntimeError(_BUSY)
+            raise BufferBusyError(_BUSY)
         pos = self._pos
         if pos < need:
             pos = self._pos = self.writer_grow(pos, need)
@@ -235,7 +239,7 @@ class ReverseBuffer:
             RuntimeError: a write is in progress on this buffer.
         """
         if self._claim:
-            raise RuntimeError(_BUSY)
+            raise BufferBusyError(_BUSY)
         self._pos = len(self.writer_view)
 
     def __enter__(self) -> ReverseBuffer:

@@ -1,7 +1,9 @@
 """The codec compiler: builds, on first use, the specialised functions of a message class.
 
-``compile_class(cls)`` resolves the class's schema and compiles one *batch*:
-the class and every message class it reaches that has no codec yet. For the
+``compile_class(cls)`` resolves the class's schema and compiles, in *batches*,
+the class and every message class it reaches that has no codec yet, split
+into groups of mutually recursive classes (:func:`recursion_groups`), each
+compiled after the groups it refers to. For the
 batch it builds the plan (:mod:`pbj.codec.plan`), has the emitters turn each
 class's plan into source (:mod:`pbj.codec.forward`, :mod:`pbj.codec.reverse`,
 :mod:`pbj.codec.parse`), compiles that source into a namespace of the batch's
@@ -10,7 +12,10 @@ own (:mod:`pbj.codec.source`) and stores a :class:`Codec` on each class
 
 Lifetime: nothing process-wide refers to a batch. Its namespace lives as long
 as any of its classes (through their codecs); when they are all collected,
-the namespace and its linecache entries go too.
+the namespace and its linecache entries go too. A batch is a recursion group
+rather than everything one call reaches because a namespace keeps all its
+classes alive: a long-lived class (a well-known type) compiled together with
+the classes of a loaded schema would keep that schema alive forever.
 
 Threads and re-entrancy: batches are compiled under one lock, so a class is
 compiled once even when several threads use it first at the same moment. A
@@ -89,6 +94,64 @@ def reachable(cls: type, compiled_stop: bool = True) -> list[MessageInfo]:
     return out
 
 
+def _refs(mi: MessageInfo) -> list[type]:
+    out = []
+    for f in mi.all_fields():
+        for t in (f.type, f.map_value):
+            if isinstance(t, type) and hasattr(t, "__pbj_info__"):
+                out.append(t)
+    return out
+
+
+def recursion_groups(infos: list[MessageInfo]) -> list[list[MessageInfo]]:
+    """``infos`` split into groups of mutually recursive classes, each after those it refers to.
+
+    The strongly connected components of the "field refers to" graph
+    (Tarjan's algorithm, without recursion), in the order it finds them,
+    which is dependencies first.
+    """
+    by_cls = {mi.cls: mi for mi in infos}
+    index: dict[type, int] = {}
+    low: dict[type, int] = {}
+    on_stack: set[type] = set()
+    stack: list[type] = []
+    groups: list[list[MessageInfo]] = []
+    for root in by_cls:
+        if root in index:
+            continue
+        work = [(root, iter([t for t in _refs(by_cls[root]) if t in by_cls]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter([t for t in _refs(by_cls[child]) if t in by_cls])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    c = stack.pop()
+                    on_stack.discard(c)
+                    group.append(by_cls[c])
+                    if c is node:
+                        break
+                group.reverse()
+                groups.append(group)
+    return groups
+
+
 def emit_class(ctx: Emit, plan: MessagePlan) -> str:
     """The whole generated source of one class: forward writer, reverse writer, parser."""
     return "\n".join([emit_forward(ctx, plan), emit_reverse(ctx, plan), emit_parse(ctx, plan)])
@@ -160,10 +223,10 @@ def compile_class(cls: type) -> Codec:
                 "once (or call pbj.source_of(cls)) before installing the handler")
         _state.compiling = cls.__qualname__
         try:
-            infos = reachable(cls)
-            codecs = _compile_batch(infos)
-            for mi, c in zip(infos, codecs, strict=True):
-                mi.cls.__pbj_codec__ = c
+            for group in recursion_groups(reachable(cls)):
+                codecs = _compile_batch(group)
+                for mi, c in zip(group, codecs, strict=True):
+                    mi.cls.__pbj_codec__ = c
         finally:
             _state.compiling = None
         return cls.__pbj_codec__
