@@ -68,7 +68,7 @@ def test_the_same_qualified_name_twice_gets_a_numbered_linecache_name():
     assert info.value.path == ["points", 0]
     frames = traceback.extract_tb(info.value.__traceback__)
     generated = [f for f in frames if f.filename == names[1]]
-    assert generated and generated[-1].line == 'raise DecodeError("truncated input: length runs past the end of the message")'
+    assert generated and generated[-1].line.startswith('raise DecodeError("truncated input: length runs past')
 
 
 def test_a_long_lived_class_does_not_keep_a_schema_alive():
