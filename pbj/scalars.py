@@ -116,7 +116,7 @@ class ScalarType:
 
 def _rows() -> tuple[ScalarType, ...]:
     v, i64, ln, i32 = WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_I32
-    spec = [
+    spec: list[tuple[Any, ...]] = [
         # name       wire width fmt    py     zero   range zigzag signed bits pack  key    json
         ("double",   i64, 8, "<d", float, 0.0,   None, False, False, None, True, False, "float"),
         ("float",    i32, 4, "<f", float, 0.0,   None, False, False, None, True, False, "float"),
@@ -135,7 +135,7 @@ def _rows() -> tuple[ScalarType, ...]:
         ("sint64",   v, None, None, int,  0,     _I64, True,  False, 64,   True, True,  "int64"),
         ("enum",     v, None, None, int,  0,     _I32, False, True,  32,   True, False, "enum"),
     ]
-    return tuple(ScalarType(name, code, *rest) for code, (name, *rest) in enumerate(spec))
+    return tuple(ScalarType(row[0], code, *row[1:]) for code, row in enumerate(spec))
 
 
 _ALL = _rows()

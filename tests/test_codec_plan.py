@@ -35,8 +35,8 @@ def test_plan_of_scalars():
     assert (names.label, names.tag) == (P.REPEATED, bytes([0xB2, 0x01]))
     assert by_name["b"].width == 1 and by_name["s"].width == 0
     # packed-capable repeated scalars accept their element tag and a LEN run
-    assert (160, nums.index, P.VALUE) in mp.dispatch          # field 20, VARINT
-    assert (162, nums.index, P.PACKED_RUN) in mp.dispatch     # field 20, LEN
+    assert (160, nums.idx, P.VALUE) in mp.dispatch          # field 20, VARINT
+    assert (162, nums.idx, P.PACKED_RUN) in mp.dispatch     # field 20, LEN
     assert [t for t, _, _ in mp.dispatch] == sorted(t for t, _, _ in mp.dispatch)
 
 

@@ -44,6 +44,7 @@ the same thread), a new temporary buffer, so it always works.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from typing import Any
 
@@ -216,7 +217,7 @@ class ReverseBuffer:
         """A zero-copy ``memoryview`` of what was written (see the class notes on views)."""
         return self.writer_view[self._pos:]
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self) -> builtins.bytes:
         """A copy of what was written, as ``bytes``."""
         return self.writer_view[self._pos:].tobytes()
 

@@ -197,7 +197,7 @@ def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
             exec(compile(text, filename, "exec"), namespace)
     finally:
         owner.finalize(entries)
-    return [Codec(stems[mp.index], namespace, text, filename)
+    return [Codec(stems[mp.idx], namespace, text, filename)
             for mp, text, (filename, _) in zip(batch.messages, texts, entries, strict=True)]
 
 
@@ -229,12 +229,13 @@ def compile_class(cls: type) -> Codec:
                     mi.cls.__pbj_codec__ = c
         finally:
             _state.compiling = None
-        return cls.__pbj_codec__
+        codec = cls.__dict__["__pbj_codec__"]
+        return codec
 
 
 def codec_of(cls: type) -> Codec:
     """The codec of a message class, compiling it on first use."""
-    codec = cls.__pbj_codec__  # a plain class attribute read: no mappingproxy or bound method allocated
+    codec = cls.__pbj_codec__  # type: ignore[attr-defined]  # a plain class attribute read: no mappingproxy or bound method allocated
     return codec if codec is not None else compile_class(cls)
 
 

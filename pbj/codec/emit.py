@@ -14,10 +14,10 @@ import struct
 from typing import Any
 
 from pbj import scalars
-from pbj.codec.plan import MESSAGE, PACKED, REPEATED, BatchPlan, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import EXPLICIT, MEMBER, MESSAGE, PACKED, REPEATED, BatchPlan, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Scope, attr_ok, comment
 
-__all__ = ["Emit", "kind_of", "INT_KINDS", "describe"]
+__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "presence_test"]
 
 #: The varint types written as they are (no ZigZag), ``bool`` excluded.
 INT_KINDS = frozenset(t.name for t in scalars.BY_CODE if t.is_varint and not t.zigzag and t.name != "bool")
@@ -37,6 +37,15 @@ def describe(f: FieldPlan) -> str:
         if f.label in (REPEATED, PACKED):
             what = f"repeated {what}" + (", packed" if f.label == PACKED else "")
     return f"# {comment(f.proto_name)} = {f.number} ({what})"
+
+
+def presence_test(f: FieldPlan, v: str) -> str:
+    """Source for "this singular value is written" ("Field Presence")."""
+    if f.label in (EXPLICIT, MEMBER) or f.type == MESSAGE:
+        return f"{v} is not None"
+    if row_of(f.type).is_float:
+        return f"{v} or _copysign(1.0, {v}) < 0.0"  # -0.0 is written, 0.0 is not
+    return v
 
 
 class Emit:
@@ -86,7 +95,7 @@ class Emit:
         """Source storing ``value`` in attribute ``name`` of ``obj`` (a slots-base instance)."""
         if attr_ok(name):
             return f"{obj}.{name} = {value}"
-        setter = self.scope.shared(("set", plan.index, name), "set_attr",
+        setter = self.scope.shared(("set", plan.idx, name), "set_attr",
                                    lambda: plan.slots_class.__dict__[name].__set__)
         return f"{setter}({obj}, {value})"
 

@@ -31,11 +31,11 @@ order of their UTF-8), every entry written with both key and value.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of
-from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MEMBER, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
+from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source
 
-__all__ = ["emit_forward", "emit_size", "emit_write", "emit_oneof_members", "size_expr", "presence_test"]
+__all__ = ["emit_forward", "emit_size", "emit_write", "emit_oneof_members", "size_expr"]
 
 
 def size_expr(kind: str, v: str) -> str:
@@ -93,15 +93,6 @@ def tagged_len(ctx: Emit, tag: bytes, n: str) -> str:
 
 def _lensize_expr(n: str) -> str:
     return f"(1 if {n} < 128 else 2 if {n} < 16384 else _vsize({n}))"
-
-
-def presence_test(f: FieldPlan, v: str) -> str:
-    """Source for "this singular value is written" ("Field Presence")."""
-    if f.label in (EXPLICIT, MEMBER) or f.type == MESSAGE:
-        return f"{v} is not None"
-    if row_of(f.type).is_float:
-        return f"{v} or _copysign(1.0, {v}) < 0.0"  # -0.0 is written, 0.0 is not
-    return v
 
 
 # ---------------------------------------------------------------- sizing
@@ -183,7 +174,7 @@ def _size_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
 
 
 def _oneof_table(ctx: Emit, plan: MessagePlan, j: int, role: str) -> str:
-    return ctx.scope.shared((role, plan.index, j), f"{role}_{ctx.stem(plan.index)}__{plan.oneofs[j].name}", dict)
+    return ctx.scope.shared((role, plan.idx, j), f"{role}_{ctx.stem(plan.idx)}__{plan.oneofs[j].name}", dict)
 
 
 def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[int, ...], role: str,
@@ -198,7 +189,7 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
         src("if v is not None:")
     else:
         names = ctx.const(frozenset(plan.fields[i].name for i in members),
-                          f"run_{ctx.stem(plan.index)}__{oneof.name}_{plan.fields[members[0]].number}")
+                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
         src(f"if v is not None and v[0] in {names}:")
     with src:
         src(call.format(fn=f"{table}[v[0]]"))
@@ -212,7 +203,7 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
     ``v``; the tables ``size_<Name>__<oneof>`` and ``write_<Name>__<oneof>``
     (dicts, filled here) map member names to them.
     """
-    stem = ctx.stem(plan.index)
+    stem = ctx.stem(plan.idx)
     src = Source()
     for j, oneof in enumerate(plan.oneofs):
         tables = {role: _oneof_table(ctx, plan, j, role) for role in ("size", "write")}
@@ -241,7 +232,7 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
 
 def emit_size(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``size_<Name>(o)``."""
-    stem = ctx.stem(plan.index)
+    stem = ctx.stem(plan.idx)
     src = Source()
     src(f"def size_{stem}(o):")
     with src:
@@ -253,7 +244,7 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
                 _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
         src("u = o._pbj_unknown")
         src("if u: n += len(u)")
-        setter = ctx.scope.shared(("set_size", plan.index), f"set_size_{stem}",
+        setter = ctx.scope.shared(("set_size", plan.idx), f"set_size_{stem}",
                                   lambda: plan.slots_class._pbj_size.__set__)
         src(f"{setter}(o, n)")
         src("return n")
@@ -360,7 +351,7 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
 def emit_write(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``write_<Name>(o, ap)``."""
     src = Source()
-    src(f"def write_{ctx.stem(plan.index)}(o, ap):")
+    src(f"def write_{ctx.stem(plan.idx)}(o, ap):")
     with src:
         for step, i, members in plan.writes:
             if step == FIELD:

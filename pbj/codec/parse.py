@@ -128,7 +128,7 @@ class _Parse:
     def __init__(self, ctx: Emit, plan: MessagePlan) -> None:
         self.ctx = ctx
         self.plan = plan
-        self.stem = ctx.stem(plan.index)
+        self.stem = ctx.stem(plan.idx)
         self.cases: dict[int, list[str]] = {}
         self.names: dict[int, tuple[str, Any]] = {}
         self.locals: list[tuple[str, str]] = []
@@ -207,7 +207,7 @@ def _packed_tuple(p: _Parse, src: Source, f: FieldPlan) -> None:
 
 
 def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
-    loc = f"f{f.index}"
+    loc = f"f{f.idx}"
     kind = kind_of(f.type)
     p.locals.append((loc, "None"))
     if kind == "message":
@@ -234,7 +234,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
         return
     # scalars: the element form and the packed form are both accepted; a first packed run is
     # kept as the tuple it is read into (t<i>), with no list in between
-    run = f"t{f.index}"
+    run = f"t{f.idx}"
     p.locals.append((run, "()"))
     p.store.append((f.name, f"{run} if {loc} is None else tuple({loc})"))
     src = p.case(wire.make_tag(f.number, row_of(f.type).wire_type), f, loc)
@@ -273,7 +273,7 @@ def _group_body(p: _Parse, src: Source, f: FieldPlan, var: str) -> None:
 
 
 def _plan_singular(p: _Parse, f: FieldPlan) -> None:
-    loc = f"f{f.index}"
+    loc = f"f{f.idx}"
     p.locals.append((loc, p.default(f)))
     p.store.append((f.name, loc))
     if f.type == MESSAGE:
@@ -352,7 +352,7 @@ def _plan_oneof(p: _Parse, j: int) -> None:
     for i in oneof.members:
         m = p.plan.fields[i]
         if m.type == MESSAGE:
-            _plan_message(p, m, f"f{m.index}", oneof=loc)
+            _plan_message(p, m, f"f{m.idx}", oneof=loc)
             continue
         kind = kind_of(m.type)
         r = row_of(m.type)
@@ -368,7 +368,7 @@ def _plan_oneof(p: _Parse, j: int) -> None:
 
 
 def _plan_map(p: _Parse, f: FieldPlan) -> None:
-    loc = f"f{f.index}"
+    loc = f"f{f.idx}"
     p.locals.append((loc, "None"))
     p.store.append((f.name, f"_EMPTY_MAP if {loc} is None else _FrozenMap({loc})"))
     kkind = row_of(f.key).name

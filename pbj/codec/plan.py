@@ -20,14 +20,14 @@ back into Python. Its fields and their meaning:
     by earlier batches follow. A field's ``sub`` indexes this tuple.
 
 ``MessagePlan``
-    ``index``: its index in ``BatchPlan.messages``.
+    ``idx``: its index in ``BatchPlan.messages``.
     ``full_name``: the protobuf full name. ``cls``: the frozen class.
     ``slots_class``: its hidden base owning the slots (the parser fills an
     instance of it and then switches its ``__class__`` to ``cls``).
     ``slots``: the attribute names in slot order; a field's ``slot``
     indexes it (``_pbj_unknown`` and ``_pbj_size`` are not listed).
     ``fields``: every field and oneof member, in field-number order; a field's
-    ``index`` is its position here.
+    ``idx`` is its position here.
     ``writes``: the write order, ascending field number: ``(FIELD, i, ())``
     writes ``fields[i]``; ``(RUN, j, members)`` writes the member of oneof
     ``j`` that is set if it is one of ``members`` (field indexes). A oneof
@@ -44,7 +44,7 @@ back into Python. Its fields and their meaning:
 ``FieldPlan``
     ``name``: the attribute name (a oneof member's name for a member);
     ``proto_name``: the schema's name; ``number``: the field number;
-    ``index``: position in ``MessagePlan.fields``; ``slot``: position in
+    ``idx``: position in ``MessagePlan.fields``; ``slot``: position in
     ``MessagePlan.slots`` of the attribute holding it (a member: its
     oneof's); ``label``: :data:`IMPLICIT`, :data:`EXPLICIT`,
     :data:`REPEATED`, :data:`PACKED`, :data:`MAP` or :data:`MEMBER`;
@@ -103,7 +103,7 @@ class FieldPlan(NamedTuple):
     name: str
     proto_name: str
     number: int
-    index: int
+    idx: int
     slot: int
     label: int
     type: int
@@ -130,7 +130,7 @@ class OneofPlan(NamedTuple):
 class MessagePlan(NamedTuple):
     """The plan of one message class (see the module docstring)."""
 
-    index: int
+    idx: int
     full_name: str
     cls: Any
     slots_class: Any
@@ -193,11 +193,11 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
         width = r.width or (1 if r.name == "bool" else 0)
     enum_cls = value_type if code == scalars.ENUM.code else None
     return FieldPlan(
-        name=f.name, proto_name=f.proto_name or f.name, number=f.number, index=index, slot=slot,
+        name=f.name, proto_name=f.proto_name or f.name, number=f.number, idx=index, slot=slot,
         label=label, type=code, group=f.group, tag=tag, end_tag=end_tag, width=width,
         sub=sub_index(value_type) if code == MESSAGE else -1, enum=enum_cls,
         closed=bool(getattr(enum_cls, "__pbj_closed__", False)),
-        key=scalars.SCALARS[f.map_key].code if f.is_map else -1,
+        key=scalars.SCALARS[f.map_key].code if f.map_key is not None else -1,
         default=_default(f, code) if not f.is_map else None, oneof=oneof)
 
 
@@ -205,19 +205,19 @@ def _dispatch(fields: tuple[FieldPlan, ...]) -> tuple[tuple[int, int, int], ...]
     out = []
     for f in fields:
         if f.group:
-            out.append((wire.make_tag(f.number, wire.WIRE_SGROUP), f.index, GROUP_START))
+            out.append((wire.make_tag(f.number, wire.WIRE_SGROUP), f.idx, GROUP_START))
         elif f.type == MESSAGE or f.label == MAP:
-            out.append((wire.make_tag(f.number, wire.WIRE_LEN), f.index, VALUE))
+            out.append((wire.make_tag(f.number, wire.WIRE_LEN), f.idx, VALUE))
         else:
             r = scalars.BY_CODE[f.type]
-            out.append((wire.make_tag(f.number, r.wire_type), f.index, VALUE))
+            out.append((wire.make_tag(f.number, r.wire_type), f.idx, VALUE))
             if f.label in (REPEATED, PACKED) and r.packable:
-                out.append((wire.make_tag(f.number, wire.WIRE_LEN), f.index, PACKED_RUN))
+                out.append((wire.make_tag(f.number, wire.WIRE_LEN), f.idx, PACKED_RUN))
     return tuple(sorted(out))
 
 
 def _writes(mi: MessageInfo, fields: tuple[FieldPlan, ...]) -> tuple:
-    oneof_of = {f.index: f.oneof for f in fields}
+    oneof_of = {f.idx: f.oneof for f in fields}
     out: list[tuple[int, int, tuple[int, ...]]] = []
     run: list[int] = []
     for f in fields:
@@ -225,12 +225,12 @@ def _writes(mi: MessageInfo, fields: tuple[FieldPlan, ...]) -> tuple:
             if run:
                 out.append((RUN, oneof_of[run[0]], tuple(run)))
                 run = []
-            out.append((FIELD, f.index, ()))
+            out.append((FIELD, f.idx, ()))
             continue
         if run and oneof_of[run[0]] != f.oneof:
             out.append((RUN, oneof_of[run[0]], tuple(run)))
             run = []
-        run.append(f.index)
+        run.append(f.idx)
     if run:
         out.append((RUN, oneof_of[run[0]], tuple(run)))
     return tuple(out)
@@ -255,10 +255,10 @@ def build_message(mi: MessageInfo, index: int, sub_index: Any) -> MessagePlan:
         _field(f, i, slot_of[mi.oneofs[j].name] if j >= 0 else slot_of[f.name], j, sub_index)
         for i, (f, j) in enumerate(entries))
     oneofs = tuple(
-        OneofPlan(o.name, slot_of[o.name], tuple(f.index for f in fields if f.oneof == j))
+        OneofPlan(o.name, slot_of[o.name], tuple(f.idx for f in fields if f.oneof == j))
         for j, o in enumerate(mi.oneofs))
     leaf = all(f.type != MESSAGE and f.label != MAP for f in fields)
-    return MessagePlan(index=index, full_name=mi.full_name, cls=mi.cls, slots_class=mi.cls.__pbj_slots__,
+    return MessagePlan(idx=index, full_name=mi.full_name, cls=mi.cls, slots_class=mi.cls.__pbj_slots__,
                        slots=slots, fields=fields, writes=_writes(mi, fields), oneofs=oneofs,
                        dispatch=_dispatch(fields), leaf=leaf)
 

@@ -25,8 +25,7 @@ The output equals the forward writer's byte for byte.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of
-from pbj.codec.forward import presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source
 
@@ -256,8 +255,8 @@ def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
 
 
 def _table(ctx: Emit, plan: MessagePlan, j: int) -> str:
-    return ctx.scope.shared(("write_reverse", plan.index, j),
-                            f"write_reverse_{ctx.stem(plan.index)}__{plan.oneofs[j].name}", dict)
+    return ctx.scope.shared(("write_reverse", plan.idx, j),
+                            f"write_reverse_{ctx.stem(plan.idx)}__{plan.oneofs[j].name}", dict)
 
 
 def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
@@ -266,7 +265,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
     budgets = [(_budget(plan.fields[i]) if step == FIELD and _is_fixed_budget(plan.fields[i]) else 0)
                for step, i, _ in order]
     src = Source()
-    src(f"def write_reverse_{ctx.stem(plan.index)}(o, rb, pos):")
+    src(f"def write_reverse_{ctx.stem(plan.idx)}(o, rb, pos):")
     with src:
         src("mv = rb.writer_view")
         rem = sum(budgets)
@@ -291,7 +290,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
                 src("if v is not None:")
             else:
                 names = ctx.const(frozenset(plan.fields[m].name for m in members),
-                                  f"run_{ctx.stem(plan.index)}__{oneof.name}_{plan.fields[members[0]].number}")
+                                  f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
                 src(f"if v is not None and v[0] in {names}:")
             with src:
                 src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
@@ -304,7 +303,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
 
 def emit_reverse_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``write_reverse_<Name>__<oneof>__<member>(v, rb, pos) -> pos`` and their tables."""
-    stem = ctx.stem(plan.index)
+    stem = ctx.stem(plan.idx)
     src = Source()
     for j, oneof in enumerate(plan.oneofs):
         table = _table(ctx, plan, j)

@@ -65,7 +65,7 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
     if entry is not None and tag >= 128:
         # the failure may lie inside a tag of 2+ bytes whose first byte alone looked like ``tag``
         try:
-            whole, _ = wire.read_tag(frame.get("data"), start)
+            whole, _ = wire.read_tag(frame["data"], start)
         except Exception:
             whole = None
         if whole != tag:
