@@ -330,22 +330,17 @@ def _attr_name(proto_name: str, taken: set[str]) -> str:
     The name is NFKC-normalised first, as Python normalises identifiers in
     source ("Identifiers and keywords" in the Python reference), so that
     ``obj.<name>`` written in code reaches the field (``ﬁ`` becomes ``fi``,
-    ``M²`` becomes ``M2``); a character that still cannot be part of an
-    identifier becomes ``_``. ``proto_name`` keeps the schema's spelling. A
-    keyword or a name already taken gets trailing underscores; a dunder name,
-    one starting with ``_pbj`` (pbj's own slots) or one that cannot start an
-    identifier gets an ``f`` in front.
+    ``M²`` becomes ``M2``); ``proto_name`` keeps the schema's spelling. A
+    keyword or a name already taken gets trailing underscores; a dunder name
+    or one starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
 
     Raises:
-        SchemaError: the name is empty.
+        SchemaError: the name is not an identifier, even NFKC-normalised (only a
+            corrupt descriptor has one: protoc accepts letters, digits and ``_``).
     """
-    if not proto_name:
-        raise SchemaError("a field has an empty name")
     name = unicodedata.normalize("NFKC", proto_name)
     if not name.isidentifier():
-        name = "".join(c if ("a" + c).isidentifier() else "_" for c in name)
-        if not name.isidentifier():
-            name = "f" + name
+        raise SchemaError(f"field name {proto_name!r} is not an identifier")
     if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
         name = "f" + name
     while keyword.iskeyword(name) or name in taken:

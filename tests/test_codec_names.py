@@ -177,12 +177,19 @@ def test_a_later_load_does_not_change_an_earlier_one():
     assert both_writers(b(amount=100)) == bytes.fromhex("10c801")
 
 
-def test_a_field_name_that_is_no_identifier_even_after_nfkc():
-    data = descriptor_set([("Odd", [("1st", 1, F.TYPE_INT32, None, None), ("a-b", 2, F.TYPE_INT32, None, None),
-                                    ("from", 3, F.TYPE_INT32, None, None)])])
+@pytest.mark.parametrize("name", ["1st", "a-b", "x y", "M\u00b2\u2044"])
+def test_a_field_name_that_is_no_identifier_even_after_nfkc_is_refused(name):
+    data = descriptor_set([("Odd", [(name, 1, F.TYPE_INT32, None, None)])])
+    with pytest.raises(pbj.SchemaError, match="not an identifier"):
+        pbj.load_descriptor_set(data)
+
+
+def test_keywords_and_taken_names_get_underscores():
+    data = descriptor_set([("Odd", [("from", 1, F.TYPE_INT32, None, None), ("fi", 2, F.TYPE_INT32, None, None),
+                                    ("ﬁ", 3, F.TYPE_INT32, None, None)])])
     Odd = pbj.load_descriptor_set(data)["names.Odd"]
-    assert [(f.name, f.proto_name) for f in pbj.fields(Odd)] == [("f1st", "1st"), ("a_b", "a-b"), ("from_", "from")]
-    value = Odd(f1st=1, a_b=2, from_=3)
+    assert [(f.name, f.proto_name) for f in pbj.fields(Odd)] == [("from_", "from"), ("fi", "fi"), ("fi_", "ﬁ")]
+    value = Odd(from_=1, fi=2, fi_=3)
     assert both_writers(value) == bytes.fromhex("080110021803")
     assert pbj.decode(Odd, bytes.fromhex("080110021803")) == value
 
