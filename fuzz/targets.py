@@ -48,7 +48,7 @@ if str(_ROOT) not in sys.path:  # the atheris scripts run as `python fuzz/fuzz_x
 import pbj  # noqa: E402
 import pbj.testing  # noqa: E402
 from pbj import loader, wire  # noqa: E402
-from pbj.compiler import codec_of  # noqa: E402
+from pbj.codec import codec_of  # noqa: E402
 from pbj.schema import FrozenMap, OneOf, info, is_message  # noqa: E402
 
 BLOCK_ITEM = "com.hedera.hapi.block.stream.BlockItem"

@@ -17,11 +17,10 @@ See ``docs/usage-guide.md``.
 """
 
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
-from pbj.compiler import source_of
+from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
 from pbj.loader import Namespace, load_descriptor_set, load_proto
 from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
-from pbj.reverse import ReverseBuffer
 from pbj.schema import (
     FieldInfo,
     FrozenMap,

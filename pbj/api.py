@@ -5,9 +5,10 @@ from __future__ import annotations
 import gc
 from typing import Any, TypeVar
 
-from pbj.compiler import codec_of
+from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
+from pbj.codec.compiler import codec_of
+from pbj.codec.runtime import MAX_DEPTH
 from pbj.errors import DecodeError, EncodeError, PbjError
-from pbj.reverse import ReverseBuffer, thread_buffer
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
 
@@ -16,7 +17,7 @@ __all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEP
 T = TypeVar("T")
 
 #: Default nesting limit of ``decode``, as Google's runtimes use.
-DEFAULT_MAX_DEPTH = 100
+DEFAULT_MAX_DEPTH = MAX_DEPTH
 #: Inputs of at least this many bytes are decoded with the cyclic garbage collector paused.
 _GC_PAUSE_BYTES = 16384
 
@@ -53,8 +54,12 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
     try:
         if reverse:
             buf = thread_buffer()
-            buf._pos = codec.write_reverse(obj, buf, buf._pos)
-            return buf.to_bytes()
+            pos = buf.writer_begin(empty=True)
+            try:
+                pos = codec.write_reverse(obj, buf, pos)
+                return buf.writer_view[pos:].tobytes()
+            finally:
+                buf.writer_abort()
         if obj._pbj_size < 0:
             codec.size(obj)
         parts: list[bytes] = []
@@ -63,6 +68,8 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
     except PbjError as exc:
         if isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc) from None
+        raise
+    except BufferBusyError:
         raise
     except Exception as exc:
         raise _diagnose(obj, exc) from None
@@ -104,20 +111,25 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
     Raises:
         TypeError: ``obj`` is not a pbj message.
         EncodeError: as for :func:`encode`.
+        RuntimeError: ``buf`` is being written already (by another thread, or
+            re-entrantly on this one): a buffer holds one write at a time.
     """
     codec = _codec(obj)
     before = len(buf)
+    pos = buf.writer_begin()
     try:
-        buf._pos = codec.write_reverse(obj, buf, buf._pos)
+        pos = codec.write_reverse(obj, buf, pos)
     except PbjError as exc:
-        # the storage may have grown (and moved the bytes written before to its end)
-        buf._pos = len(buf._mv) - before
+        buf.writer_abort()  # the bytes written before stay, even if the storage grew
         if isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc) from None
         raise
-    except Exception as exc:
-        buf._pos = len(buf._mv) - before
+    except BaseException as exc:
+        buf.writer_abort()
+        if not isinstance(exc, Exception) or isinstance(exc, BufferBusyError):
+            raise
         raise _diagnose(obj, exc) from None
+    buf.writer_commit(pos)
     return len(buf) - before
 
 

@@ -129,7 +129,7 @@ def _demo(args: argparse.Namespace) -> int:
     progress.step("loaded schema")
     raw = gzip.decompress(_shipped(BLOCK_FILE))
     t0 = time.perf_counter()
-    from pbj.compiler import codec_of
+    from pbj.codec import codec_of
     codec_of(Block)
     t_compile = time.perf_counter() - t0
     progress.step("compiled codecs")

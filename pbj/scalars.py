@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "ScalarType", "SCALARS", "ENUM", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
+    "ScalarType", "SCALARS", "ENUM", "BY_CODE", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32", "row",
 ]
 
@@ -145,6 +145,8 @@ def _rows() -> tuple[ScalarType, ...]:
 _ALL = _rows()
 _STRUCTS = {t.name: struct.Struct(t.struct_format) for t in _ALL if t.struct_format}
 
+#: Every row, ``enum`` last, indexed by :attr:`ScalarType.code`.
+BY_CODE: tuple[ScalarType, ...] = _ALL
 #: The fifteen scalar types of the spec, by name.
 SCALARS: dict[str, ScalarType] = {t.name: t for t in _ALL if t.name != "enum"}
 #: The row enum fields use (an ``int32`` varint on the wire).

@@ -22,9 +22,9 @@ Conventions:
 
 from __future__ import annotations
 
-import struct
-
+from pbj import scalars
 from pbj.errors import DecodeError, EncodeError
+from pbj.scalars import WIRE_EGROUP, WIRE_I32, WIRE_I64, WIRE_LEN, WIRE_SGROUP, WIRE_VARINT
 
 __all__ = [
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32",
@@ -33,23 +33,13 @@ __all__ = [
     "skip_field", "RANGES", "check_range",
 ]
 
-WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_SGROUP, WIRE_EGROUP, WIRE_I32 = 0, 1, 2, 3, 4, 5
 MAX_FIELD_NUMBER = (1 << 29) - 1
 _U64 = (1 << 64) - 1
 
-#: Inclusive ranges of the integer types; a value outside raises EncodeError.
+#: Inclusive ranges of the integer types (and ``enum``), from :mod:`pbj.scalars`; a value
+#: outside raises EncodeError.
 RANGES: dict[str, tuple[int, int]] = {
-    "int32": (-(1 << 31), (1 << 31) - 1),
-    "sint32": (-(1 << 31), (1 << 31) - 1),
-    "sfixed32": (-(1 << 31), (1 << 31) - 1),
-    "enum": (-(1 << 31), (1 << 31) - 1),
-    "int64": (-(1 << 63), (1 << 63) - 1),
-    "sint64": (-(1 << 63), (1 << 63) - 1),
-    "sfixed64": (-(1 << 63), (1 << 63) - 1),
-    "uint32": (0, (1 << 32) - 1),
-    "fixed32": (0, (1 << 32) - 1),
-    "uint64": (0, _U64),
-    "fixed64": (0, _U64),
+    t.name: t.range for t in scalars.BY_CODE if t.range is not None
 }
 
 
@@ -293,12 +283,3 @@ def skip_field(data: bytes, pos: int, tag: int, end: int, depth: int) -> int:
     if pos > end:
         raise DecodeError("truncated input: field runs past the end of its message")
     return pos
-
-
-# Fixed-width packers/unpackers, one Struct per layout.
-PACK_I32 = struct.Struct("<i")
-PACK_U32 = struct.Struct("<I")
-PACK_I64 = struct.Struct("<q")
-PACK_U64 = struct.Struct("<Q")
-PACK_F32 = struct.Struct("<f")
-PACK_F64 = struct.Struct("<d")

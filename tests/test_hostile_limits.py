@@ -378,6 +378,9 @@ MEMORY_CASES = {
     "1 MB of repeated sub-messages": ("node", lambda: KID * 100_000),
     "10k duplicate sub-messages": ("node", lambda: (b"\x1a\x0a" + KID) * 10_000),
     "100k unknown fields": ("node", lambda: (b"\x28\x01\x3a\x01x") * 100_000),
+    # packed varints are read into the tuple the field keeps, with no list in between
+    "400k packed 1-byte varints": ("unpacked", lambda: b"\x7a" + varint(400_000) + b"\x05" * 400_000),
+    "200k packed 2-byte varints": ("unpacked", lambda: b"\x7a" + varint(400_000) + b"\x81\x04" * 200_000),
     "300 real block items": ("block", lambda: b"".join(b"\x0a" + varint(len(i)) + i for i in T.block_items()[:300])),
 }
 

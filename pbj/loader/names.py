@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import unicodedata
 
 from pbj.errors import SchemaError
 
@@ -12,15 +13,20 @@ __all__ = ["enum_member_names", "join"]  # and _attr_name, for the builders
 def _attr_name(proto_name: str, taken: set[str]) -> str:
     """The Python attribute name of a field: its proto name, made safe and unique.
 
-    A keyword or a name already taken gets trailing underscores; a dunder name or one
-    starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
+    The name is NFKC-normalised first, as Python normalises identifiers in
+    source ("Identifiers and keywords" in the Python reference), so that
+    ``obj.<name>`` written in code reaches the field (``ﬁ`` becomes ``fi``,
+    ``M²`` becomes ``M2``); ``proto_name`` keeps the schema's spelling. A
+    keyword or a name already taken gets trailing underscores; a dunder name
+    or one starting with ``_pbj`` (pbj's own slots) gets an ``f`` in front.
 
     Raises:
-        SchemaError: the name is not an identifier (only a corrupt descriptor has one).
+        SchemaError: the name is not an identifier, even NFKC-normalised (only a
+            corrupt descriptor has one: protoc accepts letters, digits and ``_``).
     """
-    if not proto_name.isidentifier():
+    name = unicodedata.normalize("NFKC", proto_name)
+    if not name.isidentifier():
         raise SchemaError(f"field name {proto_name!r} is not an identifier")
-    name = proto_name
     if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
         name = "f" + name
     while keyword.iskeyword(name) or name in taken:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
+import weakref
 from typing import Any
 
 __all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "make_enum_reduce"]
@@ -20,7 +21,8 @@ __all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "
 REGISTRY_MODULE = "pbj._loaded"
 
 # Full name -> the latest loaded class or enum of that name, for pickle.
-_REGISTRY: dict[str, Any] = {}
+# Weak values: a schema whose classes are no longer used goes away whole (its registration with it).
+_REGISTRY: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
 
 

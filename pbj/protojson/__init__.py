@@ -83,7 +83,7 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     cls = type(obj)
     if not is_message(cls):
         raise TypeError(f"{cls.__name__} is not a pbj message")
-    conv = converter((emit_defaults, proto_names, enums_as_numbers, False))
+    conv = converter((emit_defaults, proto_names, enums_as_numbers, False), cls)
     return conv.unstructure(obj, cls)
 
 
@@ -112,7 +112,7 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False) -> T:
     """
     if not is_message_class(cls):
         raise TypeError(f"{cls!r} is not a pbj message class")
-    conv = converter((False, False, False, ignore_unknown))
+    conv = converter((False, False, False, ignore_unknown), cls)
     return conv.get_structure_hook(cls)(d, cls)
 
 

@@ -17,20 +17,29 @@ from pbj.protojson.values import Options, is_message_class
 
 __all__ = ["converter"]
 
-_converters: dict[tuple, cattrs.Converter] = {}
 _converters_lock = threading.Lock()
 
 
-def converter(key: tuple) -> cattrs.Converter:
-    """The converter of the options ``(emit_defaults, proto_names, enums_as_numbers, ignore_unknown)``."""
-    conv = _converters.get(key)
+def converter(key: tuple, cls: type) -> cattrs.Converter:
+    """The converter of the options ``(emit_defaults, proto_names, enums_as_numbers, ignore_unknown)``
+    used from message class ``cls``.
+
+    Kept on the class (``__pbj_json__``), not in a process-wide table: its
+    hooks refer to the classes it has met, which must be free to go when
+    their schema is no longer used.
+    """
+    per_class = cls.__dict__.get("__pbj_json__")
+    conv = per_class.get(key) if per_class is not None else None
     if conv is not None:
         return conv
     with _converters_lock:
-        conv = _converters.get(key)
+        per_class = cls.__dict__.get("__pbj_json__")
+        if per_class is None:
+            per_class = {}
+            type.__setattr__(cls, "__pbj_json__", per_class)
+        conv = per_class.get(key)
         if conv is None:
-            conv = _make_converter(Options(*key))
-            _converters[key] = conv
+            conv = per_class[key] = _make_converter(Options(*key))
     return conv
 
 

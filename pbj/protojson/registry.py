@@ -10,14 +10,17 @@ that name, among the classes the converters have met, then among :mod:`pbj.wellk
 from __future__ import annotations
 
 import threading
+import weakref
 
 from pbj import loader
 from pbj.schema import info, is_message
 
 __all__ = ["register_types", "type_registry", "resolve_any", "remember"]
 
-_registered: dict[str, type] = {}  # register_types
-_registry: dict[str, type] = {}  # classes the converters met, and pbj.wellknown
+_registered: dict[str, type] = {}  # register_types (the user asked for these: kept)
+# classes the converters met, and pbj.wellknown; weak values: a class unused elsewhere is not kept
+# alive by having been met here
+_registry: weakref.WeakValueDictionary[str, type] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
 _wellknown_loaded = False
 

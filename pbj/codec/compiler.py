@@ -1,0 +1,258 @@
+"""The codec compiler: builds, on first use, the specialised functions of a message class.
+
+``compile_class(cls)`` resolves the class's schema and compiles, in *batches*,
+the class and every message class it reaches that has no codec yet, split
+into groups of mutually recursive classes (:func:`recursion_groups`), each
+compiled after the groups it refers to. For the
+batch it builds the plan (:mod:`pbj.codec.plan`), has the emitters turn each
+class's plan into source (:mod:`pbj.codec.forward`, :mod:`pbj.codec.reverse`,
+:mod:`pbj.codec.parse`), compiles that source into a namespace of the batch's
+own (:mod:`pbj.codec.source`) and stores a :class:`Codec` on each class
+(``cls.__pbj_codec__``).
+
+Lifetime: nothing process-wide refers to a batch. Its namespace lives as long
+as any of its classes (through their codecs); when they are all collected,
+the namespace and its linecache entries go too. A batch is a recursion group
+rather than everything one call reaches because a namespace keeps all its
+classes alive: a long-lived class (a well-known type) compiled together with
+the classes of a loaded schema would keep that schema alive forever.
+
+Threads and re-entrancy: batches are compiled under one lock, so a class is
+compiled once even when several threads use it first at the same moment. A
+compile started on a thread that is already compiling (a signal handler
+that encodes or decodes a class not compiled yet, interrupting the first
+compile) raises ``RuntimeError`` instead of starting over.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pbj.codec.emit import Emit
+from pbj.codec.forward import emit_forward
+from pbj.codec.parse import emit_parse
+from pbj.codec.plan import BatchPlan, MessagePlan, build_batch
+from pbj.codec.reverse import emit_reverse
+from pbj.codec.runtime import HELPERS
+from pbj.codec.source import Batch, Scope, register_lines
+from pbj.schema import MessageInfo, resolve
+
+__all__ = ["Codec", "compile_class", "codec_of", "source_of", "emit_class", "emit_batch", "reachable"]
+
+_ROLES = ("size", "write", "write_reverse", "parse")
+_lock = threading.RLock()
+_state = threading.local()
+
+
+class Codec:
+    """The compiled functions of one message class (its ``__pbj_codec__``).
+
+    Attributes:
+        size: ``size(o) -> int`` (caches the size on ``o``).
+        write: ``write(o, ap) -> None`` (forward writer; sizes must be cached).
+        write_reverse: ``write_reverse(o, rb, pos) -> pos``.
+        parse: ``parse(data, pos, end, depth, more, group=0) -> obj``.
+        name: the stem of the generated functions' names.
+        source: the class's generated source, as compiled.
+        filename: the linecache name the source is registered under.
+    """
+
+    __slots__ = ("filename", "name", "parse", "size", "source", "write", "write_reverse")
+
+    def __init__(self, name: str, namespace: dict[str, Any], source: str, filename: str) -> None:
+        self.name = name
+        self.size = namespace[f"size_{name}"]
+        self.write = namespace[f"write_{name}"]
+        self.write_reverse = namespace[f"write_reverse_{name}"]
+        self.parse = namespace[f"parse_{name}"]
+        self.source = source
+        self.filename = filename
+
+
+def reachable(cls: type, compiled_stop: bool = True) -> list[MessageInfo]:
+    """Every message class reachable from ``cls``, resolved, ``cls`` first.
+
+    Args:
+        cls: a message class.
+        compiled_stop: skip (and do not go through) classes that have a codec already.
+    """
+    out: list[MessageInfo] = []
+    seen: set[type] = set()
+    stack = [cls]
+    while stack:
+        c = stack.pop()
+        if c in seen or (compiled_stop and c.__dict__.get("__pbj_codec__") is not None):
+            continue
+        seen.add(c)
+        mi = resolve(c)
+        out.append(mi)
+        for f in mi.all_fields():
+            for t in (f.type, f.map_value):
+                if isinstance(t, type) and hasattr(t, "__pbj_info__"):
+                    stack.append(t)
+    return out
+
+
+def _refs(mi: MessageInfo) -> list[type]:
+    out = []
+    for f in mi.all_fields():
+        for t in (f.type, f.map_value):
+            if isinstance(t, type) and hasattr(t, "__pbj_info__"):
+                out.append(t)
+    return out
+
+
+def recursion_groups(infos: list[MessageInfo]) -> list[list[MessageInfo]]:
+    """``infos`` split into groups of mutually recursive classes, each after those it refers to.
+
+    The strongly connected components of the "field refers to" graph
+    (Tarjan's algorithm, without recursion), in the order it finds them,
+    which is dependencies first.
+    """
+    by_cls = {mi.cls: mi for mi in infos}
+    index: dict[type, int] = {}
+    low: dict[type, int] = {}
+    on_stack: set[type] = set()
+    stack: list[type] = []
+    groups: list[list[MessageInfo]] = []
+    for root in by_cls:
+        if root in index:
+            continue
+        work = [(root, iter([t for t in _refs(by_cls[root]) if t in by_cls]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter([t for t in _refs(by_cls[child]) if t in by_cls])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    c = stack.pop()
+                    on_stack.discard(c)
+                    group.append(by_cls[c])
+                    if c is node:
+                        break
+                group.reverse()
+                groups.append(group)
+    return groups
+
+
+def emit_class(ctx: Emit, plan: MessagePlan) -> str:
+    """The whole generated source of one class: forward writer, reverse writer, parser."""
+    return "\n".join([emit_forward(ctx, plan), emit_reverse(ctx, plan), emit_parse(ctx, plan)])
+
+
+def emit_batch(infos: list[MessageInfo]) -> tuple[BatchPlan, Scope, list[str], list[str]]:
+    """Plan and emit a batch without compiling it.
+
+    Returns:
+        ``(plan, scope, stems, texts)``: the batch plan, its namespace being
+        built, the name stem of every class of ``plan.classes`` and the
+        source of each class of ``plan.messages``. Classes outside the batch
+        are bound to their compiled functions when they have them.
+    """
+    batch = build_batch(infos)
+    scope = Scope(HELPERS)
+    scope.values["__name__"] = "pbj.codec.generated"
+    scope.name("__pbj_batch__")
+    stems: list[str] = []
+    for i, c in enumerate(batch.classes):
+        stem = scope.names(*(f"{r}_" for r in _ROLES), stem=c.__name__)
+        stems.append(stem)
+        codec = c.__dict__.get("__pbj_codec__")
+        if i >= len(batch.messages) and codec is not None:
+            for role in _ROLES:
+                scope.bind(f"{role}_{stem}", getattr(codec, role))
+    ctx = Emit(batch, scope, stems)
+    texts = [emit_class(ctx, mp) for mp in batch.messages]
+    return batch, scope, stems, texts
+
+
+def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
+    batch, scope, stems, texts = emit_batch(infos)
+    namespace = scope.values
+    owner = Batch()
+    namespace["__pbj_batch__"] = owner
+    entries: list[tuple[str, tuple]] = []
+    try:
+        for mp, text in zip(batch.messages, texts, strict=True):
+            cls = mp.cls
+            filename, entry = register_lines(f"{cls.__module__}.{cls.__qualname__}", text)
+            entries.append((filename, entry))
+            exec(compile(text, filename, "exec"), namespace)
+    finally:
+        owner.finalize(entries)
+    return [Codec(stems[mp.idx], namespace, text, filename)
+            for mp, text, (filename, _) in zip(batch.messages, texts, entries, strict=True)]
+
+
+def compile_class(cls: type) -> Codec:
+    """Compile (once) the codec of ``cls`` and of every class it reaches.
+
+    Returns:
+        The class's :class:`Codec`, also stored as ``cls.__pbj_codec__``.
+
+    Raises:
+        SchemaError: a forward reference cannot be resolved or names a wrong type.
+        RuntimeError: called while this thread is compiling already (from a
+            signal handler that interrupted a compile).
+    """
+    with _lock:
+        codec = cls.__dict__.get("__pbj_codec__")
+        if codec is not None:
+            return codec
+        if getattr(_state, "compiling", None) is not None:
+            raise RuntimeError(
+                f"pbj cannot compile the codec of {cls.__qualname__} while this thread is compiling "
+                f"the codec of {_state.compiling} (a signal handler interrupted it?); use each class "
+                "once (or call pbj.source_of(cls)) before installing the handler")
+        _state.compiling = cls.__qualname__
+        try:
+            for group in recursion_groups(reachable(cls)):
+                codecs = _compile_batch(group)
+                for mi, c in zip(group, codecs, strict=True):
+                    mi.cls.__pbj_codec__ = c
+        finally:
+            _state.compiling = None
+        codec = cls.__dict__["__pbj_codec__"]
+        return codec
+
+
+def codec_of(cls: type) -> Codec:
+    """The codec of a message class, compiling it on first use."""
+    codec = cls.__pbj_codec__  # type: ignore[attr-defined]  # a plain class attribute read: no mappingproxy or bound method allocated
+    return codec if codec is not None else compile_class(cls)
+
+
+def source_of(cls: Any) -> str:
+    """The generated source of a message class or instance (compiling it if needed).
+
+    Returns:
+        The text compiled for the class: its forward writer (``size_<Name>``,
+        ``write_<Name>``), reverse writer (``write_reverse_<Name>``) and parser
+        (``parse_<Name>``), with a comment naming the field each part serves.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class or instance.
+        SchemaError: as for the first encode or decode.
+    """
+    if not isinstance(cls, type):
+        cls = type(cls)
+    if getattr(cls, "__pbj_info__", None) is None:
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    return codec_of(cls).source

@@ -1,0 +1,104 @@
+"""What the three emitters share: the batch being emitted and small source helpers.
+
+An emitter is a function ``emit_*(ctx, plan) -> str`` taking an
+:class:`Emit` (the batch's plan, its :class:`~pbj.codec.source.Scope` and
+the name stem of every class) and one :class:`~pbj.codec.plan.MessagePlan`;
+it returns source text and registers the constants it uses in the scope,
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from typing import Any
+
+from pbj import scalars
+from pbj.codec.plan import EXPLICIT, MEMBER, MESSAGE, PACKED, REPEATED, BatchPlan, FieldPlan, MessagePlan, row_of
+from pbj.codec.source import Scope, attr_ok, comment
+
+__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "presence_test"]
+
+#: The varint types written as they are (no ZigZag), ``bool`` excluded.
+INT_KINDS = frozenset(t.name for t in scalars.BY_CODE if t.is_varint and not t.zigzag and t.name != "bool")
+
+
+def kind_of(code: int) -> str:
+    """The scalar name of a type code, or ``"message"``."""
+    return "message" if code == MESSAGE else row_of(code).name
+
+
+def describe(f: FieldPlan) -> str:
+    """The comment that heads a field's code: ``# memo = 6 (string)``."""
+    if f.key >= 0:
+        what = f"map<{row_of(f.key).name}, {kind_of(f.type)}>"
+    else:
+        what = ("group" if f.group else kind_of(f.type)) if f.type == MESSAGE or f.group else row_of(f.type).name
+        if f.label in (REPEATED, PACKED):
+            what = f"repeated {what}" + (", packed" if f.label == PACKED else "")
+    return f"# {comment(f.proto_name)} = {f.number} ({what})"
+
+
+def presence_test(f: FieldPlan, v: str) -> str:
+    """Source for "this singular value is written" ("Field Presence")."""
+    if f.label in (EXPLICIT, MEMBER) or f.type == MESSAGE:
+        return f"{v} is not None"
+    if row_of(f.type).is_float:
+        return f"{v} or _copysign(1.0, {v}) < 0.0"  # -0.0 is written, 0.0 is not
+    return v
+
+
+class Emit:
+    """The emission of one batch.
+
+    Attributes:
+        batch: the batch's plan.
+        scope: its namespace being built.
+        stems: ``stems[i]`` is the name stem of ``batch.classes[i]``'s functions
+            (``size_<stem>``, ``write_<stem>``, ``write_reverse_<stem>``, ``parse_<stem>``).
+    """
+
+    def __init__(self, batch: BatchPlan, scope: Scope, stems: list[str]) -> None:
+        self.batch = batch
+        self.scope = scope
+        self.stems = stems
+
+    def const(self, value: Any, stem: str) -> str:
+        """See :meth:`Scope.const`."""
+        return self.scope.const(value, stem)
+
+    def tag(self, data: bytes) -> str:
+        """The global name of tag bytes (``T_08``)."""
+        return self.scope.const(data, "T")
+
+    def tv(self, tag: bytes) -> str:
+        """The table of ``tag + value`` bytes for every value below 128 (``TV_08``).
+
+        One piece for a tag and a 1-byte varint (or length) saves the forward
+        writer an append per field.
+        """
+        return self.scope.shared(("TV", tag), f"TV_{tag.hex()}", lambda: [tag + bytes((i,)) for i in range(128)])
+
+    def tagged_struct(self, tag: bytes, kind: str) -> str:
+        """A ``struct.Struct`` packing a field's tag bytes and one fixed-width value."""
+        fmt = "<" + "B" * len(tag) + (scalars.SCALARS[kind].struct_format or "")[1:]
+        return self.scope.shared(("ST", tag, kind), f"ST_{tag.hex()}_{kind}", lambda: struct.Struct(fmt))
+
+    def get(self, plan: MessagePlan, name: str, obj: str = "o") -> str:
+        """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot)."""
+        if attr_ok(name):
+            return f"{obj}.{name}"
+        getter = self.scope.shared(("get", name), "get_attr", lambda: operator.attrgetter(name))
+        return f"{getter}({obj})"
+
+    def set(self, plan: MessagePlan, name: str, value: str, obj: str = "o") -> str:
+        """Source storing ``value`` in attribute ``name`` of ``obj`` (a slots-base instance)."""
+        if attr_ok(name):
+            return f"{obj}.{name} = {value}"
+        setter = self.scope.shared(("set", plan.idx, name), "set_attr",
+                                   lambda: plan.slots_class.__dict__[name].__set__)
+        return f"{setter}({obj}, {value})"
+
+    def stem(self, index: int) -> str:
+        """The name stem of ``batch.classes[index]``."""
+        return self.stems[index]

@@ -1,0 +1,327 @@
+"""The reverse writer's emitter: ``write_reverse_<Name>`` from a plan.
+
+The contract of a generated ``write_reverse_<Name>(o, rb, pos) -> pos``:
+
+* ``rb`` is a :class:`~pbj.codec.buffer.ReverseBuffer` claimed for this
+  write; ``pos`` is the index in its storage where the bytes written so far
+  begin. The function writes ``o`` (without its own tag and length) so that
+  it ends at ``pos``, and returns the index where it begins.
+* It writes, in order: the unknown fields (so they come out last, in arrival
+  order), then the fields in descending field number; each value before its
+  length and tag; repeated elements and map entries in reverse (map entries
+  in reverse sorted-key order, each as value, key, entry length, tag); a
+  sub-message by calling its own writer and then writing the number of bytes
+  that call added.
+* It uses the buffer only through the writer protocol of
+  :mod:`pbj.codec.buffer`: it reads ``rb.writer_view`` into a local, makes
+  room with ``rb.writer_grow`` (which replaces the storage and returns the
+  new ``pos``) and reads the view again after any call that may have grown
+  it. Only the caller commits ``pos``, so a failed write leaves the buffer as
+  it was.
+
+The output equals the forward writer's byte for byte.
+"""
+
+from __future__ import annotations
+
+from pbj import scalars, wire
+from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
+from pbj.codec.source import Source
+
+__all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
+
+_LEN_ROOM = 15  # the most a length (10) and a tag (5) can take
+
+
+def _ensure(src: Source, need: str) -> None:
+    src(f"if pos < {need}:")
+    with src:
+        src(f"pos = rb.writer_grow(pos, {need})")
+        src("mv = rb.writer_view")
+
+
+def _put_const(ctx: Emit, src: Source, data: bytes) -> None:
+    """Emit the backwards write of constant bytes (a tag)."""
+    if len(data) == 1:
+        src(f"pos -= 1; mv[pos] = {data[0]}")
+    elif len(data) == 2:
+        src(f"pos -= 2; mv[pos] = {data[0]}; mv[pos + 1] = {data[1]}")
+    else:
+        src(f"pos -= {len(data)}; mv[pos:pos + {len(data)}] = {ctx.tag(data)}")
+
+
+def _put_len(src: Source, n: str) -> None:
+    src(f"if {n} < 128:")
+    with src:
+        src(f"pos -= 1; mv[pos] = {n}")
+    src("else:")
+    with src:
+        src(f"pos = _rvar(mv, pos, {n})")
+
+
+def _put_scalar(src: Source, kind: str, v: str) -> None:
+    """Emit the backwards write of one scalar value (room already made)."""
+    if kind in INT_KINDS:
+        src(f"if 0 <= {v} < 128:")
+        with src:
+            src(f"pos -= 1; mv[pos] = {v}")
+        src(f"elif 0 <= {v} < 16384:")
+        with src:
+            src(f"pos -= 2; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = {v} >> 7")
+        src(f"elif 0 <= {v} < 2097152:")
+        with src:
+            src(f"pos -= 3; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = (({v} >> 7) & 127) | 128; "
+                f"mv[pos + 2] = {v} >> 14")
+        src(f"elif 0 <= {v} < 268435456:")
+        with src:
+            src(f"pos -= 4; mv[pos] = ({v} & 127) | 128; mv[pos + 1] = (({v} >> 7) & 127) | 128; "
+                f"mv[pos + 2] = (({v} >> 14) & 127) | 128; mv[pos + 3] = {v} >> 21")
+        src("else:")
+        with src:
+            src(f"pos = _rvar(mv, pos, {v}, {kind!r})")
+    elif kind in ("sint32", "sint64"):
+        bits = 31 if kind == "sint32" else 63
+        src(f"_z = ({v} << 1) ^ ({v} >> {bits})")
+        src("if 0 <= _z < 128:")
+        with src:
+            src("pos -= 1; mv[pos] = _z")
+        src("else:")
+        with src:
+            src(f"pos = _rvar(mv, pos, _zz{bits + 1}({v}))")
+    elif kind == "bool":
+        src(f"pos -= 1; mv[pos] = 1 if {v} else 0")
+    else:
+        src(f"pos -= {scalars.row(kind).width}; _PI_{kind}(mv, pos, {v})")
+
+
+def _scalar_room(kind: str) -> int:
+    """The most bytes one scalar value of ``kind`` takes."""
+    if kind == "bool":
+        return 1
+    return scalars.row(kind).width or 10
+
+
+def _is_fixed_budget(f: FieldPlan) -> bool:
+    """A singular scalar field whose room is made once, at the function's start."""
+    return f.label in (IMPLICIT, EXPLICIT) and not f.group and f.type != MESSAGE and not row_of(f.type).is_len
+
+
+def _budget(f: FieldPlan) -> int:
+    return len(f.tag) + _scalar_room(row_of(f.type).name)
+
+
+def _put_len_value(ctx: Emit, src: Source, data: str, tag: bytes, rem: int) -> None:
+    """Emit the backwards write of a LEN value held as bytes in ``data``."""
+    src(f"_l = len({data})")
+    _ensure(src, f"_l + {_LEN_ROOM + rem}")
+    src(f"pos -= _l; mv[pos:pos + _l] = {data}")
+    _put_len(src, "_l")
+    _put_const(ctx, src, tag)
+
+
+def _put_message(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
+    """Emit the backwards write of a sub-message ``v``: body, length, tag (or end tag, body, tag)."""
+    fn = f"write_reverse_{ctx.stem(f.sub)}"
+    if f.group:
+        _ensure(src, f"{_LEN_ROOM + rem}")
+        _put_const(ctx, src, f.end_tag)
+        src(f"pos = {fn}({v}, rb, pos)")
+        src("mv = rb.writer_view")
+        _ensure(src, f"{_LEN_ROOM + rem}")
+        _put_const(ctx, src, f.tag)
+        return
+    src("_w = len(mv) - pos")
+    src(f"pos = {fn}({v}, rb, pos)")
+    src("mv = rb.writer_view")
+    _ensure(src, f"{_LEN_ROOM + rem}")
+    src("_l = len(mv) - pos - _w")
+    _put_len(src, "_l")
+    _put_const(ctx, src, f.tag)
+
+
+def _put_single(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
+    """Emit one present singular value with its tag (scalars: room already made)."""
+    kind = kind_of(f.type)
+    if kind == "string":
+        src(f"_b = {v}.encode()")
+        _put_len_value(ctx, src, "_b", f.tag, rem)
+    elif kind == "bytes":
+        _put_len_value(ctx, src, v, f.tag, rem)
+    elif kind == "message":
+        _put_message(ctx, src, f, v, rem)
+    else:
+        _put_scalar(src, kind, v)
+        _put_const(ctx, src, f.tag)
+
+
+def _put_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, rem: int) -> None:
+    src(describe(f))
+    src(f"v = {ctx.get(plan, f.name)}")
+    if f.label == MAP:
+        _put_map(ctx, src, f, rem)
+        return
+    kind = kind_of(f.type)
+    if f.label in (IMPLICIT, EXPLICIT):
+        src(f"if {presence_test(f, 'v')}:")
+        with src:
+            _put_single(ctx, src, f, "v", rem)
+        return
+    src("if v:")
+    with src:
+        if f.label == PACKED:
+            r = row_of(f.type)
+            if r.width:
+                src(f"_l = len(v) * {r.width}")
+                _ensure(src, f"_l + {_LEN_ROOM + rem}")
+                src(f"pos -= _l; _spack_into('<%d{(r.struct_format or '')[1:]}' % len(v), mv, pos, *v)")
+            else:
+                _ensure(src, f"len(v) * {_scalar_room(kind)} + {_LEN_ROOM + rem}")
+                src("_w = len(mv) - pos")
+                src("for x in reversed(v):")
+                with src:
+                    _put_scalar(src, kind, "x")
+                src("_l = len(mv) - pos - _w")
+            _put_len(src, "_l")
+            _put_const(ctx, src, f.tag)
+        elif kind in ("string", "bytes", "message"):
+            src("for x in reversed(v):")
+            with src:
+                _put_single(ctx, src, f, "x", rem)
+        else:
+            _ensure(src, f"len(v) * {len(f.tag) + _scalar_room(kind)} + {rem}")
+            src("for x in reversed(v):")
+            with src:
+                _put_single(ctx, src, f, "x", rem)
+
+
+def _entry_room(kind: str, data: str | None) -> str:
+    """Source for the most bytes one map-entry part (1-byte tag included) takes."""
+    if data is not None:
+        return f"len({data}) + 11"
+    return str(1 + _scalar_room(kind))
+
+
+def _put_entry_part(ctx: Emit, src: Source, kind: str, sub: int, v: str, data: str | None, number: int,
+                    rem_after: str) -> None:
+    if kind == "message":
+        tag = wire.tag_bytes(number, wire.WIRE_LEN)
+        src("_v = len(mv) - pos")
+        src(f"pos = write_reverse_{ctx.stem(sub)}({v}, rb, pos)")
+        src("mv = rb.writer_view")
+        _ensure(src, rem_after)
+        src("_l = len(mv) - pos - _v")
+        _put_len(src, "_l")
+        _put_const(ctx, src, tag)
+        return
+    tag = wire.tag_bytes(number, scalars.row(kind).wire_type)
+    if data is not None:
+        src(f"_l = len({data})")
+        src(f"pos -= _l; mv[pos:pos + _l] = {data}")
+        _put_len(src, "_l")
+        _put_const(ctx, src, tag)
+    else:
+        _put_scalar(src, kind, v)
+        _put_const(ctx, src, tag)
+
+
+def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
+    kkind = row_of(f.key).name
+    vkind = kind_of(f.type)
+    src("if v:")
+    with src:
+        src("for k in sorted(v, reverse=True):")
+        with src:
+            src("x = v[k]")
+            kdata = vdata = None
+            if kkind == "string":
+                src("_kb = k.encode()")
+                kdata = "_kb"
+            if vkind == "string":
+                src("_xb = x.encode()")
+                vdata = "_xb"
+            elif vkind == "bytes":
+                vdata = "x"
+            key_room = _entry_room(kkind, kdata)
+            after_value = f"{key_room} + {_LEN_ROOM + 11 + rem}"
+            if vkind != "message":
+                _ensure(src, f"{_entry_room(vkind, vdata)} + {after_value}")
+            src("_w = len(mv) - pos")
+            _put_entry_part(ctx, src, vkind, f.sub, "x", vdata, 2, after_value)
+            _put_entry_part(ctx, src, kkind, -1, "k", kdata, 1, "")
+            src("_l = len(mv) - pos - _w")
+            _put_len(src, "_l")
+            _put_const(ctx, src, f.tag)
+
+
+def _table(ctx: Emit, plan: MessagePlan, j: int) -> str:
+    return ctx.scope.shared(("write_reverse", plan.idx, j),
+                            f"write_reverse_{ctx.stem(plan.idx)}__{plan.oneofs[j].name}", dict)
+
+
+def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of ``write_reverse_<Name>(o, rb, pos) -> pos``."""
+    order = list(reversed(plan.writes))
+    budgets = [(_budget(plan.fields[i]) if step == FIELD and _is_fixed_budget(plan.fields[i]) else 0)
+               for step, i, _ in order]
+    src = Source()
+    src(f"def write_reverse_{ctx.stem(plan.idx)}(o, rb, pos):")
+    with src:
+        src("mv = rb.writer_view")
+        rem = sum(budgets)
+        if rem:
+            _ensure(src, str(rem))
+        src("u = o._pbj_unknown")
+        src("if u:")
+        with src:
+            src("_l = len(u)")
+            _ensure(src, f"_l + {rem}")
+            src("pos -= _l; mv[pos:pos + _l] = u")
+        for (step, i, members), budget in zip(order, budgets, strict=True):
+            rem -= budget
+            if step == FIELD:
+                _put_field(ctx, src, plan, plan.fields[i], rem)
+                continue
+            oneof = plan.oneofs[i]
+            src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[m].proto_name} = {plan.fields[m].number}"
+                                                       for m in members))
+            src(f"v = {ctx.get(plan, oneof.name)}")
+            if len(members) == len(oneof.members):
+                src("if v is not None:")
+            else:
+                names = ctx.const(frozenset(plan.fields[m].name for m in members),
+                                  f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
+                src(f"if v is not None and v[0] in {names}:")
+            with src:
+                src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
+                src("mv = rb.writer_view")
+                if rem:
+                    _ensure(src, str(rem))
+        src("return pos")
+    return src.text()
+
+
+def emit_reverse_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of ``write_reverse_<Name>__<oneof>__<member>(v, rb, pos) -> pos`` and their tables."""
+    stem = ctx.stem(plan.idx)
+    src = Source()
+    for j, oneof in enumerate(plan.oneofs):
+        table = _table(ctx, plan, j)
+        for i in oneof.members:
+            m = plan.fields[i]
+            fn = ctx.scope.name(f"write_reverse_{stem}__{oneof.name}__{m.name}")
+            src(f"def {fn}(v, rb, pos):")
+            with src:
+                src(describe(m))
+                src("mv = rb.writer_view")
+                if m.type != MESSAGE and not row_of(m.type).is_len:
+                    _ensure(src, str(_budget(m)))
+                _put_single(ctx, src, m, "v", 0)
+                src("return pos")
+            src(f"{table}[{m.name!r}] = {fn}")
+    return src.text() if src.lines else ""
+
+
+def emit_reverse(ctx: Emit, plan: MessagePlan) -> str:
+    """The whole reverse writer of one class."""
+    return "\n".join(t for t in (emit_write_reverse(ctx, plan), emit_reverse_oneof_members(ctx, plan)) if t)

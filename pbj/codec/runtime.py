@@ -1,0 +1,219 @@
+"""The run-time helpers generated code calls, and the decode-error boundary.
+
+Generated functions read these as globals of their batch's namespace (see
+:mod:`pbj.codec.source`), under the names of :data:`HELPERS`. Every name
+there starts with an underscore or is ``DecodeError``; no name a schema can
+produce for a generated function or constant starts that way.
+
+The decode-error boundary: generated parse functions do not check values one
+by one. Low-level failures (``IndexError`` on truncated input,
+``UnicodeDecodeError``, ``struct.error``) are caught once per generated
+function and turned into a :class:`~pbj.errors.DecodeError` by
+:func:`locate`, which adds the function's part of the field path and the byte
+offset of the failing field's tag.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+from pbj import scalars, wire
+from pbj.errors import DecodeError
+from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
+
+__all__ = ["HELPERS", "MAX_DEPTH", "locate", "packed_varints", "group_failed"]
+
+#: The nesting limit of decoding (messages and groups), as Google's runtimes use.
+MAX_DEPTH = 100
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, IndexError | struct.error):
+        return "truncated input"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 in a string field ({exc.reason} at string byte {exc.start})"
+    if isinstance(exc, RecursionError):
+        return "nesting too deep"
+    if isinstance(exc, MemoryError):
+        return "input needs more memory than is available"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[str, Any]) -> DecodeError:
+    """Turn ``exc`` into a DecodeError and add this message's part of the path.
+
+    Args:
+        exc: the exception caught in a generated parse function.
+        names: tag -> ``(field name, where)``: ``where`` is ``None`` for a
+            singular field, the name of the local holding a repeated field's
+            list (its length is the element index), or ``("map", key kind)``.
+        frame: the parse function's locals (read only here, on the error path):
+            ``tag`` (the tag being handled when ``exc`` was raised), ``start``
+            (the offset of that field's tag) and the repeated fields' lists.
+
+    Returns:
+        The DecodeError to raise (``exc`` itself when it is one).
+    """
+    err = exc if isinstance(exc, DecodeError) else DecodeError(_reason(exc))
+    tag = frame.get("tag", 0)
+    start = frame.get("start", frame.get("pos", 0))
+    if err.offset is None:
+        err.offset = start
+    entry = names.get(tag)
+    if entry is not None and tag >= 128:
+        # the failure may lie inside a tag of 2+ bytes whose first byte alone looked like ``tag``
+        try:
+            whole, _ = wire.read_tag(frame["data"], start)
+        except Exception:
+            whole = None
+        if whole != tag:
+            entry = None
+    if entry is not None:
+        name, where = entry
+        prefix: list = [name]
+        if isinstance(where, tuple):
+            key = _map_key(frame.get("data"), start, where[1])
+            if key is not None:
+                prefix.append(key)
+        elif where is not None:
+            items = frame.get(where)
+            if items is None:
+                items = frame.get("t" + where[1:], ())  # a packed run kept as a tuple
+            prefix.append(len(items) if items is not None else 0)
+        err.path[0:0] = prefix
+    return err
+
+
+def _map_key(data: Any, start: int, kind: str) -> tuple | None:
+    """The key of the map entry whose tag is at ``start``, as a 1-tuple path element.
+
+    Runs only on the error path: it reads the entry again and returns the last
+    key it holds (the key may follow the value), or ``None`` if there is none
+    or it cannot be read.
+    """
+    row = scalars.row(kind)
+    try:
+        _, pos = wire.read_tag(data, start)
+        n, pos = wire.read_varint(data, pos)
+        end = min(pos + n, len(data))
+        key_tag = wire.make_tag(1, row.wire_type)
+        key = None
+        while pos < end:
+            t, pos = wire.read_tag(data, pos)
+            if t != key_tag:
+                pos = wire.skip_field(data, pos, t, end, MAX_DEPTH)
+                continue
+            if row.width is not None:
+                key = struct.unpack_from(row.struct_format or "", data, pos)[0]
+                pos += row.width
+            elif row.is_len:
+                m, pos = wire.read_varint(data, pos)
+                key = bytes(data[pos:pos + m]).decode()
+                pos += m
+            else:
+                key, pos = wire.read_varint(data, pos)
+                key = narrow(key, row)
+    except Exception:
+        return None
+    return None if key is None else (key,)
+
+
+def narrow(value: int, row: scalars.ScalarType) -> Any:
+    """A decoded 64-bit varint as a value of ``row``'s type ("Encoding": int32, ZigZag, bool).
+
+    A 32-bit type keeps the low 32 bits (``int32`` and ``enum`` sign-extended),
+    then a ZigZag type is decoded.
+    """
+    if row.name == "bool":
+        return value != 0
+    if row.bits == 32:
+        if row.signed_varint:
+            if value > 0x7FFFFFFF:
+                value = ((value & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+        else:
+            value &= 0xFFFFFFFF
+    elif row.signed_varint and value > 0x7FFFFFFFFFFFFFFF:
+        value -= 1 << 64
+    if row.zigzag:
+        value = (value >> 1) ^ -(value & 1)
+    return value
+
+
+def _varint_run(data: bytes, pos: int, end: int, row: scalars.ScalarType, lookup: Any):
+    read = wire.read_varint
+    plain = row.name != "bool" and not row.zigzag  # a 1-byte varint is its own value
+    while pos < end:
+        v = data[pos]
+        if v < 128 and plain:
+            pos += 1
+        else:
+            v, pos = read(data, pos)
+            v = narrow(v, row)
+        yield v if lookup is None else lookup(v, v)
+    if pos != end:
+        raise DecodeError("packed run ends inside its last element")
+
+
+def packed_varints(data: bytes, pos: int, end: int, code: int, lookup: Any = None) -> tuple:
+    """The elements of a packed run of varints ``data[pos:end]`` of scalar ``code``, as a tuple.
+
+    The tuple is built as the elements are read, with no list in between, so
+    the memory above the result stays below the input's size ("Packed
+    Repeated Fields"). ``lookup`` maps an enum number to its member.
+
+    Raises:
+        DecodeError: the run ends inside its last element, or a varint is malformed.
+        IndexError: the input ends inside a varint.
+    """
+    return tuple(_varint_run(data, pos, end, scalars.BY_CODE[code], lookup))
+
+
+def group_failed(number: int, found: int) -> DecodeError:
+    """The error of a group field ``number`` whose body has no matching end tag.
+
+    ``found`` is the end-group tag that came instead, or 0 when the input ended first.
+    """
+    if found:
+        return DecodeError(f"group {number} ended by the end tag of field {found >> 3}")
+    return DecodeError(f"group {number} has no end tag")
+
+
+#: name -> value of everything generated code reads besides its own functions and constants.
+HELPERS: dict[str, Any] = {
+    "__builtins__": __builtins__,
+    # forward writer
+    "_V": wire.VARINT_BYTES,
+    "_VM": wire.VARINT_MORE,
+    "_venc": wire.encode_varint,
+    "_vsize": wire.varint_size,
+    "_zz32": wire.zigzag32,
+    "_zz64": wire.zigzag64,
+    "_copysign": math.copysign,
+    "_spack": struct.pack,
+    "_B0": b"\x00",
+    "_B1": b"\x01",
+    # reverse writer
+    "_rvar": wire.rev_varint,
+    "_spack_into": struct.pack_into,
+    # parser
+    "_rv": wire.read_varint,
+    "_rtag": wire.read_tag,
+    "_skip": wire.skip_field,
+    "_new": object.__new__,
+    "_tnew": tuple.__new__,
+    "_OneOf": OneOf,
+    "_FrozenMap": FrozenMap,
+    "_EMPTY_MAP": EMPTY_MAP,
+    "_locate": locate,
+    "_packed_varints": packed_varints,
+    "_group_failed": group_failed,
+    "DecodeError": DecodeError,
+    "_unpack_from": struct.unpack_from,
+}
+for _t in scalars.SCALARS.values():
+    if _t.packer is not None:
+        HELPERS[f"_S_{_t.name}"] = _t.packer
+        # a bound method made once: ``_S_double.pack_into(...)`` made a new one on every call (memray)
+        HELPERS[f"_PI_{_t.name}"] = _t.packer.pack_into

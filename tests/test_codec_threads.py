@@ -1,0 +1,150 @@
+"""ReverseBuffer and the compiler under threads and re-entrancy (issue 11).
+
+Each case either works or raises a clear error, never writes garbage:
+several threads sharing one buffer, a nested ``pbj.encode(obj, reverse=True)``
+on one thread (a ``str`` subclass whose ``encode`` encodes), a nested write
+into the buffer being written, and a signal handler that encodes during the
+first compile of a class.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+import pytest
+
+import pbj
+
+
+@pbj.message
+class Leaf:
+    n: int = pbj.field(1, "int64")
+    s: str = pbj.field(2, "string")
+
+
+@pbj.message
+class Tree:
+    kids: tuple[Leaf, ...] = pbj.field(1, Leaf, repeated=True)
+    names: tuple[str, ...] = pbj.field(2, "string", repeated=True)
+
+
+BIG = Tree(kids=[Leaf(n=i * 1000, s="x" * (i % 50)) for i in range(400)])
+
+
+def test_threads_sharing_one_buffer_work_or_refuse():
+    expected = pbj.encode(BIG)
+    buf = pbj.ReverseBuffer(16)
+    results: list = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def work() -> None:
+        for _ in range(30):
+            try:
+                n = pbj.write_reverse(BIG, buf)
+            except RuntimeError as exc:
+                results.append(str(exc))
+            else:
+                results.append(n)
+
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    written = [r for r in results if isinstance(r, int)]
+    refused = [r for r in results if isinstance(r, str)]
+    assert len(results) == 120 and written
+    assert all(n == len(expected) for n in written)
+    assert all("already being written" in r and "one buffer per thread" in r for r in refused)
+    # every successful write put one whole encoding in front of the others
+    assert buf.to_bytes() == expected * len(written)
+
+
+class Reentrant(str):
+    """A string whose ``encode`` encodes another message with the reverse writer first."""
+
+    seen: list[bytes] = []
+
+    def encode(self, *args, **kwargs):  # type: ignore[override]
+        Reentrant.seen.append(pbj.encode(Leaf(n=len(self), s=str(self)), reverse=True))
+        return str.encode(self, *args, **kwargs)
+
+
+def test_a_nested_reverse_encode_on_one_thread_works():
+    Reentrant.seen = []
+    names = [Reentrant(f"name-{i}") for i in range(30)]
+    tree = Tree(kids=[Leaf(n=1)], names=names)
+    plain = Tree(kids=[Leaf(n=1)], names=[str(s) for s in names])
+    for _ in range(3):
+        assert pbj.encode(tree, reverse=True) == pbj.encode(plain)
+    assert len(Reentrant.seen) == 90
+    assert all(pbj.decode(Leaf, b) == Leaf(n=len(s), s=s) for b, s in zip(Reentrant.seen, names[::-1] * 3, strict=True))
+
+
+def test_a_nested_write_into_the_buffer_being_written_is_refused():
+    buf = pbj.ReverseBuffer()
+    pbj.write_reverse(Leaf(n=5), buf)
+    before = buf.to_bytes()
+
+    class Sneaky(str):
+        def encode(self, *args, **kwargs):  # type: ignore[override]
+            pbj.write_reverse(Leaf(n=6), buf)
+            return str.encode(self, *args, **kwargs)
+
+    with pytest.raises(RuntimeError, match="already being written"):
+        pbj.write_reverse(Tree(names=[Sneaky("a")]), buf)
+    assert buf.to_bytes() == before            # the failed write left the buffer as it was
+    with pytest.raises(RuntimeError, match="already being written"):
+        buf.writer_begin()
+        try:
+            buf.write_varint(1)
+        finally:
+            buf.writer_abort()
+    assert pbj.write_reverse(Leaf(n=7), buf) == 2 and buf.to_bytes() == bytes.fromhex("0807") + before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1")
+def test_a_signal_handler_encoding_during_a_first_compile():
+    @pbj.message
+    class Ready:
+        x: int = pbj.field(1, "int32")
+
+    pbj.encode(Ready(x=1))
+
+    @pbj.message
+    class Cold:
+        x: int = pbj.field(1, "int32")
+
+    outputs: list = []
+    old = signal.signal(signal.SIGUSR1, lambda *a: handler(*a))
+
+    def handler(signum, frame):
+        outputs.append(pbj.encode(Ready(x=2)))       # compiled already: works
+        outputs.append(pbj.encode(Cold(x=3)))        # would need a compile inside the compile
+
+    def trigger():
+        if not outputs:
+            signal.raise_signal(signal.SIGUSR1)      # the handler runs in the middle of the compile
+        return Ready
+
+    @pbj.message
+    class Host:
+        r: object = pbj.field(1, trigger)            # resolved during the first compile
+
+    try:
+        # the handler's error surfaces where it interrupted (here: inside a forward reference)
+        with pytest.raises(Exception, match="RuntimeError: pbj cannot compile the codec of Cold while this "
+                                            "thread is compiling the codec of Host"):
+            pbj.encode(Host(r=Ready(x=1)))
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert outputs == [bytes.fromhex("0802")]
+    # nothing half-done is left: both classes compile and encode afterwards
+    assert pbj.encode(Host(r=Ready(x=1))) == bytes.fromhex("0a020801")
+    assert pbj.encode(Cold(x=3)) == bytes.fromhex("0803")
