@@ -140,8 +140,6 @@ def test_fields_named_like_generated_locals_and_globals():
     assert pbj.decode(Names, expected) == value
 
 
-@pytest.mark.xfail(strict=True, reason="a field named self breaks the attrs constructor (schema.py, "
-                                       "the typing helper's part of issue 11); the codec handles it")
 def test_a_field_named_self():
     data = descriptor_set([("S", [("self", 1, F.TYPE_INT32, None, None)])])
     S = pbj.load_descriptor_set(data)["names.S"]
