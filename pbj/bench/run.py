@@ -208,7 +208,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="count instructions per operation under valgrind's callgrind, pbj and upb, instead "
                              "of timing (uses --quick, --block, --descriptor-set, --proto, --block-type, "
                              "--max-items, --hot-batch, --runs, --warmup, --peers, --no-peers, --no-block, --json, "
-                             "--markdown; see pbj.bench.instructions)")
+                             "--markdown, --from-json; see pbj.bench.instructions)")
     parser.add_argument("--quick", action="store_true",
                         help="a few items, one repetition, no warm-up (a smoke run; figures are not meaningful)")
     parser.add_argument("--block", metavar="FILE", help="a block file, raw or gzip (default: the shipped Hedera block)")
