@@ -302,7 +302,7 @@ def markdown(results: dict, header: bool = True) -> str:
             f"Instructions per operation (callgrind Ir), garbage collector off; {cfg['hot_batch']} hot messages "
             f"or {cfg['block_batch']} block(s) per region, minus the same loop over an identity function; "
             f"mean of {cfg['runs']} run(s); spread: largest difference between runs."
-            + (" QUICK RUN: a cut block." if cfg.get("quick") else ""), ""]
+            + (" Quick run: fewer hot messages per region, a cut block." if cfg.get("quick") else ""), ""]
     libs = list(results["libraries"])
     head = ["operation", *libs, *(["pbj/upb"] if "google-upb" in libs else []), "spread"]
     rows = []
