@@ -55,6 +55,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pbj
 from pbj.bench.callgrind_worker import BLOCK_OPS, HOT_OPS, MARK_FUNCTION
 
 __all__ = ["QUICK", "FULL", "SKIP_MESSAGE", "LABELS", "valgrind", "valgrind_version", "callgrind_command",
@@ -173,8 +174,6 @@ def _measure(program: str, config: dict, folder: Path) -> dict:
     config_path.write_text(json.dumps(config))
     out_file, log_file = folder / f"{name}.callgrind", folder / f"{name}.valgrind.log"
     env = dict(os.environ, PYTHONHASHSEED="0")
-    import pbj
-
     env["PYTHONPATH"] = os.pathsep.join([str(Path(pbj.__file__).resolve().parents[1]),
                                          *filter(None, [os.environ.get("PYTHONPATH")])])
     env.pop("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", None)
@@ -195,15 +194,19 @@ def _measure(program: str, config: dict, folder: Path) -> dict:
     if manifest["error"]:
         result["reason"] = manifest["error"]
         return result
-    result["ops"] = per_operation(manifest["regions"], read_dumps(out_file), config["batch"])
+    try:
+        result["ops"] = per_operation(manifest["regions"], read_dumps(out_file), config["batch"])
+    except ValueError as exc:
+        result["reason"] = f"cannot read callgrind's dumps: {exc}"
+        return result
     result["available"] = True
     _log(f"callgrind: {name}: done in {result['seconds']:.0f} s")
     return result
 
 
-def _prepare(args: argparse.Namespace, settings: dict, folder: Path) -> dict:
-    """Everything the workers share, built natively: the hot message's bytes and checksum, the block."""
-    import pbj
+def _prepare(args: argparse.Namespace, max_items: int | None, folder: Path) -> dict:
+    """Everything the workers share, built natively: the hot message's bytes and checksum, the block
+    (written to ``folder``), and ``"block": {"source", "bytes", "items", "batch"}`` unless ``--no-block``."""
     from pbj.bench import hot_pbj, workload
     from pbj.bench.hot_values import HOT_VALUE
 
@@ -211,12 +214,13 @@ def _prepare(args: argparse.Namespace, settings: dict, folder: Path) -> dict:
     shared: dict = {"expected_hex": pbj.encode(hot).hex(), "checksum": hot_pbj.read_all(hot)}
     if not args.no_block:
         schema = workload.load_schema(args.descriptor_set, args.proto, args.include)
-        w = workload.load_workload(args.block, schema, block_type=args.block_type, max_items=settings["max_items"])
+        w = workload.load_workload(args.block, schema, block_type=args.block_type, max_items=max_items)
         (folder / "block.bin").write_bytes(w.raw)
         (folder / "schema.binpb").write_bytes(schema)
         shared.update(raw_path=str(folder / "block.bin"), schema_path=str(folder / "schema.binpb"),
-                      block_type=w.block_type, block={"source": w.source, "bytes": len(w.raw), "items": len(w.kinds)})
-        settings["block_batch"] = min(MAX_BLOCK_BATCH, max(1, BLOCK_REGION_BYTES // max(len(w.raw), 1)))
+                      block_type=w.block_type,
+                      block={"source": w.source, "bytes": len(w.raw), "items": len(w.kinds),
+                             "batch": min(MAX_BLOCK_BATCH, max(1, BLOCK_REGION_BYTES // max(len(w.raw), 1)))})
     return shared
 
 
@@ -246,8 +250,10 @@ def run(args: argparse.Namespace, program: str) -> dict:
     }
     with tempfile.TemporaryDirectory(prefix="pbj-callgrind-") as tmp:
         folder = Path(tmp)
-        shared = _prepare(args, settings, folder)
-        results["block"] = shared.pop("block", None)
+        shared = _prepare(args, settings["max_items"], folder)
+        block = results["block"] = shared.pop("block", None)
+        if block:
+            settings["block_batch"] = block.pop("batch")
         results["config"] = {"quick": args.quick, **settings, "parts": parts}
         jobs = []
         for part in reversed(parts):  # the long block workers first
@@ -260,7 +266,7 @@ def run(args: argparse.Namespace, program: str) -> dict:
             done = list(pool.map(lambda job: _measure(program, job, folder), jobs))
     for job, result in zip(jobs, done, strict=True):
         results["libraries"][job["library"]][job["part"]] = result
-    results["machine"]["load_average_end"] = machine_info()["load_average_start"]
+    results["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     results["elapsed_s"] = round(time.time() - started, 1)
     return results
 
