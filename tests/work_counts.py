@@ -80,5 +80,5 @@ def system_bytes(fn: Callable[..., Any], *args: Any) -> int:
             if enabled:
                 gc.enable()
         with memray.FileReader(path) as reader:
-            return sum(r.size for r in reader.get_allocation_records()
-                       if memray.AllocatorType(r.allocator) in kept)
+            total = sum(r.size for r in reader.get_allocation_records() if memray.AllocatorType(r.allocator) in kept)
+    return total

@@ -146,7 +146,7 @@ def _pbj_block(config: dict) -> tuple[dict[str, Operation], dict]:
     raw = Path(config["raw_path"]).read_bytes()
     cls = pbj.load_descriptor_set(Path(config["schema_path"]).read_bytes())[config["block_type"]]
     decode, encode, read = pbj.decode, pbj.encode, PbjReader().read
-    cached = decode(cls, raw)
+    cached: Any = decode(cls, raw)
     _check("pbj.encode of the decoded block = the block's bytes", encode(cached) == raw)  # sizes now cached
     read(cached)
     k = range(config["batch"])
@@ -167,7 +167,7 @@ def _upb_block(config: dict) -> tuple[dict[str, Operation], dict]:
     block_type = config["block_type"]
     cls = google_peer.load_classes(Path(config["schema_path"]).read_bytes(), [block_type])[block_type]
     read = GoogleReader().read
-    cached = cls.FromString(raw)
+    cached: Any = cls.FromString(raw)
     _check("upb SerializeToString of the decoded block = the block's bytes", cached.SerializeToString() == raw)
     read(cached)
     k = range(config["batch"])
