@@ -403,7 +403,7 @@ def _stubs(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from pbj.bench.run import execute
 
-    args.argv = sys.argv[2:] if sys.argv[1:2] == ["bench"] else []
+    args.argv = args.command_argv[1:]  # the recorded command: what followed "bench"
     return execute(args)
 
 
@@ -417,7 +417,9 @@ def main(argv: list[str] | None = None) -> int:
         The exit status: 0 on success, 1 on a user error (one line on
         stderr) or a failed check, 2 on bad arguments.
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(argv)
+    args.command_argv = argv
     try:
         return args.run(args)
     except (UserError, PbjError) as exc:

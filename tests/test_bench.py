@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from pbj.bench import instructions as instr
+from pbj.bench.callgrind_worker import BLOCK_OPS as COUNTED_BLOCK_OPS
+from pbj.bench.callgrind_worker import HOT_OPS as COUNTED_HOT_OPS
 from pbj.bench.suite import BLOCK_OPS
 from tests.conftest import REPO
 
@@ -140,9 +145,8 @@ def test_tables_on_stdout_and_from_json(quick, tmp_path):
     assert not proc.stdout.startswith("# pbj bench")
 
 
-@pytest.mark.skipif(not _installed("google.protobuf", "grpc_tools"), reason="needs protobuf and grpcio-tools")
-def test_own_block_from_proto(tmp_path):
-    """``--block FILE --proto FILE --block-type``: a small block of another schema, made by Google's protobuf."""
+def _small_block(tmp_path) -> tuple[Path, Path]:
+    """A 12-item block of a 4-message schema written by Google's protobuf, and its .proto."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     from pbj.bench.peers.google_peer import compile_descriptor_set
@@ -159,8 +163,7 @@ def test_own_block_from_proto(tmp_path):
     pool = descriptor_pool.DescriptorPool()
     for fd in descriptor_pb2.FileDescriptorSet.FromString(compile_descriptor_set([proto], [tmp_path])).file:
         pool.Add(fd)
-    Blk = message_factory.GetMessageClass(pool.FindMessageTypeByName("t.Blk"))
-    blk = Blk()
+    blk = message_factory.GetMessageClass(pool.FindMessageTypeByName("t.Blk"))()
     for i in range(12):
         item = blk.items.add()
         if i % 3:
@@ -170,6 +173,13 @@ def test_own_block_from_proto(tmp_path):
             item.state_changes.ids.extend([i, -i, 1 << 40])
     raw = tmp_path / "blk.bin"
     raw.write_bytes(blk.SerializeToString())
+    return raw, proto
+
+
+@pytest.mark.skipif(not _installed("google.protobuf", "grpc_tools"), reason="needs protobuf and grpcio-tools")
+def test_own_block_from_proto(tmp_path):
+    """``--block FILE --proto FILE --block-type``: a small block of another schema, made by Google's protobuf."""
+    raw, proto = _small_block(tmp_path)
     out = tmp_path / "own.json"
     proc = _bench("--quick", "--block", str(raw), "--proto", str(proto), "--block-type", "t.Blk",
                   "--peers", "google-upb", "--json", str(out))
@@ -185,3 +195,94 @@ def test_own_block_from_proto(tmp_path):
         assert upb_block[target]["checksum"] == r["checksum"]
         assert set(r["cells"]) == set(BLOCK_OPS["pbj"])
     assert set(results["libraries"]) == {"pbj", "google-upb"}
+
+
+# ---------------------------------------------------------------- pbj bench --instructions (callgrind)
+
+needs_valgrind = pytest.mark.skipif(instr.valgrind() is None, reason="valgrind not installed")
+needs_upb = pytest.mark.skipif(not _installed("google.protobuf", "grpc_tools"),
+                               reason="needs protobuf and grpcio-tools")
+
+
+def test_per_operation_subtracts_the_baseline_and_divides_by_the_batch():
+    regions = [["decode", 0, "op"], ["decode", 0, "base"], ["decode", 1, "op"], ["decode", 1, "base"]]
+    # dumps: before region 0, region 0, between, region 1, between, region 2, between, region 3
+    dumps = [10**9, 5_000 + 20 * 1_000, 7, 5_000, 9, 5_100 + 20 * 1_010, 3, 5_100]
+    ops = instr.per_operation(regions, dumps, batch=20)
+    assert ops["decode"]["runs"] == [1_000, 1_010]
+    assert ops["decode"]["per_op"] == 1_005
+    assert ops["decode"]["spread"] == pytest.approx(10 / 1_005)
+    assert ops["decode"]["base"] == pytest.approx((5_000 + 5_100) / 2 / 20)
+    with pytest.raises(ValueError, match="expected 8 callgrind dumps, found 7"):
+        instr.per_operation(regions, dumps[:-1], batch=20)
+
+
+def test_read_dumps_in_numeric_order(tmp_path):
+    out = tmp_path / "w.callgrind"
+    for n, total in [(1, 50), (2, 7), (10, 99), (3, 12)]:
+        dump = f"version: 1\ncmd: x\nevents: Ir\nfn=(1) f\n0 3\n\ntotals: {total}\n"
+        (tmp_path / f"w.callgrind.{n}").write_text(dump)
+    out.write_text("totals: 123456\n")                       # the final dump at exit: not a region's
+    (tmp_path / "w.callgrind.log").write_text("not a dump")
+    assert instr.read_dumps(out) == [50, 7, 12, 99]
+
+
+def test_instructions_skip_without_valgrind():
+    env = dict(os.environ, PATH="/nonexistent")             # no valgrind on the way
+    proc = subprocess.run([sys.executable, "-m", "pbj", "bench", "--instructions", "--quick"], capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "pbj bench --instructions: skipped: valgrind not found; apt-get install valgrind"
+
+
+@needs_valgrind
+@needs_upb
+def test_instructions_small_run(tmp_path, capsys):
+    """``cli.main(argv)`` with ``--instructions``: hot message and a small block, pbj and upb, under callgrind.
+
+    The counts must be per operation (the same for 50 and 100 operations per region), repeat to
+    within 1% between runs, and show what is known of the two libraries: pbj's decode, in Python,
+    executes more instructions than upb's, in C, and reading every field after decoding adds some.
+    """
+    from pbj import cli
+
+    raw, proto = _small_block(tmp_path)
+    out = tmp_path / "instructions.json"
+    argv = ["bench", "--instructions", "--quick", "--block", str(raw), "--proto", str(proto),
+            "--block-type", "t.Blk", "--json", str(out)]
+    assert cli.main(argv) == 0
+    stdout = capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["command"] == ["pbj", *argv]
+    assert results["machine"]["python"] == sys.version.split()[0]
+    assert results["valgrind"][0].isdigit()
+    assert results["block"]["bytes"] == raw.stat().st_size and results["block"]["items"] == 12
+    assert results["config"]["hot_batch"] == 50 and results["config"]["runs"] == 2
+    assert raw.stat().st_size < 600 and results["config"]["block_batch"] == 100   # a tiny block: 100 a region
+    pbj_, upb = results["libraries"]["pbj"], results["libraries"]["google-upb"]
+    for lib, part, expected in [(pbj_, "hot", COUNTED_HOT_OPS), (pbj_, "block", COUNTED_BLOCK_OPS),
+                                (upb, "hot", tuple(o for o in COUNTED_HOT_OPS if o != "encode_reverse")),
+                                (upb, "block", COUNTED_BLOCK_OPS)]:
+        r = lib[part]
+        assert r["available"] is True, r["reason"]
+        assert tuple(r["ops"]) == expected
+        for op, c in r["ops"].items():
+            assert len(c["runs"]) == 2 and c["per_op"] > 0, (part, op)
+            assert c["spread"] < 0.01, (part, op, c["runs"])          # runs repeat to < 1%
+    assert upb["hot"]["backend"] == "upb" and pbj_["hot"]["bytes"] == 219
+    hot = pbj_["hot"]["ops"]
+    assert hot["decode"]["per_op"] > 5 * upb["hot"]["ops"]["decode"]["per_op"]
+    assert hot["decode_read"]["per_op"] > hot["decode"]["per_op"]
+    assert pbj_["block"]["ops"]["decode_walk"]["per_op"] > pbj_["block"]["ops"]["decode"]["per_op"]
+    for label in ("| hot decode |", "| hot reverse encode |", "| block decode + walk |", "pbj/upb"):
+        assert label in stdout
+    assert cli.main(["bench", "--instructions", "--from-json", str(out), "--markdown"]) == 0
+    assert capsys.readouterr().out.startswith("Machine: ")           # the same tables, no title, nothing run
+
+    # per operation, not per region: twice the batch gives the same figures
+    again = tmp_path / "again.json"
+    assert cli.main(["bench", "--instructions", "--no-block", "--no-peers", "--hot-batch", "100", "--runs", "1",
+                     "--json", str(again)]) == 0
+    doubled = json.loads(again.read_text())["libraries"]["pbj"]["hot"]["ops"]
+    for op, c in doubled.items():
+        assert c["per_op"] == pytest.approx(hot[op]["per_op"], rel=0.01), op

@@ -10,11 +10,19 @@
 * Huge declared lengths and element counts fail at once, without
   allocating anything near the declared size (tracemalloc's peak).
 * ``max_size`` refuses a longer input before reading it.
-* Time is linear in the input: a 1 MB message of 100,000 tiny repeated
-  fields, 10,000 duplicate occurrences of a singular sub-message (merged),
-  100,000 unknown fields. Each is timed at sizes N and 4N (CPU time, best of
-  several runs, garbage collector off); the ratio must stay well below the
-  16 a quadratic path gives (the bound is 8, linear is 4).
+* Work is linear in the input: many tiny repeated fields, thousands of
+  duplicate occurrences of a singular sub-message, group or oneof member
+  (merged), unknown fields of every wire type, a long packed run. Work is
+  counted, not timed, so a loaded machine cannot fail these tests and a
+  fast one cannot hide a quadratic path (``tests/work_counts.py``): bytecode
+  instructions executed (``sys.settrace``), and bytes asked of the C
+  allocator (memray), which shows copying that grows with the input (a
+  tuple or ``bytes`` rebuilt at every element). Each is counted at sizes N
+  and 4N: linear work gives a ratio of 4 and a quadratic path 16; the
+  bounds are 4.5 for steps (exact counts) and 6 for bytes (the allocator's
+  size steps).
+* ``max_size`` refuses an over-long input with the same work whatever its
+  length.
 * Peak memory while decoding (memray, every allocation traced) stays within
   the memory the result keeps plus twice the input plus 1 MB.
 
@@ -33,6 +41,7 @@ import pytest
 
 import pbj
 from fuzz import targets as T
+from tests.work_counts import bytecode_steps, system_bytes
 
 
 def varint(n: int) -> bytes:
@@ -274,45 +283,34 @@ def test_max_size_refuses_before_reading():
     data = b"\x12\x00" * 25_000_000
     tracemalloc.start()
     try:
-        start = time.process_time()
         with pytest.raises(pbj.DecodeError):
             pbj.decode(t.cls, data, max_size=1000)
-        spent = time.process_time() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024
-    assert spent < 0.5            # parsing 25M fields would take tens of seconds here
+
+    def refuse(blob: bytes) -> None:
+        with pytest.raises(pbj.DecodeError):
+            pbj.decode(t.cls, blob, max_size=1000)
+
+    refuse(data[:2000])                                   # warm up: compile the codec
+    # the same steps for 2 KB as for 50 MB: nothing of the input was read (parsing it is 25M fields)
+    assert bytecode_steps(refuse, data) == bytecode_steps(refuse, data[:2000]) < 5000
 
 
-# ---------------------------------------------------------------- time: linear in the input size
+# ---------------------------------------------------------------- work: linear in the input size
 
-def _cpu_time(cls, data: bytes, repeats: int = 5) -> float:
-    """Best CPU time of ``repeats`` decodes of ``data``, garbage collector off."""
-    best = float("inf")
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            start = time.process_time()
-            pbj.decode(cls, data)
-            best = min(best, time.process_time() - start)
-    finally:
-        if was:
-            gc.enable()
-        gc.collect()
-    return best
-
-
-def _ratio(cls, make, n: int) -> float:
-    small, large = make(n), make(4 * n)
-    assert len(large) >= 4 * len(small) - 16
-    _cpu_time(cls, small, 1)       # warm up: compile the codec
-    return _cpu_time(cls, large) / max(_cpu_time(cls, small), 1e-6)
-
+#: Bound on work(4N) / work(N) in bytecode steps: exact counts, linear gives 4 at most, a quadratic
+#: term worth 4% of the linear work at N already passes it.
+STEPS_BOUND = 4.5
+#: The same in bytes asked of the C allocator: lists grow by size steps, so linear gives 3.7-4.4 here.
+BYTES_BOUND = 6.0
 
 KID = b"\x12\x08\x0a\x06abcdef"                  # Node.children: one child named "abcdef" (10 bytes)
 
+#: case -> (fuzz target, make(n) -> input, n). Steps are counted at n // 5 (tracing every bytecode
+#: instruction is slow), bytes at n.
 LINEAR_CASES = {
     # 100,000 tiny repeated fields make 1 MB
     "100k repeated sub-messages": ("node", lambda n: KID * n, 25_000),
@@ -331,17 +329,33 @@ LINEAR_CASES = {
 }
 
 
+def _work_ratio(count, cls, make, n: int) -> float:
+    """``count`` (a function of :mod:`tests.work_counts`) of decoding ``make(4n)`` over that of ``make(n)``."""
+    small, large = make(n), make(4 * n)
+    assert len(large) >= 4 * len(small) - 16
+    pbj.decode(cls, small)         # warm up: compile the codec
+    return count(pbj.decode, cls, large) / count(pbj.decode, cls, small)
+
+
 @pytest.mark.parametrize("case", list(LINEAR_CASES))
-def test_time_is_linear(case):
+def test_bytecode_steps_are_linear(case):
+    name, make, n = LINEAR_CASES[case]
+    t = T.target(name)
+    n //= 5
+    assert len(make(4 * n)) >= 10_000
+    assert T.check_decode(t, make(n)) is not None
+    ratio = _work_ratio(bytecode_steps, t.cls, make, n)
+    assert 3 < ratio < STEPS_BOUND, f"{case}: decoding 4x the input took {ratio:.2f}x the bytecode steps"
+
+
+@pytest.mark.parametrize("case", list(LINEAR_CASES))
+def test_allocated_bytes_are_linear(case):
+    pytest.importorskip("memray")
     name, make, n = LINEAR_CASES[case]
     t = T.target(name)
     assert len(make(4 * n)) >= 50_000
-    obj = T.check_decode(t, make(n))
-    assert obj is not None
-    ratio = _ratio(t.cls, make, n)
-    if ratio >= 8:          # a noisy machine: measure once more before failing
-        ratio = min(ratio, _ratio(t.cls, make, n))
-    assert ratio < 8, f"{case}: decoding 4x the input took {ratio:.1f}x the time"
+    ratio = _work_ratio(system_bytes, t.cls, make, n)
+    assert 3 < ratio < BYTES_BOUND, f"{case}: decoding 4x the input asked {ratio:.2f}x the bytes of the allocator"
 
 
 def test_merged_duplicates_keep_every_value():

@@ -204,6 +204,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
     if parser is None:
         parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per operation under valgrind's callgrind, pbj and upb, instead "
+                             "of timing (uses --quick, --block, --descriptor-set, --proto, --block-type, "
+                             "--max-items, --hot-batch, --runs, --warmup, --peers, --no-peers, --no-block, --json, "
+                             "--markdown, --from-json; see pbj.bench.instructions)")
     parser.add_argument("--quick", action="store_true",
                         help="a few items, one repetition, no warm-up (a smoke run; figures are not meaningful)")
     parser.add_argument("--block", metavar="FILE", help="a block file, raw or gzip (default: the shipped Hedera block)")
@@ -252,6 +257,10 @@ def execute(args: argparse.Namespace) -> int:
         return 2
     if not hasattr(args, "argv"):
         args.argv = []
+    if args.instructions:
+        from pbj.bench import instructions
+
+        return instructions.execute(args)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
     else:
