@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest.update(about)
         manifest["regions"] = run_regions(ops, config["runs"], config["warmup"])
     except ImportError as exc:
-        manifest["error"] = f"not installed ({exc}); pip install 'pbj[bench]'"
+        manifest["error"] = f"not installed ({exc}); pip install 'pbj-protobuf[bench]'"
         status = 1
     except CheckFailed as exc:
         manifest["error"] = f"check failed: {exc}"
