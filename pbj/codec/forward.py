@@ -33,7 +33,7 @@ from __future__ import annotations
 from pbj import scalars, wire
 from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
-from pbj.codec.source import Source
+from pbj.codec.source import Source, comment
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_oneof_members", "size_expr"]
 
@@ -182,8 +182,8 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
     """Emit the dispatch on a oneof's set member, for the members of one run."""
     oneof = plan.oneofs[j]
     table = _oneof_table(ctx, plan, j, role)
-    src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}"
-                                               for i in members))
+    runs = ", ".join(f"{comment(plan.fields[i].proto_name)} = {plan.fields[i].number}" for i in members)
+    src(f"# oneof {comment(oneof.name)}: {runs}")
     src(f"v = {ctx.get(plan, oneof.name)}")
     if len(members) == len(oneof.members):
         src("if v is not None:")

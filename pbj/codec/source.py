@@ -30,6 +30,8 @@ import linecache
 import weakref
 from typing import Any
 
+from pbj.generated_text import attr_ok, comment
+
 __all__ = ["Source", "Scope", "Batch", "ident", "comment", "attr_ok", "register_lines"]
 
 
@@ -68,21 +70,6 @@ def ident(text: str) -> str:
     """
     out = "".join(c if (c.isascii() and c.isalnum()) or c == "_" else "_" for c in text) or "_"
     return "_" + out if out[0].isdigit() else out
-
-
-def attr_ok(name: str) -> bool:
-    """True when ``o.<name>`` in source reaches the attribute named ``name``.
-
-    Python NFKC-normalises identifiers in source but not attribute names held
-    as strings, so only an ASCII identifier that is not a keyword is written
-    as ``o.name``; generated code reaches any other through its slot.
-    """
-    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
-
-
-def comment(text: str) -> str:
-    """``text`` made safe for a ``#`` comment in generated source (one printable line)."""
-    return text if text.isprintable() else ascii(text)[1:-1]
 
 
 class Scope:

@@ -31,6 +31,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from pbj.generated_text import comment
 from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
@@ -156,11 +157,12 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
         params.append(f"{name}={g.add(defaults[name], 'd')}")
         if isinstance(item, OneofInfo):
             fix = g.add(functools.partial(construct_oneof, cls_name, item), "fix")
-            body.append(f"# {name}: oneof {', '.join(f'{m.name} = {m.number}' for m in item.members)}")
+            members = ", ".join(f"{comment(m.name)} = {m.number}" for m in item.members)
+            body.append(f"# {comment(name)}: oneof {members}")
             body += _oneof_lines(item, g, fix)
         else:
             fix = g.add(functools.partial(construct_field, cls_name, item), "fix")
-            body.append(f"# {name} = {item.number} ({_describe(item)})")
+            body.append(f"# {comment(name)} = {item.number} ({comment(_describe(item))})")
             body += _field_lines(item, g, fix)
         stores.append(f"{g.add(slots.__dict__[name].__set__, f'set{i}_')}(_pbj_self, {name})")
     stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown)")
