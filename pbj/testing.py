@@ -129,7 +129,7 @@ def scalar_values(kind: str) -> st.SearchStrategy[Any]:
 @cache
 def _enum_values(enum_cls: type[enum.IntEnum], closed: bool) -> st.SearchStrategy[int]:
     members = st.sampled_from(list(enum_cls))
-    if closed:
+    if closed or getattr(enum_cls, "__pbj_closed__", False):  # a closed enum holds its members only
         return members
     known = {int(m) for m in enum_cls}
     unknown = st.one_of(st.sampled_from([v for v in (2, 7, 127, 128, -1, -2, (1 << 31) - 1, -(1 << 31))

@@ -14,6 +14,7 @@ import inspect
 
 import attrs
 import pytest
+from google.protobuf import descriptor_pb2
 
 import pbj
 from pbj.scalars import SCALARS
@@ -365,3 +366,22 @@ def test_a_large_oneof_checks_its_members_through_one_table():
         with pytest.raises(error) as info:
             cls(pick=value)
         assert str(info.value) == text
+
+
+def test_a_closed_enum_takes_its_members_only():
+    """"Enum Behavior": a proto2 enum is closed; a number it does not declare is refused when built
+    (found by a newcomer: ``M(e=99)`` was accepted, then printed as text and JSON no parser takes)."""
+    fs = descriptor_pb2.FileDescriptorSet()
+    f = fs.file.add(name="closed_enum.proto", package="ce", syntax="proto2")
+    e = f.enum_type.add(name="E")
+    e.value.add(name="A", number=0)
+    e.value.add(name="B", number=1)
+    f.message_type.add(name="M").field.add(name="e", number=1, label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+                                           type=descriptor_pb2.FieldDescriptorProto.TYPE_ENUM, type_name=".ce.E")
+    ns = pbj.load_descriptor_set(fs.SerializeToString())
+    M, E = ns["ce.M"], ns["ce.E"]
+    assert M(e=1).e is E.B
+    with pytest.raises(ValueError, match=r"^M\.e: 99 is not a value of closed enum E"):
+        M(e=99)
+    # decoding keeps a non-member as an unknown field, as before
+    assert pbj.unknown_fields(pbj.decode(M, bytes.fromhex("0863"))) == bytes.fromhex("0863")

@@ -15,7 +15,8 @@ from the rows of :mod:`pbj.scalars` ("Scalar Value Types" in protobuf.dev
 * ``bytes`` takes ``bytes``, ``bytearray`` or ``memoryview``, stored as ``bytes``
   (so a later change to the buffer cannot change the message);
 * an enum field takes a member of its enum or an int32 (a known number becomes
-  the member; an unknown one stays an ``int``, as open enums keep it);
+  the member; an unknown one stays an ``int``, as open enums keep it; a closed
+  enum takes its members only);
 * a message field takes an instance of exactly its class (``None`` for "not
   set"); an instance of the same message from another load of the schema is
   refused with a message that says so;
@@ -142,8 +143,11 @@ def coerce_scalar(kind: str, value: Any) -> Any:
 def coerce_enum(enum_cls: type[enum.IntEnum], value: Any) -> Any:
     """The stored form of ``value`` for a field of enum ``enum_cls``.
 
+    A closed enum (proto2, editions ``enum_type = CLOSED``: "Enum Behavior" in
+    the Language Guide) takes its members only; an open one keeps any int32.
+
     Raises:
-        BadValue: not an int, or outside the int32 range.
+        BadValue: not an int, outside the int32 range, or not a member of a closed enum.
     """
     if value.__class__ is enum_cls:
         return value
@@ -155,6 +159,9 @@ def coerce_enum(enum_cls: type[enum.IntEnum], value: Any) -> Any:
     try:
         return enum_cls(value)
     except ValueError:
+        if getattr(enum_cls, "__pbj_closed__", False):
+            raise BadValue(ValueError, f"{value} is not a value of closed enum {enum_cls.__name__} "
+                           "(a closed enum holds its members only)") from None
         return int(value)
 
 
