@@ -1,0 +1,196 @@
+"""proto2 ``required`` fields: which messages can miss one, and the paths of those missing.
+
+protobuf.dev "Language Guide (proto2)", "Required" (and editions
+``field_presence = LEGACY_REQUIRED``, "Feature Settings for Editions"): a
+message whose ``required`` field is not set is *uninitialized*; Google's
+runtimes refuse to serialize or parse it (C++ ``SerializeToString`` /
+``ParseFromString``, Java ``build()`` / ``parseFrom``, Go ``proto.Marshal`` /
+``proto.Unmarshal``) unless asked for a partial message
+(``SerializePartialToString``, ``ParsePartialFromString``, Go
+``AllowPartial``). The check runs at any depth: in singular, repeated and
+map-value sub-messages and in oneof members.
+
+The check costs nothing for classes that cannot reach a required field: whether
+a class can (through any chain of message fields) is decided once per class
+and cached for the class's lifetime (:func:`reaches_required`); only then does
+:func:`missing_required` walk the object tree, along the fields that can lead
+to one. :mod:`pbj.api`, :mod:`pbj.protojson` and the text format call
+:func:`check_encode` / :func:`check_decode` at their entry points.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from pbj.errors import DecodeError, EncodeError, format_path
+from pbj.schema import info, is_message
+
+__all__ = ["reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
+
+# id(cls) -> bool, and id(cls) -> walk plan; an entry leaves with its class (weakref.finalize),
+# so a dead class's id can never find a stale answer. A dict keyed by id is the cheapest look-up
+# on the encode/decode path (a WeakKeyDictionary makes a weak reference per call).
+_REACHES: dict[int, bool] = {}
+_PLANS: dict[int, tuple[tuple[str, ...], tuple[tuple[str, str, str | None], ...]]] = {}
+
+_SINGLE, _REPEATED, _MAP, _ONEOF = "single", "repeated", "map", "oneof"
+
+
+def _remember(table: dict, cls: type, value: Any) -> None:
+    key = id(cls)
+    if key not in _REACHES and key not in _PLANS:
+        weakref.finalize(cls, _forget, key)
+    table[key] = value
+
+
+def _forget(key: int) -> None:
+    _REACHES.pop(key, None)
+    _PLANS.pop(key, None)
+
+
+def _sub_message(f: Any) -> Any:
+    sub = f.map_value if f.is_map else f.type
+    return sub if isinstance(sub, type) and is_message(sub) else None
+
+
+def reaches_required(cls: type) -> bool:
+    """Whether a message of ``cls`` can hold a ``required`` field, itself or in any sub-message.
+
+    Decided once per class from its schema (``pbj.schema.info``) and cached
+    while the class lives.
+
+    Args:
+        cls: a pbj message class.
+
+    Returns:
+        ``True`` if ``cls`` or a message class reachable through its fields
+        (singular, repeated, map values, oneof members) has a required field.
+    """
+    found = _REACHES.get(id(cls))
+    if found is not None:
+        return found
+    seen: set[type] = set()
+    stack = [cls]
+    result = False
+    while stack and not result:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        for f in info(c).all_fields():
+            if f.required and f.oneof is None:
+                result = True
+                break
+            sub = _sub_message(f)
+            if sub is not None and sub not in seen:
+                stack.append(sub)
+    if result:
+        _remember(_REACHES, cls, True)
+    else:  # everything reachable from cls is reachable from it: none of them reach one either
+        for c in seen:
+            _remember(_REACHES, c, False)
+    return result
+
+
+def _plan(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str, str | None], ...]]:
+    """(the required attribute names of ``cls``, the (attribute, shape, oneof member) to walk into)."""
+    plan = _PLANS.get(id(cls))
+    if plan is not None:
+        return plan
+    mi = info(cls)
+    required = tuple(f.name for f in mi.fields if f.required)
+    nested: list[tuple[str, str, str | None]] = []
+    for f in mi.fields:
+        sub = _sub_message(f)
+        if sub is not None and reaches_required(sub):
+            nested.append((f.name, _MAP if f.is_map else _REPEATED if f.repeated else _SINGLE, None))
+    for o in mi.oneofs:
+        for m in o.members:
+            sub = _sub_message(m)
+            if sub is not None and reaches_required(sub):
+                nested.append((o.name, _ONEOF, m.name))
+    plan = (required, tuple(nested))
+    _remember(_PLANS, cls, plan)
+    return plan
+
+
+def missing_required(obj: Any) -> list[list[Any]]:
+    """The paths of every ``required`` field not set in ``obj``, at any depth, in field order.
+
+    Args:
+        obj: a pbj message instance.
+
+    Returns:
+        A list of paths (as :class:`~pbj.errors.EncodeError.path`: field
+        names, repeated indexes as ``int``, map keys wrapped in a one-element
+        tuple, a oneof as its attribute then its member's name); empty if
+        ``obj`` is initialized.
+    """
+    out: list[list[Any]] = []
+    if reaches_required(type(obj)):
+        _walk(obj, [], out)
+    return out
+
+
+def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
+    required, nested = _plan(type(obj))
+    for name in required:
+        if getattr(obj, name) is None:
+            out.append([*path, name])
+    for name, shape, member in nested:
+        value = getattr(obj, name)
+        if value is None:
+            continue
+        if shape is _SINGLE:
+            _walk(value, [*path, name], out)
+        elif shape is _REPEATED:
+            for i, item in enumerate(value):
+                _walk(item, [*path, name, i], out)
+        elif shape is _MAP:
+            for key, item in value.items():
+                _walk(item, [*path, name, (key,)], out)
+        elif value[0] == member:
+            _walk(value[1], [*path, name, member], out)
+
+
+def missing_text(paths: list[list[Any]]) -> str:
+    """The reason text naming every missing path: ``required fields not set: $.inner.a, $.items[2].b``."""
+    noun = "field" if len(paths) == 1 else "fields"
+    return f"required {noun} not set: " + ", ".join(format_path(p) for p in paths)
+
+
+def check_encode(obj: Any) -> None:
+    """Refuse to write ``obj`` if a ``required`` field is missing (as ``SerializeToString``).
+
+    Raises:
+        EncodeError: naming every missing path (``path`` is the message itself, ``[]``)
+            and ``missing`` holds them all.
+    """
+    if _REACHES.get(id(obj.__class__)) is False:
+        return
+    paths = missing_required(obj)
+    if paths:
+        err = EncodeError(missing_text(paths))
+        err.missing = paths  # type: ignore[attr-defined]
+        raise err
+
+
+def check_decode(obj: Any, error: type[DecodeError] = DecodeError) -> None:
+    """Refuse a decoded ``obj`` if a ``required`` field is missing (as ``ParseFromString``).
+
+    Args:
+        obj: the decoded message.
+        error: the :class:`DecodeError` class to raise (``JSONError`` for ProtoJSON).
+
+    Raises:
+        DecodeError: (or ``error``) naming every missing path; ``path`` is the
+            message itself and ``missing`` holds them all.
+    """
+    if _REACHES.get(id(obj.__class__)) is False:
+        return
+    paths = missing_required(obj)
+    if paths:
+        err = error(missing_text(paths))
+        err.missing = paths  # type: ignore[attr-defined]
+        raise err
