@@ -15,6 +15,7 @@ import pytest
 
 import pbj
 from pbj import conformance
+from pbj.testing import unchecked
 from pbj.wellknown import Any, Timestamp
 
 P2 = "protobuf_test_messages.proto2.TestAllTypesProto2"
@@ -181,19 +182,20 @@ def test_extensions_by_name():
         "[protobuf_test_messages.proto2.groupfield] {\n  group_int32: 1\n}\n")
 
 
-@pytest.mark.parametrize("obj, path", [
-    (Outer(i32="1"), "$.i32"),
-    (Outer(i32=2**31), "$.i32"),
-    (Outer(nums=(1, "x")), "$.nums[1]"),
-    (Outer(inner=Inner(n=2**40)), "$.inner.n"),
-    (Outer(by_id={3: Inner(s=1)}), "$.by_id[3].s"),
-    (Outer(s="\ud800"), "$.s"),
-    (Outer(f=1e300), "$.f"),
-    (Outer(inner="no"), "$.inner"),
+@pytest.mark.parametrize("values, path", [
+    # built without the constructor's checks (which refuse these values first), to test the printer's own
+    (lambda: {"i32": "1"}, "$.i32"),
+    (lambda: {"i32": 2**31}, "$.i32"),
+    (lambda: {"nums": (1, "x")}, "$.nums[1]"),
+    (lambda: {"inner": unchecked(Inner, n=2**40)}, "$.inner.n"),
+    (lambda: {"by_id": pbj.FrozenMap({3: unchecked(Inner, s=1)})}, "$.by_id[3].s"),
+    (lambda: {"s": "\ud800"}, "$.s"),
+    (lambda: {"f": 1e300}, "$.f"),
+    (lambda: {"inner": "no"}, "$.inner"),
 ])
-def test_bad_values_raise_encode_error_with_path(obj, path):
+def test_bad_values_raise_encode_error_with_path(values, path):
     with pytest.raises(pbj.EncodeError) as info:
-        pbj.to_text(obj)
+        pbj.to_text(unchecked(Outer, **values()))
     assert pbj.errors.format_path(info.value.path) == path
 
 
