@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pbj.compiler import codec_of
 from pbj.errors import DecodeError, EncodeError, PbjError
-from pbj.required import check_decode, check_encode
+from pbj.required import FREE, check_decode, check_encode
 from pbj.reverse import ReverseBuffer, thread_buffer
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
@@ -57,7 +57,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             (:mod:`pbj.required`).
     """
     codec = _codec(obj)
-    if not allow_partial:
+    if not allow_partial and id(obj.__class__) not in FREE:
         check_encode(obj)
     try:
         if reverse:
@@ -90,7 +90,7 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
         EncodeError: as for :func:`encode`.
     """
     codec = _codec(obj)
-    if not allow_partial:
+    if not allow_partial and id(obj.__class__) not in FREE:
         check_encode(obj)
     size = obj._pbj_size
     if size >= 0:
@@ -123,7 +123,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
         EncodeError: as for :func:`encode`.
     """
     codec = _codec(obj)
-    if not allow_partial:
+    if not allow_partial and id(obj.__class__) not in FREE:
         check_encode(obj)
     before = len(buf)
     try:
@@ -194,7 +194,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             result = codec.parse(data, 0, len(data), max_depth, None)
         finally:
             gc.enable()
-    if not allow_partial:
+    if not allow_partial and id(result.__class__) not in FREE:
         check_decode(result)
     return result
 

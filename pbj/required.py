@@ -26,13 +26,16 @@ from typing import Any
 from pbj.errors import DecodeError, EncodeError, format_path
 from pbj.schema import info, is_message
 
-__all__ = ["reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
+__all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
 
 # id(cls) -> bool, and id(cls) -> walk plan; an entry leaves with its class (weakref.finalize),
 # so a dead class's id can never find a stale answer. A dict keyed by id is the cheapest look-up
 # on the encode/decode path (a WeakKeyDictionary makes a weak reference per call).
 _REACHES: dict[int, bool] = {}
-_PLANS: dict[int, tuple[tuple[str, ...], tuple[tuple[str, str, str | None], ...]]] = {}
+#: The ids of the classes known not to reach a required field: the entry points test this set
+#: before calling :func:`check_encode` / :func:`check_decode`, so such classes pay one set look-up.
+FREE: set[int] = set()
+_PLANS: dict[int, tuple[tuple[str, bool, str | None, str | None], ...]] = {}
 
 _SINGLE, _REPEATED, _MAP, _ONEOF = "single", "repeated", "map", "oneof"
 
@@ -45,6 +48,7 @@ def _remember(table: dict, cls: type, value: Any) -> None:
 
 
 def _forget(key: int) -> None:
+    FREE.discard(key)
     _REACHES.pop(key, None)
     _PLANS.pop(key, None)
 
@@ -90,27 +94,34 @@ def reaches_required(cls: type) -> bool:
     else:  # everything reachable from cls is reachable from it: none of them reach one either
         for c in seen:
             _remember(_REACHES, c, False)
+            FREE.add(id(c))
     return result
 
 
-def _plan(cls: type) -> tuple[tuple[str, ...], tuple[tuple[str, str, str | None], ...]]:
-    """(the required attribute names of ``cls``, the (attribute, shape, oneof member) to walk into)."""
+def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
+    """The steps of the walk over ``cls``, in field-number order.
+
+    Each step is (attribute, required, shape of the sub-messages to walk into
+    or ``None``, the oneof member or ``None``).
+    """
     plan = _PLANS.get(id(cls))
     if plan is not None:
         return plan
     mi = info(cls)
-    required = tuple(f.name for f in mi.fields if f.required)
-    nested: list[tuple[str, str, str | None]] = []
+    steps: list[tuple[int, str, bool, str | None, str | None]] = []
     for f in mi.fields:
         sub = _sub_message(f)
+        shape = None
         if sub is not None and reaches_required(sub):
-            nested.append((f.name, _MAP if f.is_map else _REPEATED if f.repeated else _SINGLE, None))
+            shape = _MAP if f.is_map else _REPEATED if f.repeated else _SINGLE
+        if f.required or shape is not None:
+            steps.append((f.number, f.name, f.required, shape, None))
     for o in mi.oneofs:
         for m in o.members:
             sub = _sub_message(m)
             if sub is not None and reaches_required(sub):
-                nested.append((o.name, _ONEOF, m.name))
-    plan = (required, tuple(nested))
+                steps.append((m.number, o.name, False, _ONEOF, m.name))
+    plan = tuple(step[1:] for step in sorted(steps, key=lambda step: step[0]))
     _remember(_PLANS, cls, plan)
     return plan
 
@@ -134,15 +145,12 @@ def missing_required(obj: Any) -> list[list[Any]]:
 
 
 def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
-    required, nested = _plan(type(obj))
-    for name in required:
-        if getattr(obj, name) is None:
-            out.append([*path, name])
-    for name, shape, member in nested:
+    for name, is_required, shape, member in _plan(type(obj)):
         value = getattr(obj, name)
         if value is None:
-            continue
-        if shape is _SINGLE:
+            if is_required:
+                out.append([*path, name])
+        elif shape is _SINGLE:
             _walk(value, [*path, name], out)
         elif shape is _REPEATED:
             for i, item in enumerate(value):
@@ -150,7 +158,7 @@ def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
         elif shape is _MAP:
             for key, item in value.items():
                 _walk(item, [*path, name, (key,)], out)
-        elif value[0] == member:
+        elif shape is _ONEOF and value[0] == member:
             _walk(value[1], [*path, name, member], out)
 
 

@@ -45,7 +45,7 @@ from pbj.protojson.registry import register_types, type_registry
 from pbj.protojson.text_forms import DURATION_MAX_SECONDS, TIMESTAMP_MAX_SECONDS, TIMESTAMP_MIN_SECONDS
 from pbj.protojson.values import is_message_class
 from pbj.protojson.wellknown_forms import SPECIAL_FORMS
-from pbj.required import check_decode, check_encode
+from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import is_message
 
 __all__ = ["JSONError", "to_dict", "from_dict", "to_json", "from_json", "register_types", "type_registry",
@@ -88,7 +88,7 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     cls = type(obj)
     if not is_message(cls):
         raise TypeError(f"{cls.__name__} is not a pbj message")
-    if not allow_partial:
+    if not allow_partial and id(obj.__class__) not in FREE:
         check_encode(obj)
     conv = converter((emit_defaults, proto_names, enums_as_numbers, False))
     return conv.unstructure(obj, cls)
@@ -125,7 +125,7 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False, allow_parti
         raise TypeError(f"{cls!r} is not a pbj message class")
     conv = converter((False, False, False, ignore_unknown))
     result = conv.get_structure_hook(cls)(d, cls)
-    if not allow_partial:
+    if not allow_partial and id(result.__class__) not in FREE:
         check_decode(result, JSONError)
     return result
 
@@ -172,6 +172,6 @@ def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False, 
         dup = find_duplicate(value, [])
         if dup is not None:
             raise JSONError(f"duplicate key {dup[-1]!r} in a JSON object", path=dup)
-    if not allow_partial:
+    if not allow_partial and id(result.__class__) not in FREE:
         check_decode(result, JSONError)
     return result
