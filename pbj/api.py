@@ -57,7 +57,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             (:mod:`pbj.required`).
     """
     codec = _codec(obj)
-    if not allow_partial and id(obj.__class__) not in FREE:
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     try:
         if reverse:
@@ -90,7 +90,7 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
         EncodeError: as for :func:`encode`.
     """
     codec = _codec(obj)
-    if not allow_partial and id(obj.__class__) not in FREE:
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     size = obj._pbj_size
     if size >= 0:
@@ -123,7 +123,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
         EncodeError: as for :func:`encode`.
     """
     codec = _codec(obj)
-    if not allow_partial and id(obj.__class__) not in FREE:
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     before = len(buf)
     try:
@@ -194,7 +194,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             result = codec.parse(data, 0, len(data), max_depth, None)
         finally:
             gc.enable()
-    if not allow_partial and id(result.__class__) not in FREE:
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result)
     return result
 

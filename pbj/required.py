@@ -12,7 +12,7 @@ map-value sub-messages and in oneof members.
 
 The check costs nothing for classes that cannot reach a required field: whether
 a class can (through any chain of message fields) is decided once per class
-and cached for the class's lifetime (:func:`reaches_required`); only then does
+and kept on the class (:func:`reaches_required`, :data:`FREE`); only then does
 :func:`missing_required` walk the object tree, along the fields that can lead
 to one. :mod:`pbj.api`, :mod:`pbj.protojson` and the text format call
 :func:`check_encode` / :func:`check_decode` at their entry points.
@@ -20,7 +20,6 @@ to one. :mod:`pbj.api`, :mod:`pbj.protojson` and the text format call
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from pbj.errors import DecodeError, EncodeError, format_path
@@ -28,29 +27,28 @@ from pbj.schema import info, is_message
 
 __all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
 
-# id(cls) -> bool, and id(cls) -> walk plan; an entry leaves with its class (weakref.finalize),
-# so a dead class's id can never find a stale answer. A dict keyed by id is the cheapest look-up
-# on the encode/decode path (a WeakKeyDictionary makes a weak reference per call).
-_REACHES: dict[int, bool] = {}
-#: The ids of the classes known not to reach a required field: the entry points test this set
-#: before calling :func:`check_encode` / :func:`check_decode`, so such classes pay one set look-up.
-FREE: set[int] = set()
-_PLANS: dict[int, tuple[tuple[str, bool, str | None, str | None], ...]] = {}
+#: The class attribute naming a class that cannot reach a required field: it holds the class
+#: itself (so a subclass never inherits the answer). The entry points test
+#: ``getattr(obj, FREE, None) is not obj.__class__`` before calling :func:`check_encode` /
+#: :func:`check_decode`: one attribute look-up, no allocation, and it dies with the class.
+FREE = "__pbj_free__"
+#: The class attribute holding (the class, whether it reaches a required field, its walk plan).
+_STATE = "__pbj_required__"
 
 _SINGLE, _REPEATED, _MAP, _ONEOF = "single", "repeated", "map", "oneof"
 
 
-def _remember(table: dict, cls: type, value: Any) -> None:
-    key = id(cls)
-    if key not in _REACHES and key not in _PLANS:
-        weakref.finalize(cls, _forget, key)
-    table[key] = value
+def _state(cls: type) -> list | None:
+    state = cls.__dict__.get(_STATE)
+    return state if state is not None and state[0] is cls else None
 
 
-def _forget(key: int) -> None:
-    FREE.discard(key)
-    _REACHES.pop(key, None)
-    _PLANS.pop(key, None)
+def _remember(cls: type, reaches: bool) -> list:
+    state = [cls, reaches, None]
+    setattr(cls, _STATE, state)
+    if not reaches:
+        setattr(cls, FREE, cls)
+    return state
 
 
 def _sub_message(f: Any) -> Any:
@@ -61,8 +59,8 @@ def _sub_message(f: Any) -> Any:
 def reaches_required(cls: type) -> bool:
     """Whether a message of ``cls`` can hold a ``required`` field, itself or in any sub-message.
 
-    Decided once per class from its schema (``pbj.schema.info``) and cached
-    while the class lives.
+    Decided once per class from its schema (``pbj.schema.info``) and kept on
+    the class (its ``__pbj_required__`` attribute).
 
     Args:
         cls: a pbj message class.
@@ -71,9 +69,9 @@ def reaches_required(cls: type) -> bool:
         ``True`` if ``cls`` or a message class reachable through its fields
         (singular, repeated, map values, oneof members) has a required field.
     """
-    found = _REACHES.get(id(cls))
-    if found is not None:
-        return found
+    state = _state(cls)
+    if state is not None:
+        return state[1]
     seen: set[type] = set()
     stack = [cls]
     result = False
@@ -90,11 +88,11 @@ def reaches_required(cls: type) -> bool:
             if sub is not None and sub not in seen:
                 stack.append(sub)
     if result:
-        _remember(_REACHES, cls, True)
+        _remember(cls, True)
     else:  # everything reachable from cls is reachable from it: none of them reach one either
         for c in seen:
-            _remember(_REACHES, c, False)
-            FREE.add(id(c))
+            if _state(c) is None:
+                _remember(c, False)
     return result
 
 
@@ -104,9 +102,11 @@ def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
     Each step is (attribute, required, shape of the sub-messages to walk into
     or ``None``, the oneof member or ``None``).
     """
-    plan = _PLANS.get(id(cls))
-    if plan is not None:
-        return plan
+    reaches_required(cls)
+    state = _state(cls)
+    assert state is not None
+    if state[2] is not None:
+        return state[2]
     mi = info(cls)
     steps: list[tuple[int, str, bool, str | None, str | None]] = []
     for f in mi.fields:
@@ -122,7 +122,7 @@ def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
             if sub is not None and reaches_required(sub):
                 steps.append((m.number, o.name, False, _ONEOF, m.name))
     plan = tuple(step[1:] for step in sorted(steps, key=lambda step: step[0]))
-    _remember(_PLANS, cls, plan)
+    state[2] = plan
     return plan
 
 
@@ -175,12 +175,10 @@ def check_encode(obj: Any) -> None:
         EncodeError: naming every missing path (``path`` is the message itself, ``[]``)
             and ``missing`` holds them all.
     """
-    if _REACHES.get(id(obj.__class__)) is False:
-        return
     paths = missing_required(obj)
     if paths:
         err = EncodeError(missing_text(paths))
-        err.missing = paths  # type: ignore[attr-defined]
+        err.missing = paths
         raise err
 
 
@@ -195,10 +193,8 @@ def check_decode(obj: Any, error: type[DecodeError] = DecodeError) -> None:
         DecodeError: (or ``error``) naming every missing path; ``path`` is the
             message itself and ``missing`` holds them all.
     """
-    if _REACHES.get(id(obj.__class__)) is False:
-        return
     paths = missing_required(obj)
     if paths:
         err = error(missing_text(paths))
-        err.missing = paths  # type: ignore[attr-defined]
+        err.missing = paths
         raise err

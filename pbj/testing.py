@@ -292,6 +292,9 @@ def values(cls: type, *, max_depth: int = 3, unknown_fields: bool = True) -> st.
         kwargs[o.name] = _oneof_values(o.members, max_depth, unknown_fields, closed)
     if unknown_fields:
         used = frozenset(f.number for f in mi.all_fields())
+        if mi.message_set:
+            # "MessageSet" wire format: group 1 is an item (type_id, message), never an unknown field
+            used |= {1}
         kwargs["_pbj_unknown"] = st.one_of(st.just(b""), unknown_field_bytes(used))
     return st.fixed_dictionaries(kwargs).map(lambda kw: cls(**kw))
 

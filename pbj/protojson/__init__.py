@@ -88,7 +88,7 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     cls = type(obj)
     if not is_message(cls):
         raise TypeError(f"{cls.__name__} is not a pbj message")
-    if not allow_partial and id(obj.__class__) not in FREE:
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     conv = converter((emit_defaults, proto_names, enums_as_numbers, False))
     return conv.unstructure(obj, cls)
@@ -125,7 +125,7 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False, allow_parti
         raise TypeError(f"{cls!r} is not a pbj message class")
     conv = converter((False, False, False, ignore_unknown))
     result = conv.get_structure_hook(cls)(d, cls)
-    if not allow_partial and id(result.__class__) not in FREE:
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result, JSONError)
     return result
 
@@ -172,6 +172,6 @@ def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False, 
         dup = find_duplicate(value, [])
         if dup is not None:
             raise JSONError(f"duplicate key {dup[-1]!r} in a JSON object", path=dup)
-    if not allow_partial and id(result.__class__) not in FREE:
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result, JSONError)
     return result
