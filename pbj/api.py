@@ -9,6 +9,7 @@ from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.errors import DecodeError, EncodeError, PbjError
+from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
 
@@ -29,7 +30,7 @@ def _codec(obj: Any):
     return codec_of(cls)
 
 
-def encode(obj: Any, *, reverse: bool = False) -> bytes:
+def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> bytes:
     """Encode a message to protobuf's binary wire format (protobuf.dev "Encoding").
 
     The output is deterministic and identical to Google's protobuf with
@@ -41,6 +42,8 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
         reverse: use the reverse writer (writes back to front into this
             thread's reusable :class:`ReverseBuffer`) instead of the forward
             writer (measures, then writes front to back). Same bytes either way.
+        allow_partial: write the message even if a proto2 ``required`` field
+            is not set, at any depth (as Google's ``SerializePartialToString``).
 
     Returns:
         The encoding, as ``bytes``.
@@ -48,9 +51,15 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
     Raises:
         TypeError: ``obj`` is not a pbj message.
         EncodeError: a field holds a value its type cannot encode (wrong
-            Python type, integer out of range, bad oneof member), with the path.
+            Python type, integer out of range, bad oneof member), with the path;
+            or (unless ``allow_partial``) a ``required`` field is not set
+            (protobuf.dev "Language Guide (proto2)", "Required"): the error
+            names every missing path, e.g. ``$.inner.a, $.items[2].b``
+            (:mod:`pbj.required`).
     """
     codec = _codec(obj)
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
+        check_encode(obj)
     try:
         if reverse:
             buf = thread_buffer()
@@ -75,14 +84,21 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
         raise _diagnose(obj, exc) from None
 
 
-def encoded_size(obj: Any) -> int:
+def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
     """The size in bytes of ``encode(obj)``; measured once and cached on ``obj``.
+
+    Args:
+        obj: a pbj message instance.
+        allow_partial: measure it even if a ``required`` field is not set
+            (otherwise refused, as :func:`encode` refuses it).
 
     Raises:
         TypeError: ``obj`` is not a pbj message.
         EncodeError: as for :func:`encode`.
     """
     codec = _codec(obj)
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
+        check_encode(obj)
     size = obj._pbj_size
     if size >= 0:
         return size
@@ -94,7 +110,7 @@ def encoded_size(obj: Any) -> int:
         raise _diagnose(obj, exc) from None
 
 
-def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
+def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) -> int:
     """Write ``obj`` with the reverse writer in front of what ``buf`` holds.
 
     The message is written without a tag or length (as :func:`encode` writes
@@ -104,6 +120,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
     Args:
         obj: a pbj message instance.
         buf: the buffer to write into.
+        allow_partial: write it even if a ``required`` field is not set.
 
     Returns:
         The number of bytes written.
@@ -115,6 +132,8 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
             re-entrantly on this one): a buffer holds one write at a time.
     """
     codec = _codec(obj)
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
+        check_encode(obj)
     before = len(buf)
     pos = buf.writer_begin()
     try:
@@ -134,7 +153,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer) -> int:
 
 
 def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH,
-           max_size: int | None = None) -> T:
+           max_size: int | None = None, allow_partial: bool = False) -> T:
     """Decode protobuf binary ``data`` into an instance of message class ``cls``.
 
     Follows protobuf.dev "Encoding": for a singular field the last value wins;
@@ -150,6 +169,8 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         max_depth: how many levels of nested messages (and groups) below the
             top-level message are accepted (default 100).
         max_size: if given, inputs longer than this many bytes are refused.
+        allow_partial: accept a message whose proto2 ``required`` fields are
+            not all set, at any depth (as Google's ``ParsePartialFromString``).
 
     Returns:
         A new ``cls`` instance.
@@ -160,7 +181,10 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             length past the end, wire type 6 or 7, field number 0 or above
             2**29-1, a varint longer than 10 bytes, invalid UTF-8, nesting
             deeper than ``max_depth``, input longer than ``max_size``. The
-            error carries the field path and the byte offset.
+            error carries the field path and the byte offset. Also (unless
+            ``allow_partial``) a ``required`` field is missing (protobuf.dev
+            "Language Guide (proto2)", "Required"): the error names every
+            missing path and has no offset.
     """
     if not isinstance(cls, type) or not is_message(cls):
         raise TypeError(f"{cls!r} is not a pbj message class")
@@ -172,15 +196,19 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
     if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
-        return codec.parse(data, 0, len(data), max_depth, None)
-    # A large input makes many objects at once; letting the cyclic collector scan them again and
-    # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
-    # cannot form cycles, so the collector pauses until the result is complete.
-    gc.disable()
-    try:
-        return codec.parse(data, 0, len(data), max_depth, None)
-    finally:
-        gc.enable()
+        result = codec.parse(data, 0, len(data), max_depth, None)
+    else:
+        # A large input makes many objects at once; letting the cyclic collector scan them again and
+        # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
+        # cannot form cycles, so the collector pauses until the result is complete.
+        gc.disable()
+        try:
+            result = codec.parse(data, 0, len(data), max_depth, None)
+        finally:
+            gc.enable()
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
+        check_decode(result)
+    return result
 
 
 # ---------------------------------------------------------------- encode errors

@@ -70,12 +70,15 @@ class DecodeError(PbjError, ValueError):
             (names as ``str``, repeated indexes as ``int``).
         offset: the byte offset in the top-level input where the failing
             field (its tag) starts, or where reading stopped; ``None`` if unknown.
+        missing: for a message missing proto2 ``required`` fields, the path of
+            each (as ``path``); else empty.
     """
 
     def __init__(self, reason: str, *, path: list | None = None, offset: int | None = None):
         self.reason = reason
         self.path = list(path) if path else []
         self.offset = offset
+        self.missing: list[list] = []
         super().__init__(reason)
 
     def __str__(self) -> str:
@@ -89,11 +92,14 @@ class EncodeError(PbjError, ValueError):
     Attributes:
         reason: what is wrong with the value.
         path: the field path from the top-level message, outermost first.
+        missing: for a message missing proto2 ``required`` fields, the path of
+            each (as ``path``); else empty.
     """
 
     def __init__(self, reason: str, *, path: list | None = None):
         self.reason = reason
         self.path = list(path) if path else []
+        self.missing: list[list] = []
         super().__init__(reason)
 
     def __str__(self) -> str:

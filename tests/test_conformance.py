@@ -23,13 +23,18 @@ request handler and judges each answer as the runner does
   parser makes of the input (:func:`runner_expects`).
 
 It prints the pass count per category and fails when a test that is not in
-``conformance/failure_list.txt`` fails, or when a listed test passes (so the
-list shrinks as pbj improves).
+the failure lists fails, or when a listed test passes (so the lists shrink as
+pbj improves). The lists are the files docs/conformance.md's runner command
+passes, one per suite of the runner: ``conformance/failure_list.txt``
+(``--failure_list``: the binary and JSON suite) and
+``conformance/text_format_failure_list.txt`` (``--text_format_failure_list``:
+the text-format suite). The runner fails a suite whose list names a test it
+does not run, so each list may only name tests of its own suite.
 
 ``test_replay_editions_text`` replays the 909 text-format vectors of
 ``../shared/conformance/vectors-editions.jsonl`` (the runner with
 ``--maximum_edition 2023``: the editions copies of the test messages too) the
-same way; all must pass.
+same way, against the same text-format list (both runs use it).
 
 ``test_subprocess_*`` start ``conformance/testee`` as the runner does and talk
 to it over pipes; expected bytes there come from Google's protobuf.
@@ -49,12 +54,16 @@ from google.protobuf import json_format, text_format
 
 import pbj
 from pbj import conformance, decode
+from pbj.required import missing_required
 from tests.conftest import REPO, SHARED, SUMMARY_PROPERTY
 from tests.oracle import GOOGLE_PROTOS, google_class, protoc
 
 VECTORS = SHARED / "conformance" / "vectors.jsonl"
 EDITIONS_VECTORS = SHARED / "conformance" / "vectors-editions.jsonl"
+#: ``--failure_list`` of the run without editions: the binary and JSON suite's known failures.
 FAILURE_LIST = REPO / "conformance" / "failure_list.txt"
+#: ``--text_format_failure_list`` of both runs: the text-format suite's known failures.
+TEXT_FAILURE_LIST = REPO / "conformance" / "text_format_failure_list.txt"
 TESTEE = REPO / "conformance" / "testee"
 P3 = "protobuf_test_messages.proto3.TestAllTypesProto3"
 P2 = "protobuf_test_messages.proto2.TestAllTypesProto2"
@@ -167,13 +176,27 @@ def _vectors(path=VECTORS) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-def _failure_list() -> set[str]:
+def read_failure_list(path=FAILURE_LIST) -> set[str]:
+    """The test names of a runner failure list (one a line, ``#`` comments), as the runner reads it."""
     names = set()
-    for line in FAILURE_LIST.read_text().splitlines():
+    for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             names.add(line)
     return names
+
+
+def _failure_list() -> set[str]:
+    return read_failure_list(FAILURE_LIST)
+
+
+def check_against_list(failures: dict[str, str], listed: set[str], list_name: str) -> None:
+    """Fail on a test failing that ``listed`` lacks, and on a listed test that passes."""
+    regressions = {n: why for n, why in failures.items() if n not in listed}
+    assert not regressions, f"tests failing that are not in {list_name}:\n" + "\n".join(
+        f"{n}: {why}" for n, why in sorted(regressions.items()))
+    fixed = sorted(listed - set(failures))
+    assert not fixed, f"tests in {list_name} that pass now (remove them):\n" + "\n".join(fixed)
 
 
 def replay() -> tuple[dict[str, list[int]], dict[str, str]]:
@@ -203,12 +226,9 @@ def test_replay(record_property) -> None:
     assert counts["binary proto3"] == [707, 707]
     assert counts["binary proto2"] == [707, 707]
     assert counts["text"] == [445, 445]
-    known = _failure_list()
-    regressions = {n: why for n, why in failures.items() if n not in known}
-    assert not regressions, "tests failing that are not in conformance/failure_list.txt:\n" + "\n".join(
-        f"{n}: {why}" for n, why in sorted(regressions.items()))
-    fixed = sorted(known - set(failures))
-    assert not fixed, "tests in conformance/failure_list.txt that pass now (remove them):\n" + "\n".join(fixed)
+    text = {n: why for n, why in failures.items() if _category(n) == "text"}
+    check_against_list({n: why for n, why in failures.items() if n not in text}, _failure_list(), FAILURE_LIST.name)
+    check_against_list(text, read_failure_list(TEXT_FAILURE_LIST), TEXT_FAILURE_LIST.name)
 
 
 def test_replay_editions_text(capsys) -> None:
@@ -219,12 +239,17 @@ def test_replay_editions_text(capsys) -> None:
         print(f"\neditions text-format replay ({time.perf_counter() - started:.1f} s): "
               f"{len(vectors) - len(failures)} / {len(vectors)}")
     assert len(vectors) == 909
-    assert not failures, "\n".join(f"{n}: {why}" for n, why in sorted(failures.items()))
+    check_against_list(failures, read_failure_list(TEXT_FAILURE_LIST), TEXT_FAILURE_LIST.name)
 
 
-def test_failure_list_names_real_tests() -> None:
+def test_failure_lists_name_only_tests_of_their_suite() -> None:
+    """The runner fails a suite whose list names a test it does not run (docs/conformance.md)."""
     names = {v["name"] for v in _vectors()}
-    assert _failure_list() <= names
+    binary_json = {n for n in names if _category(n) != "text"}
+    text = names - binary_json
+    assert _failure_list() <= binary_json
+    # the text-format list serves both runs: only tests both runs send (vectors.jsonl's are in both)
+    assert read_failure_list(TEXT_FAILURE_LIST) <= text
 
 
 # ---------------------------------------------------------------- the testee as a program
@@ -352,9 +377,9 @@ def _round_trip(name: str, data: bytes):
     """Decode ``data`` with pbj; check both writers against Google's bytes; return the pbj value."""
     _google()
     expected = google_class(name).FromString(data).SerializePartialToString(deterministic=True)
-    value = pbj.decode(_pbj(name), data)
-    assert pbj.encode(value) == expected
-    assert pbj.encode(value, reverse=True) == expected
+    value = pbj.decode(_pbj(name), data, allow_partial=True)
+    assert pbj.encode(value, allow_partial=True) == expected
+    assert pbj.encode(value, reverse=True, allow_partial=True) == expected
     return value
 
 
@@ -495,14 +520,20 @@ def _values_match_google(examples: int, unknown_fields: bool) -> None:
     def check(data) -> None:
         name, cls = data.draw(st.sampled_from(cases))
         value = data.draw(values(cls, max_depth=2, unknown_fields=unknown_fields))
-        ours = pbj.encode(value)
-        assert pbj.encode(value, reverse=True) == ours
+        # pbj.testing leaves required message fields unset where it stops recursing
+        partial = bool(missing_required(value))
+        if partial:
+            with pytest.raises(pbj.EncodeError, match="required field"):
+                pbj.encode(value)
+        ours = pbj.encode(value, allow_partial=True)
+        assert pbj.encode(value, reverse=True, allow_partial=True) == ours
         gmsg = google_class(name).FromString(ours)
         expected = gmsg.SerializePartialToString(deterministic=True)
         if ours != expected:  # upb writes map entries in an order of its own: compare the messages
             assert len(ours) == len(expected)
             assert google_class(name).FromString(expected) == gmsg
-        assert equivalent(pbj.decode(cls, expected), value)
+        assert gmsg.IsInitialized() == (not partial)  # Google agrees on what is missing
+        assert equivalent(pbj.decode(cls, expected, allow_partial=True), value)
 
     check()
 

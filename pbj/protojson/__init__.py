@@ -45,6 +45,7 @@ from pbj.protojson.registry import register_types, type_registry
 from pbj.protojson.text_forms import DURATION_MAX_SECONDS, TIMESTAMP_MAX_SECONDS, TIMESTAMP_MIN_SECONDS
 from pbj.protojson.values import is_message_class
 from pbj.protojson.wellknown_forms import SPECIAL_FORMS
+from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import is_message
 
 __all__ = ["JSONError", "to_dict", "from_dict", "to_json", "from_json", "register_types", "type_registry",
@@ -54,7 +55,7 @@ T = TypeVar("T")
 
 
 def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
-            enums_as_numbers: bool = False) -> Any:
+            enums_as_numbers: bool = False, allow_partial: bool = False) -> Any:
     """A message as its ProtoJSON value: ``dict``/``list``/``str``/numbers ready for ``json.dumps``.
 
     Follows protobuf.dev "ProtoJSON Format": lowerCamelCase ``json_name`` keys,
@@ -69,6 +70,8 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
             default (zero scalars, empty repeated fields and maps).
         proto_names: use the ``.proto`` field names instead of ``json_name``.
         enums_as_numbers: write enum values as numbers.
+        allow_partial: write the message even if a proto2 ``required`` field
+            is not set (as Go's ``protojson.MarshalOptions.AllowPartial``).
 
     Returns:
         A JSON value: a ``dict`` for ordinary messages; a ``str``, number,
@@ -78,16 +81,20 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
         TypeError: ``obj`` is not a pbj message.
         EncodeError: a value has no JSON form (Timestamp or Duration out of
             range, an ``Any`` whose type is unknown, a float beyond float32),
-            with the path of attribute names.
+            with the path of attribute names; or (unless ``allow_partial``) a
+            ``required`` field is not set, naming every missing path (as
+            :func:`pbj.encode`; docs/json.md).
     """
     cls = type(obj)
     if not is_message(cls):
         raise TypeError(f"{cls.__name__} is not a pbj message")
+    if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
+        check_encode(obj)
     conv = converter((emit_defaults, proto_names, enums_as_numbers, False), cls)
     return conv.unstructure(obj, cls)
 
 
-def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False) -> T:
+def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False, allow_partial: bool = False) -> T:
     """Read a ProtoJSON value (as ``json.loads`` gives it) as a message of ``cls``.
 
     Accepts everything the spec allows: ``json_name`` and ``.proto`` names,
@@ -99,6 +106,8 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False) -> T:
         d: the JSON value (a ``dict`` for ordinary messages).
         ignore_unknown: skip unknown field names (and unknown enum names)
             instead of raising.
+        allow_partial: accept a message whose proto2 ``required`` fields are
+            not all set (as Go's ``protojson.UnmarshalOptions.AllowPartial``).
 
     Returns:
         A new instance of ``cls``.
@@ -108,16 +117,21 @@ def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False) -> T:
         JSONError: the value is not a valid ProtoJSON form of ``cls``: a wrong
             JSON type, an integer out of range or not integral, bad base64, a
             bad Timestamp or Duration, an unknown field name, two members of
-            one oneof, a field given under both of its names; with the path.
+            one oneof, a field given under both of its names; with the path;
+            or (unless ``allow_partial``) a ``required`` field is missing,
+            naming every missing path (attribute names, as :func:`pbj.decode`).
     """
     if not is_message_class(cls):
         raise TypeError(f"{cls!r} is not a pbj message class")
     conv = converter((False, False, False, ignore_unknown), cls)
-    return conv.get_structure_hook(cls)(d, cls)
+    result = conv.get_structure_hook(cls)(d, cls)
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
+        check_decode(result, JSONError)
+    return result
 
 
 def to_json(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
-            enums_as_numbers: bool = False, indent: int | None = None) -> str:
+            enums_as_numbers: bool = False, indent: int | None = None, allow_partial: bool = False) -> str:
     """A message as ProtoJSON text; see :func:`to_dict` for the mapping and options.
 
     Args:
@@ -130,12 +144,13 @@ def to_json(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     Raises:
         TypeError, EncodeError: as :func:`to_dict`.
     """
-    value = to_dict(obj, emit_defaults=emit_defaults, proto_names=proto_names, enums_as_numbers=enums_as_numbers)
+    value = to_dict(obj, emit_defaults=emit_defaults, proto_names=proto_names, enums_as_numbers=enums_as_numbers,
+                    allow_partial=allow_partial)
     separators = (",", ":") if indent is None else (",", ": ")
     return json.dumps(value, indent=indent, separators=separators, ensure_ascii=False, allow_nan=False)
 
 
-def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False) -> T:
+def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False, allow_partial: bool = False) -> T:
     """Parse ProtoJSON text as a message of ``cls``; see :func:`from_dict`.
 
     The text must be strict JSON (RFC 8259): ``NaN``/``Infinity`` literals
@@ -152,9 +167,11 @@ def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False) 
         raise TypeError(f"from_json takes JSON text (str or bytes), not {type(text).__name__}{hint}")
     duplicates: list = []
     value = loads(text, duplicates)
-    result = from_dict(cls, value, ignore_unknown=ignore_unknown)
+    result = from_dict(cls, value, ignore_unknown=ignore_unknown, allow_partial=True)
     if duplicates:  # a duplicate key the readers did not meet (inside a skipped member)
         dup = find_duplicate(value, [])
         if dup is not None:
             raise JSONError(f"duplicate key {dup[-1]!r} in a JSON object", path=dup)
+    if not allow_partial and getattr(result, FREE, None) is not result.__class__:
+        check_decode(result, JSONError)
     return result

@@ -6,8 +6,10 @@ given twice is an error, reported with its path. Parsing marks such objects
 the path; a reader that meets one raises through :func:`check_object`, and
 :func:`find_duplicate` finds those the readers never met (inside a skipped
 member). Numbers with a fraction or exponent are read as ``Decimal`` so that
-no precision is lost before a reader sees the field's type; ``NaN`` and
-``Infinity`` literals are refused (RFC 8259 has none).
+no precision is lost before a reader sees the field's type, and so is the
+integer ``-0`` (an ``int`` has no sign for zero; a double field keeps it,
+as Go and C++ read it); ``NaN`` and ``Infinity`` literals are refused
+(RFC 8259 has none).
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ def _bad_constant(name: str) -> Any:
     raise JSONError(f"{name} is not valid JSON (write it as the string \"{name}\")")
 
 
+_NEGATIVE_ZERO = Decimal("-0")
+
+
+def _parse_int(digits: str) -> Any:
+    return _NEGATIVE_ZERO if digits == "-0" else int(digits)
+
+
 def loads(text: str | bytes, found: list) -> Any:
     """Parse JSON text; append to ``found`` every key seen twice in one object.
 
@@ -56,7 +65,8 @@ def loads(text: str | bytes, found: list) -> Any:
             ``NaN``/``Infinity`` literal.
     """
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook(found), parse_float=Decimal, parse_constant=_bad_constant)
+        return json.loads(text, object_pairs_hook=_pairs_hook(found), parse_float=Decimal, parse_int=_parse_int,
+                          parse_constant=_bad_constant)
     except json.JSONDecodeError as exc:
         raise JSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except (ValueError, RecursionError) as exc:

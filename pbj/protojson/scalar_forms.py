@@ -13,7 +13,9 @@ import base64
 import binascii
 import math
 import re
+import struct
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from pbj.errors import EncodeError
@@ -28,7 +30,7 @@ __all__ = [
 _F32 = SCALARS["float"].packer
 INF = math.inf
 _NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_DIGITS_RE = re.compile(r"-?[0-9]+")
+_DIGITS_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": INF, "-Infinity": -INF}
 
 
@@ -136,6 +138,49 @@ def _integral(d: Decimal, kind: str) -> int:
     return int(d)
 
 
+_BITS32 = struct.Struct("<I")
+#: Half an ulp above the largest float32: a value this large or larger rounds to infinity (ties to even).
+_F32_OVERFLOW = Fraction(2**128 - 2**103)
+
+
+def _f32_from_bits(bits: int) -> float:
+    return _F32.unpack(_BITS32.pack(bits))[0]
+
+
+def _nearest_f32(exact: Fraction, approx: float, kind: str, shown: Any) -> float:
+    """The float32 nearest to ``exact`` (ties to even), rounded once as Go's ``ParseFloat(s, 32)``.
+
+    ``approx`` is ``exact`` rounded to a double; rounding that again to float32
+    can land 1 ulp off when the double falls on a midpoint between two float32
+    values, so the two candidates are compared with the exact value.
+
+    Raises:
+        JSONError: ``exact`` rounds to infinity as a float32.
+    """
+    if abs(exact) >= _F32_OVERFLOW:
+        raise JSONError(f"number {shown} is out of range for {kind}")
+    try:
+        f = _F32.unpack(_F32.pack(approx))[0]
+    except OverflowError:  # approx is above the largest float32 by less than half an ulp
+        f = math.copysign(_f32_from_bits(0x7F7FFFFF), approx)
+    if Fraction(f) == exact:
+        return f
+    bits = _BITS32.unpack(_F32.pack(f))[0]
+    # the float32 on the other side of exact: one step away from f, towards exact
+    toward_bigger_magnitude = (Fraction(f) < exact) == (math.copysign(1.0, f) > 0)
+    if f == 0.0:
+        other_bits = (0x80000001 if exact < 0 else 0x00000001)
+    else:
+        other_bits = bits + 1 if toward_bigger_magnitude else bits - 1
+    other = _f32_from_bits(other_bits)
+    if math.isinf(other):
+        return f
+    d_f, d_other = abs(Fraction(f) - exact), abs(Fraction(other) - exact)
+    if d_other < d_f or (d_other == d_f and not other_bits & 1):
+        return other
+    return f
+
+
 def _float_reader(kind: str):
     single = kind == "float"
 
@@ -143,6 +188,7 @@ def _float_reader(kind: str):
         t = v.__class__
         if t is float:
             x = v
+            exact = None
         elif t is int or t is Decimal:
             try:
                 x = float(v)
@@ -150,6 +196,7 @@ def _float_reader(kind: str):
                 x = INF
             if math.isinf(x):
                 raise JSONError(f"number {v} is out of range for {kind}")
+            exact = v
         elif t is str:
             special = _SPECIAL_FLOATS.get(v)
             if special is not None:
@@ -159,9 +206,13 @@ def _float_reader(kind: str):
             x = float(v)
             if math.isinf(x):
                 raise JSONError(f"number {v} is out of range for {kind}")
+            exact = v
         else:
             raise JSONError(f"expected a JSON number or string for {kind}, got {json_type(v)}")
         if single and x == x and not math.isinf(x):
+            # the exact decimal only matters where float32 values are (|x| below 2**-150 rounds to 0)
+            if exact is not None and x != 0.0 and abs(x) > 2.0**-151:
+                return _nearest_f32(Fraction(exact if t is not str else Decimal(exact)), x, kind, v)
             try:
                 x = _F32.unpack(_F32.pack(x))[0]
             except OverflowError:

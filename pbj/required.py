@@ -1,0 +1,200 @@
+"""proto2 ``required`` fields: which messages can miss one, and the paths of those missing.
+
+protobuf.dev "Language Guide (proto2)", "Required" (and editions
+``field_presence = LEGACY_REQUIRED``, "Feature Settings for Editions"): a
+message whose ``required`` field is not set is *uninitialized*; Google's
+runtimes refuse to serialize or parse it (C++ ``SerializeToString`` /
+``ParseFromString``, Java ``build()`` / ``parseFrom``, Go ``proto.Marshal`` /
+``proto.Unmarshal``) unless asked for a partial message
+(``SerializePartialToString``, ``ParsePartialFromString``, Go
+``AllowPartial``). The check runs at any depth: in singular, repeated and
+map-value sub-messages and in oneof members.
+
+The check costs nothing for classes that cannot reach a required field: whether
+a class can (through any chain of message fields) is decided once per class
+and kept on the class (:func:`reaches_required`, :data:`FREE`); only then does
+:func:`missing_required` walk the object tree, along the fields that can lead
+to one. :mod:`pbj.api`, :mod:`pbj.protojson` and the text format call
+:func:`check_encode` / :func:`check_decode` at their entry points.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pbj.errors import DecodeError, EncodeError, format_path
+from pbj.schema import info, is_message
+
+__all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
+
+#: The class attribute naming a class that cannot reach a required field: it holds the class
+#: itself (so a subclass never inherits the answer). The entry points test
+#: ``getattr(obj, FREE, None) is not obj.__class__`` before calling :func:`check_encode` /
+#: :func:`check_decode`: one attribute look-up, no allocation, and it dies with the class.
+FREE = "__pbj_free__"
+#: The class attribute holding (the class, whether it reaches a required field, its walk plan).
+_STATE = "__pbj_required__"
+
+_SINGLE, _REPEATED, _MAP, _ONEOF = "single", "repeated", "map", "oneof"
+
+
+def _state(cls: type) -> list | None:
+    state = cls.__dict__.get(_STATE)
+    return state if state is not None and state[0] is cls else None
+
+
+def _remember(cls: type, reaches: bool) -> list:
+    state = [cls, reaches, None]
+    setattr(cls, _STATE, state)
+    if not reaches:
+        setattr(cls, FREE, cls)
+    return state
+
+
+def _sub_message(f: Any) -> Any:
+    sub = f.map_value if f.is_map else f.type
+    return sub if isinstance(sub, type) and is_message(sub) else None
+
+
+def reaches_required(cls: type) -> bool:
+    """Whether a message of ``cls`` can hold a ``required`` field, itself or in any sub-message.
+
+    Decided once per class from its schema (``pbj.schema.info``) and kept on
+    the class (its ``__pbj_required__`` attribute).
+
+    Args:
+        cls: a pbj message class.
+
+    Returns:
+        ``True`` if ``cls`` or a message class reachable through its fields
+        (singular, repeated, map values, oneof members) has a required field.
+    """
+    state = _state(cls)
+    if state is not None:
+        return state[1]
+    seen: set[type] = set()
+    stack = [cls]
+    result = False
+    while stack and not result:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        for f in info(c).all_fields():
+            if f.required and f.oneof is None:
+                result = True
+                break
+            sub = _sub_message(f)
+            if sub is not None and sub not in seen:
+                stack.append(sub)
+    if result:
+        _remember(cls, True)
+    else:  # everything reachable from cls is reachable from it: none of them reach one either
+        for c in seen:
+            if _state(c) is None:
+                _remember(c, False)
+    return result
+
+
+def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
+    """The steps of the walk over ``cls``, in field-number order.
+
+    Each step is (attribute, required, shape of the sub-messages to walk into
+    or ``None``, the oneof member or ``None``).
+    """
+    reaches_required(cls)
+    state = _state(cls)
+    assert state is not None
+    if state[2] is not None:
+        return state[2]
+    mi = info(cls)
+    steps: list[tuple[int, str, bool, str | None, str | None]] = []
+    for f in mi.fields:
+        sub = _sub_message(f)
+        shape = None
+        if sub is not None and reaches_required(sub):
+            shape = _MAP if f.is_map else _REPEATED if f.repeated else _SINGLE
+        if f.required or shape is not None:
+            steps.append((f.number, f.name, f.required, shape, None))
+    for o in mi.oneofs:
+        for m in o.members:
+            sub = _sub_message(m)
+            if sub is not None and reaches_required(sub):
+                steps.append((m.number, o.name, False, _ONEOF, m.name))
+    plan = tuple(step[1:] for step in sorted(steps, key=lambda step: step[0]))
+    state[2] = plan
+    return plan
+
+
+def missing_required(obj: Any) -> list[list[Any]]:
+    """The paths of every ``required`` field not set in ``obj``, at any depth, in field order.
+
+    Args:
+        obj: a pbj message instance.
+
+    Returns:
+        A list of paths (as :class:`~pbj.errors.EncodeError.path`: field
+        names, repeated indexes as ``int``, map keys wrapped in a one-element
+        tuple, a oneof as its attribute then its member's name); empty if
+        ``obj`` is initialized.
+    """
+    out: list[list[Any]] = []
+    if reaches_required(type(obj)):
+        _walk(obj, [], out)
+    return out
+
+
+def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
+    for name, is_required, shape, member in _plan(type(obj)):
+        value = getattr(obj, name)
+        if value is None:
+            if is_required:
+                out.append([*path, name])
+        elif shape is _SINGLE:
+            _walk(value, [*path, name], out)
+        elif shape is _REPEATED:
+            for i, item in enumerate(value):
+                _walk(item, [*path, name, i], out)
+        elif shape is _MAP:
+            for key, item in value.items():
+                _walk(item, [*path, name, (key,)], out)
+        elif shape is _ONEOF and value[0] == member:
+            _walk(value[1], [*path, name, member], out)
+
+
+def missing_text(paths: list[list[Any]]) -> str:
+    """The reason text naming every missing path: ``required fields not set: $.inner.a, $.items[2].b``."""
+    noun = "field" if len(paths) == 1 else "fields"
+    return f"required {noun} not set: " + ", ".join(format_path(p) for p in paths)
+
+
+def check_encode(obj: Any) -> None:
+    """Refuse to write ``obj`` if a ``required`` field is missing (as ``SerializeToString``).
+
+    Raises:
+        EncodeError: naming every missing path (``path`` is the message itself, ``[]``)
+            and ``missing`` holds them all.
+    """
+    paths = missing_required(obj)
+    if paths:
+        err = EncodeError(missing_text(paths))
+        err.missing = paths
+        raise err
+
+
+def check_decode(obj: Any, error: type[DecodeError] = DecodeError) -> None:
+    """Refuse a decoded ``obj`` if a ``required`` field is missing (as ``ParseFromString``).
+
+    Args:
+        obj: the decoded message.
+        error: the :class:`DecodeError` class to raise (``JSONError`` for ProtoJSON).
+
+    Raises:
+        DecodeError: (or ``error``) naming every missing path; ``path`` is the
+            message itself and ``missing`` holds them all.
+    """
+    paths = missing_required(obj)
+    if paths:
+        err = error(missing_text(paths))
+        err.missing = paths
+        raise err
