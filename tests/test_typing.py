@@ -150,6 +150,7 @@ def test_mypy_is_clean_on_pbj(tmp_path):
 def test_pyright_basic_is_clean_on_pbj():
     """pyright, settings from pyproject.toml ([tool.pyright]: basic mode, include = pbj)."""
     env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}  # no look-up of newer versions on npm
-    out = subprocess.run([sys.executable, "-m", "pyright"], cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=900)
+    # --pythonpath: the packages of this interpreter (attrs, cattrs, protobuf ...), not of the first python on PATH
+    out = subprocess.run([sys.executable, "-m", "pyright", "--pythonpath", sys.executable], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=900)
     assert out.returncode == 0 and " 0 errors" in out.stdout, out.stdout[-5000:]
