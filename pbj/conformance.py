@@ -127,7 +127,8 @@ def _required_plan(cls: type) -> tuple[tuple[str, ...], tuple]:
 
 def _missing_required(obj: Any, path: str = "$") -> str | None:
     """The path of a proto2 ``required`` field that is not set in ``obj`` (nested messages too), or None."""
-    required, nested = _required_plan(type(obj))
+    cls: type = type(obj)
+    required, nested = _required_plan(cls)
     for name in required:
         if getattr(obj, name) is None:
             return f"{path}.{name}"
@@ -179,6 +180,7 @@ def handle(request: Any) -> Any:
         cls, ns = _message_class(request.message_type)
         if cls is None:
             return answer("runtime_error", f"unknown message type {request.message_type!r}")
+        obj: Any  # an instance of cls
         try:
             if payload.which == "protobuf_payload":
                 obj = decode(cls, payload.value)
