@@ -236,7 +236,7 @@ def _decode(args: argparse.Namespace) -> int:
     cls, ns = _message_class(args)
     data = _read_input(args.file)
     try:
-        obj = pbj.decode(cls, data)
+        obj: Any = pbj.decode(cls, data)
     except pbj.DecodeError as exc:
         raise UserError(f"cannot decode {args.file or 'stdin'} as {args.type}: {exc}") from None
     if args.text:  # as protoc --decode prints it: unknown fields too, Any values not expanded

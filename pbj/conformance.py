@@ -126,6 +126,7 @@ def handle(request: Any) -> Any:
         cls, ns = _message_class(request.message_type)
         if cls is None:
             return answer("runtime_error", f"unknown message type {request.message_type!r}")
+        obj: Any  # an instance of cls
         try:
             # a missing required field is refused when writing binary or JSON, not when reading,
             # as Google's Python testee (the reference the runner's answers come from) does

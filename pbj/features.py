@@ -43,7 +43,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from pbj.descriptor import (
     EnumType,
@@ -262,7 +262,7 @@ class _Resolver:
             return parent
         if self.legacy:
             self.fail("Features are only valid under editions.", owner, name)
-        out = list(parent)
+        out: list[int] = list(parent)  # each an IntEnum member, or 0 for a value no member names
         for i, v in enumerate(values):
             if v is None:
                 continue
@@ -275,7 +275,7 @@ class _Resolver:
                 self.fail(f"Feature field `{_NAMES[i]}` must resolve to a known value, found {int(v)}.", owner, name)
         return Features._make(out)
 
-    def fail(self, text: str, owner: str, name: str | None = None) -> None:
+    def fail(self, text: str, owner: str, name: str | None = None) -> NoReturn:
         raise SchemaError(f"{text} (in {self.file})", cls_name=owner or self.file, field_name=name)
 
     def check(self, error: str | None, owner: str, name: str | None = None) -> None:
@@ -377,7 +377,7 @@ class _Resolver:
         is_message = t in (_MESSAGE, _GROUP)
         in_entry = md is not None and scope in self.map_entries
         is_map = repeated and t == _MESSAGE and target in self.map_entries
-        enum_feats = self.enums.get(target) if t == _ENUM else None
+        enum_feats = self.enums.get(target) if t == _ENUM and target is not None else None
         if t == _ENUM and enum_feats is None:
             self.fail(f"unknown enum type {fdp.type_name!r}.", owner, name)
         closed = enum_feats is not None and enum_feats.closed
@@ -395,13 +395,13 @@ class _Resolver:
             presence = _EXPLICIT
         else:
             presence = feats.field_presence
-        first = self.enum_first.get(target) if in_entry and enum_feats is not None else None
+        first = self.enum_first.get(target) if in_entry and enum_feats is not None and target is not None else None
         self.check(presence_error(presence, repeated, closed, fdp.default_value is not None, is_ext, first),
                    owner, name)
         packed = repeated and t not in NOT_PACKABLE and feats.repeated_field_encoding == _PACKED
         if t == _STRING:
             utf8 = feats.utf8_validation
-        elif is_map:
+        elif is_map and target is not None:  # is_map: target names a map entry
             entry = self.map_entries[target]
             utf8 = feats.utf8_validation if any(f.type == _STRING for f in entry.field) else _NO_UTF8
         else:
@@ -420,7 +420,7 @@ class _Resolver:
         if edition == PROTO3:
             self.check(proto3_field_error(fdp, t, closed_enum.full_name if closed_enum else None, owner), owner, name)
         self.check(packed_option_error(packed, repeated, t), owner, name)
-        changes = {}
+        changes: dict[str, Any] = {}  # Features field name -> its new value
         if fdp.label == _LABEL_REQUIRED:
             changes["field_presence"] = _REQUIRED
         if t == _GROUP:

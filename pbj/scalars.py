@@ -26,6 +26,7 @@ import attrs
 __all__ = [
     "ScalarType", "SCALARS", "ENUM", "BY_CODE", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32", "row",
+    "fixed_packer",
 ]
 
 # The wire types ("Message Structure" in "Encoding").
@@ -166,3 +167,15 @@ def row(name: str) -> ScalarType:
         KeyError: ``name`` is neither a scalar type name nor ``"enum"``.
     """
     return ENUM if name == "enum" else SCALARS[name]
+
+
+def fixed_packer(name: str) -> struct.Struct:
+    """The ``struct.Struct`` of a fixed-width scalar type (``fixed32`` … ``double``), little-endian.
+
+    The same object as ``SCALARS[name].packer``, typed for a type known to have one
+    (protobuf.dev "Encoding", "Non-varint Numbers").
+
+    Raises:
+        KeyError: ``name`` is not a fixed-width scalar type.
+    """
+    return _STRUCTS[name]

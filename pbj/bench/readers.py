@@ -47,6 +47,11 @@ def _pbj_kind(t: Any) -> int:
     return _MSG
 
 
+#: One reading step: ``(attribute or field name, mode, kind or None, extra: the map value's kind, or a oneof's
+#: member kinds by name, or None)``.
+_Step = tuple[str, int, int | None, int | dict[str, int] | None]
+
+
 class _Reader:
     """What both readers share: the checksum of one value, and the public ``read``.
 
@@ -99,7 +104,7 @@ class PbjReader(_Reader):
         if found is not None:
             return found
         mi = info(cls)
-        steps = []
+        steps: list[_Step] = []
         for f in mi.fields:
             if f.map_key is not None:
                 steps.append((f.name, _MAP, _pbj_kind(f.map_key), _pbj_kind(f.map_value)))
@@ -163,7 +168,7 @@ class GoogleReader(_Reader):
         found = self._plans.get(desc)
         if found is not None:
             return found
-        steps = []
+        steps: list[_Step] = []
         oneofs: dict[str, dict[str, int]] = {}
         for fd in desc.fields:
             oneof = fd.containing_oneof

@@ -305,10 +305,11 @@ def plot(results: dict, path: str) -> None:
     Raises:
         ImportError: matplotlib is not installed.
     """
-    import matplotlib
+    # matplotlib is the bench extra's (mypy: [[tool.mypy.overrides]] in pyproject.toml)
+    import matplotlib  # pyright: ignore[reportMissingImports]
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # pyright: ignore[reportMissingImports]
 
     summary = results.get("summary") or summarize(results)
     libs = results["libraries"]

@@ -30,15 +30,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict
 
 __all__ = ["main", "execute", "run", "machine_info", "build_parser", "update_doc", "QUICK", "FULL",
            "DOC_BEGIN", "DOC_END"]
 
+
+class _Settings(TypedDict):
+    """One set of run settings: block items to skip and to take, hot messages per run, timing."""
+
+    first: int
+    max_items: int | None
+    hot_batch: int
+    timing: dict[str, float]
+
+
 #: Settings of a full run: >= 5 timed runs per cell after one warm-up round.
-FULL = {"first": 200, "max_items": None, "hot_batch": 1000,
+FULL: _Settings = {"first": 200, "max_items": None, "hot_batch": 1000,
         "timing": {"runs": 5, "warmup": 1, "min_time": 0.3, "max_runs": 20}}
 #: ``--quick``: a few items, one repetition, no warm-up (for tests and smoke runs).
-QUICK = {"first": 5, "max_items": 60, "hot_batch": 20,
+QUICK: _Settings = {"first": 5, "max_items": 60, "hot_batch": 20,
          "timing": {"runs": 1, "warmup": 0, "min_time": 0.0, "max_runs": 1}}
 
 
@@ -203,7 +214,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     from pbj.bench.worker import PEERS
 
     if parser is None:
-        parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0])
+        parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per operation under valgrind's callgrind, pbj and upb, instead "
                              "of timing (uses --quick, --block, --descriptor-set, --proto, --block-type, "

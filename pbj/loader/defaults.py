@@ -12,11 +12,11 @@ import math
 from typing import Any
 
 from pbj.errors import SchemaError
-from pbj.scalars import SCALARS
+from pbj.scalars import fixed_packer
 
 __all__ = ["parse_default"]
 
-_F32 = SCALARS["float"].packer
+_F32 = fixed_packer("float")
 
 
 def _unescape_bytes(text: str) -> bytes:

@@ -37,13 +37,15 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
         pairs = enum_member_names([(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value])
         qualname = full[len(package) + 1:] if package else full
         try:
-            cls = enum.IntEnum(qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package),
-                               qualname=qualname)
+            # The checkers follow the functional API only with a literal name: this one is the schema's.
+            cls: type[enum.IntEnum] = enum.IntEnum(  # type: ignore[misc]
+                qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package), qualname=qualname)
         except (ValueError, TypeError) as exc:
             raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
-        cls.__reduce_ex__ = make_enum_reduce(full)
+        # Pickling by full name, and closedness, are set on the class built above (not declared on IntEnum).
+        cls.__reduce_ex__ = make_enum_reduce(full)  # type: ignore[method-assign]
         cls.__doc__ = f"The enum {full}."
         if full in index.closed_enums:  # the parser keeps non-member numbers as unknown fields
-            cls.__pbj_closed__ = True
+            cls.__pbj_closed__ = True  # type: ignore[attr-defined]
         enums[full] = cls
     return enums

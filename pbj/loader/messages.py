@@ -73,8 +73,9 @@ def build_message(fields: FieldBuilder, full: str) -> type:
     message_set = bool(md.options is not None and md.options.message_set_wire_format)
     cls = message(raw, full_name=full, syntax=syntax, message_set=message_set)
     cls.__qualname__ = qualname
-    cls.__pbj_fields_taken__ = frozenset(taken)
-    cls.__pbj_info__.reserved_names = frozenset(md.reserved_name)
+    # Attributes of the class message() built from a plain type(): the checkers do not see them.
+    cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
+    cls.__pbj_info__.reserved_names = frozenset(md.reserved_name)  # type: ignore[attr-defined]
     return cls
 
 
@@ -103,7 +104,7 @@ def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
     for full, cls in (*messages.items(), *enums.items()):
         parent, _, short = full.rpartition(".")
         outer = messages.get(parent)
-        if outer is None or outer is known.get(parent) or short in outer.__pbj_fields_taken__:
+        if outer is None or outer is known.get(parent) or short in outer.__pbj_fields_taken__:  # type: ignore[attr-defined]
             continue
         setattr(outer, short, cls)
     return Namespace(messages, enums, index.files, index.extensions), known

@@ -61,15 +61,15 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
     """
     if isinstance(files, (str, os.PathLike)):
         files = [files]
-    files = [os.fspath(f) for f in files]
-    if not files:
+    paths: list[str] = [os.fspath(f) for f in files]
+    if not paths:
         raise SchemaError("load_proto needs at least one .proto file")
     try:
         import grpc_tools
     except ImportError:
         raise SchemaError("load_proto needs protoc from grpcio-tools: pip install 'pbj-protobuf[proto]'") from None
     includes = [Path(i).resolve() for i in include]
-    names = _protoc_names(files, includes)
+    names = _protoc_names(paths, includes)
     builtin = Path(grpc_tools.__file__).parent / "_proto"
     with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
         out = Path(tmp) / "set.binpb"

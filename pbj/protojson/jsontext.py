@@ -27,6 +27,7 @@ class DupDict(dict):
     """A JSON object that had a key twice; readers raise on it, where its path is known."""
 
     __slots__ = ("duplicate",)
+    duplicate: str  # the key given twice
 
 
 def _pairs_hook(found: list):

@@ -10,7 +10,7 @@ field is skipped). A well-known type gets its special form from
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import cattrs
 
@@ -29,12 +29,15 @@ __all__ = ["build_writer", "build_reader"]
 
 _SCALAR, _PRESENT, _REPEATED, _MAP, _ONEOF, _MEMBER = 0, 1, 2, 3, 4, 5
 
+#: One writer step: ``(attr, key, mode, writer, zero test)``; what writer and key hold depends on mode.
+_WriteStep = tuple[str, Any, int, Any, Any]
+
 
 def _key(f: Any, opts: Options) -> str:
     return f.proto_name if opts.proto_names else f.json_name
 
 
-def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[tuple]:
+def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[_WriteStep]:
     """The writer's steps ``(attr, key, mode, writer, zero test)``, in field-number order.
 
     Keys come out in field-number order, as Google's runtimes print them, a set
@@ -42,7 +45,7 @@ def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[tuple]:
     field's number falls between is one step at its lowest number; a oneof
     interleaved with other fields gets one step per member.
     """
-    numbered: list[tuple[int, tuple]] = []
+    numbered: list[tuple[int, _WriteStep]] = []
     for f in mi.fields:
         key = _key(f, opts)
         if f.is_map:
@@ -108,8 +111,8 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
             except EncodeError as exc:
                 if mode == _REPEATED:
                     exc.path.insert(0, _failing_index(v, w))
-                elif mode == _MAP:
-                    exc.path.insert(0, (_failing_key(v, w[1]),))
+                elif mode == _MAP:  # w is the (key writer, value writer) pair (the checker sees the None tests above)
+                    exc.path.insert(0, (_failing_key(v, cast("tuple[Any, Any]", w)[1]),))
                 exc.path.insert(0, attr)
                 raise
         return out
@@ -207,16 +210,16 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
     special = WKT_READERS.get(mi.full_name)
     if special is not None:
         return special(mi, conv, opts)
-    by_key: dict[str, tuple] = {}
+    by_key: dict[str, tuple[str, str | None, Any, bool]] = {}  # key -> (attr, oneof member, reader, null keeps)
     for f in mi.fields:
-        if f.is_map:
+        if f.map_key is not None:  # a map field
             read = _map_reader(map_key_reader(f.map_key), value_reader(f.map_value, conv, opts),
                                null_keeps(f.map_value))
         elif f.repeated:
             read = _repeated_reader(value_reader(f.type, conv, opts), null_keeps(f.type))
         else:
             read = value_reader(f.type, conv, opts)
-        step = (f.name, None, read, null_keeps(f.type) and not f.repeated)
+        step: tuple[str, str | None, Any, bool] = (f.name, None, read, null_keeps(f.type) and not f.repeated)
         by_key[f.json_name] = step
         by_key[f.proto_name] = step
     for o in mi.oneofs:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import math
 import re
 import struct
@@ -20,14 +21,14 @@ from typing import Any
 
 from pbj.errors import EncodeError
 from pbj.protojson.common import SKIP, JSONError, json_type
-from pbj.scalars import ENUM, SCALARS, row
+from pbj.scalars import ENUM, fixed_packer, row
 
 __all__ = [
     "scalar_writer", "scalar_reader", "enum_writer", "enum_reader", "map_key_writer", "map_key_reader",
     "read_string", "INF",
 ]
 
-_F32 = SCALARS["float"].packer
+_F32 = fixed_packer("float")
 INF = math.inf
 _NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _DIGITS_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -78,7 +79,7 @@ def scalar_writer(kind: str):
     return None
 
 
-def enum_writer(enum_cls: type, as_numbers: bool):
+def enum_writer(enum_cls: type[enum.IntEnum], as_numbers: bool):
     """The function writing a value of ``enum_cls``: its name (unknown numbers as numbers), or its number."""
     if as_numbers:
         return int
@@ -100,7 +101,9 @@ def map_key_writer(key_type: str):
 # ---------------------------------------------------------------- readers (from JSON)
 
 def _int_reader(kind: str):
-    lo, hi = row(kind).range
+    bounds = row(kind).range
+    assert bounds is not None  # read only for integral types, which have a range
+    lo, hi = bounds
 
     def read_int(v: Any) -> int:
         t = v.__class__
@@ -272,7 +275,7 @@ def scalar_reader(kind: str):
     return _FIXED_READERS[kind]
 
 
-def enum_reader(enum_cls: type, closed: bool, ignore_unknown: bool):
+def enum_reader(enum_cls: type[enum.IntEnum], closed: bool, ignore_unknown: bool):
     """The function reading an enum value given by name or number.
 
     A closed enum ("Enum Behavior": proto2, editions ``CLOSED``) refuses numbers
@@ -284,6 +287,7 @@ def enum_reader(enum_cls: type, closed: bool, ignore_unknown: bool):
     by_number = {int(m): m for m in enum_cls}
     name = enum_cls.__name__
     is_null = name == "NullValue"
+    assert ENUM.range is not None  # the enum row is int32's
     lo, hi = ENUM.range
 
     def read_enum(v: Any) -> Any:

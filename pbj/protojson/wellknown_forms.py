@@ -9,6 +9,7 @@ converter and its options and returns the class's writer or reader.
 
 from __future__ import annotations
 
+import enum
 import math
 from decimal import Decimal
 from typing import Any
@@ -226,6 +227,7 @@ def _value_members(mi: MessageInfo) -> dict[str, FieldInfo]:
 def _value_writer(mi, conv, opts):
     members = _value_members(mi)
     attr = members["null_value"].oneof
+    assert attr is not None  # a member of the oneof kind (see _value_members)
     names = {m.name: p for p, m in members.items()}
     struct_w = lazy_writer(conv, members["struct_value"].type)
     list_w = lazy_writer(conv, members["list_value"].type)
@@ -256,8 +258,9 @@ def _value_reader(mi, conv, opts):
     cls = mi.cls
     members = _value_members(mi)
     attr = members["null_value"].oneof
+    assert attr is not None  # a member of the oneof kind (see _value_members)
     null_m = members["null_value"]
-    null_zero = next(iter(null_m.type)) if isinstance(null_m.type, type) else 0
+    null_zero = next(iter(null_m.type)) if isinstance(null_m.type, type) and issubclass(null_m.type, enum.Enum) else 0
     n_name, b_name, s_name = members["number_value"].name, members["bool_value"].name, members["string_value"].name
     st_name, l_name = members["struct_value"].name, members["list_value"].name
     struct_r = lazy_reader(conv, members["struct_value"].type)
@@ -304,7 +307,7 @@ def _any_writer(mi, conv, opts):
             raise EncodeError(f"Any holds type {url!r}, which is not a known message class "
                               "(load its schema or call pbj.protojson.register_types)", path=[url_attr])
         try:
-            inner = decode(target, data)
+            inner: Any = decode(target, data)
         except DecodeError as exc:
             raise EncodeError(f"Any value is not a valid {info(target).full_name}: {exc}",
                               path=[value_attr]) from None

@@ -236,9 +236,12 @@ class _Parser(TokenReader):
 
     def single(self, p: FieldPlan, kind: str) -> Any:
         if kind == "message":
+            assert p.message is not None  # a message field's plan holds its class
             return self.submessage(p.message)
         if kind == "enum":
+            assert p.enum is not None  # an enum field's plan holds its EnumPlan
             return self.read_enum(p.enum)
+        assert p.scalar is not None  # otherwise a scalar field, whose plan holds its type name
         return self.read_scalar(p.scalar)
 
     def submessage(self, cls: type) -> Any:
@@ -250,7 +253,10 @@ class _Parser(TokenReader):
     def map_entry(self, p: FieldPlan) -> tuple[Any, Any]:
         """Read one map entry ``{ key: ... value: ... }``; a missing key or value is its zero."""
         close = self.open_message(f'an entry of map field "{p.name}"')
-        key = value = _ABSENT
+        # A map field's plan holds its key's type name, and its value's class, EnumPlan or type name.
+        assert p.key is not None
+        key: Any = _ABSENT
+        value: Any = _ABSENT
         while not (self.kind == "sym" and self.tok == close):
             name, start = self.tok, self.start
             if self.kind != "ident" or name not in ("key", "value"):
@@ -261,7 +267,7 @@ class _Parser(TokenReader):
             if (key if name == "key" else value) is not _ABSENT:
                 self.fail(f'field "{name}" is set twice in a map entry', start)
             try:
-                if name == "value" and p.value_kind == "message":
+                if name == "value" and p.message is not None:
                     if self.at(":"):
                         self.advance()
                     value = self.submessage(p.message)
@@ -271,8 +277,11 @@ class _Parser(TokenReader):
                     self.advance()
                     if name == "key":
                         key = self.read_scalar(p.key)
+                    elif p.enum is not None:
+                        value = self.read_enum(p.enum)
                     else:
-                        value = self.read_enum(p.enum) if p.value_kind == "enum" else self.read_scalar(p.scalar)
+                        assert p.scalar is not None
+                        value = self.read_scalar(p.scalar)
             except TextError as exc:
                 exc.path.insert(0, name)
                 raise
@@ -283,11 +292,12 @@ class _Parser(TokenReader):
         if key is _ABSENT:
             key = _ZERO.get(p.key, 0)
         if value is _ABSENT:
-            if p.value_kind == "message":
+            if p.message is not None:
                 value = p.message()
-            elif p.value_kind == "enum":
+            elif p.enum is not None:
                 value = enum_default(p.enum.cls)
             else:
+                assert p.scalar is not None
                 value = _ZERO.get(p.scalar, 0)
         return key, value
 

@@ -85,10 +85,11 @@ class FieldPlan:
         self.number = f.number
         self.required = f.required
         self.repeated = f.repeated
-        self.enum = None
-        self.message = None
-        self.scalar = None
-        self.key = f.map_key
+        # Which of these is set follows value_kind (and kind "map" for key): the readers narrow on it.
+        self.enum: EnumPlan | None = None
+        self.message: type | None = None
+        self.scalar: str | None = None
+        self.key: str | None = f.map_key
         proto_name = f.proto_name or f.name
         t = f.map_value if f.is_map else f.type
         if isinstance(t, str):

@@ -152,6 +152,7 @@ def _string_formatter(utf8: bool):
 
 
 def _enum_formatter(p: FieldPlan):
+    assert p.enum is not None  # an enum field's plan holds its EnumPlan
     by_number = p.enum.by_number
     name = p.enum.name
 
@@ -198,10 +199,12 @@ class _Printer:
     def formatter(self, kind: str, p: FieldPlan):
         if kind == "enum":
             return _enum_formatter(p)
+        assert p.scalar is not None  # otherwise a scalar field, whose plan holds its type name
         return self.formatters[p.scalar]
 
     def message(self, obj: Any, prefix: str, out: list[str]) -> None:
-        plan = message_plan(type(obj))
+        cls: type = type(obj)
+        plan = message_plan(cls)
         if plan.is_any and self.expand_any and self.expanded_any(obj, plan, prefix, out):
             return
         extras: list[tuple[int, FieldPlan, Any]] = []
@@ -262,6 +265,7 @@ class _Printer:
             raise
 
     def submessage(self, p: FieldPlan, name: str, v: Any, prefix: str, out: list[str]) -> None:
+        assert p.message is not None  # a message field's (or map value's) plan holds its class
         if not isinstance(v, p.message):
             raise EncodeError(f"field needs a {p.message.__qualname__} message, got {type(v).__name__}")
         out.append(f"{prefix}{name} {{{self.nl}")
@@ -271,6 +275,7 @@ class _Printer:
     def map_entries(self, p: FieldPlan, v: Any, prefix: str, out: list[str]) -> None:
         """A map: one entry per key, ascending by key (C++ ``MapFieldPrinterHelper::SortMap``)."""
         nl, inner = self.nl, prefix + self.step
+        assert p.key is not None  # a map field's plan holds its key's type name
         key_fmt = self.formatters[p.key]
         value_fmt = None if p.value_kind == "message" else self.formatter(p.value_kind, p)
         try:
@@ -299,7 +304,7 @@ class _Printer:
         if target is None:
             return False
         try:
-            inner = decode(target, value)
+            inner: Any = decode(target, value)
         except DecodeError:
             return False
         out.append(f"{prefix}[{url}] {{{self.nl}")
@@ -309,6 +314,7 @@ class _Printer:
 
     def take_extensions(self, plan: MessagePlan, unknown: bytes, extras: list) -> bytes:
         """Move the extensions among ``unknown`` into ``extras``; return the unknown fields left."""
+        assert self.table is not None  # called only when extensions= was given
         declared = self.table.by_extendee.get(plan.full_name)
         if not declared:
             return unknown
@@ -323,7 +329,7 @@ class _Printer:
         for number, pieces in parts.items():
             ext = declared[number]
             try:
-                holder = decode(ext.holder, b"".join(pieces))
+                holder: Any = decode(ext.holder, b"".join(pieces))
             except DecodeError:  # not a valid encoding of the extension: it stays an unknown field
                 rest.extend(pieces)
                 continue

@@ -34,8 +34,11 @@ __all__ = ["walk_fields", "lenient_fields", "print_unknown", "format_raw", "RECU
 RECURSION_BUDGET = 10
 _GROUP_DEPTH = 100
 
+#: One field as the walkers return it: ``(field_number, wire_type, start, stop, value)``.
+RawField = tuple[int, int, int, int, Any]
 
-def walk_fields(data: bytes, pos: int = 0, end: int | None = None) -> list[tuple[int, int, int, int, Any]]:
+
+def walk_fields(data: bytes, pos: int = 0, end: int | None = None) -> list[RawField]:
     """Split an encoded message into its top-level fields, with no schema.
 
     Args:
@@ -54,7 +57,8 @@ def walk_fields(data: bytes, pos: int = 0, end: int | None = None) -> list[tuple
             bad wire type, field number 0 …), with the byte offset of the field.
     """
     end = len(data) if end is None else end
-    out = []
+    out: list[RawField] = []
+    value: int | bytes | tuple[int, int]
     try:
         while pos < end:
             start = pos
@@ -106,8 +110,9 @@ def _lenient_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     raise _Malformed
 
 
-def _lenient_walk(data: bytes, pos: int, end: int, depth: int, group: int | None) -> tuple[list, int, int]:
-    out = []
+def _lenient_walk(data: bytes, pos: int, end: int, depth: int, group: int | None) -> tuple[list[RawField], int, int]:
+    out: list[RawField] = []
+    value: int | bytes | tuple[int, int]
     while pos < end:
         start = pos
         tag, pos = _lenient_varint(data, pos, end)
@@ -146,7 +151,7 @@ def _lenient_walk(data: bytes, pos: int, end: int, depth: int, group: int | None
     return out, pos, pos
 
 
-def lenient_fields(data: bytes, begin: int, end: int, depth: int = _GROUP_DEPTH) -> list | None:
+def lenient_fields(data: bytes, begin: int, end: int, depth: int = _GROUP_DEPTH) -> list[RawField] | None:
     """The fields of ``data[begin:end]`` as C++ reads unknown fields, or ``None`` if they do not parse.
 
     C++ (``UnknownFieldSet`` through ``CodedInputStream``, what ``protoc

@@ -23,7 +23,7 @@ Message and list nesting counts against ``max_depth``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 from pbj.textformat.errors import TextError
 from pbj.textformat.escapes import EscapeError, unescape
@@ -79,7 +79,7 @@ class TokenReader:
         self.tok = self.text[self.start:end]
         self.pos = end
 
-    def fail(self, reason: str, offset: int | None = None) -> None:
+    def fail(self, reason: str, offset: int | None = None) -> NoReturn:
         """Raise a :class:`TextError` at ``offset`` (default: the current token)."""
         offset = self.start if offset is None else offset
         line, column = line_and_column(self.text, offset)

@@ -21,6 +21,8 @@ pieces, as in C++.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Protocol, cast
 
 __all__ = ["TOKEN", "NAME_PIECE", "KINDS", "ERROR_KINDS", "line_and_column"]
 
@@ -29,8 +31,19 @@ _DEC_LIT = r"(?:0|[1-9][0-9]*)"
 _EXP = r"[eE][+-]?[0-9]+"
 _NOT_IDENT = r"(?![A-Za-z0-9_])"
 
+
+class _TokenMatch(Protocol):
+    """What :data:`TOKEN` returns: never ``None``, and always in exactly one named group."""
+
+    @property
+    def lastgroup(self) -> str: ...
+
+    def span(self, group: str) -> tuple[int, int]: ...
+
+
 #: Whitespace and comments, then one token; ``m.lastgroup`` is its kind.
-TOKEN = re.compile(_SKIP + rf"""(?:
+#: (Typed as ``_TokenMatch``: the pattern matches at every position, in one named group.)
+TOKEN: Callable[[str, int], _TokenMatch] = cast("Callable[[str, int], _TokenMatch]", re.compile(_SKIP + rf"""(?:
     (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<sym>[{{}}<>\[\]:;,\-/])
   | (?P<str>"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"|'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*')
@@ -42,7 +55,7 @@ TOKEN = re.compile(_SKIP + rf"""(?:
   | (?P<badnum>[0-9.][A-Za-z0-9_.]*)
   | (?P<badstr>["'])
   | (?P<bad>.)
-)""", re.VERBOSE | re.DOTALL).match
+)""", re.VERBOSE | re.DOTALL).match)
 
 #: Whitespace and comments, then a run of the characters of a type name or type URL.
 NAME_PIECE = re.compile(_SKIP + r"([A-Za-z0-9_.\-~!$&()*+,;=:@%/]+)").match

@@ -61,13 +61,13 @@ def _field_type(cls: type, proto_name: str) -> _Any:
 
 
 def _struct(d: Mapping, vcls: type, path: str, scls: type | None = None) -> _Any:
-    scls = scls or _field_type(vcls, "struct_value")
+    struct_cls: type = scls or _field_type(vcls, "struct_value")
     fields = {}
     for k, v in d.items():
         if not isinstance(k, str):
             raise TypeError(f"a Struct key must be a str, got {type(k).__name__} {k!r} - at `{path}`")
         fields[k] = value_from_python(v, cls=vcls, _path=f"{path}.{k}")
-    return make(scls, fields=fields)
+    return make(struct_cls, fields=fields)
 
 
 def _list_value(items: Iterable, vcls: type, path: str) -> _Any:

@@ -6,6 +6,10 @@ It writes every field that is not ``None`` (a 0 or ``""`` too), so proto3's impl
 is modelled as ``None`` for "left off": :func:`build_hot` turns zero values into ``None``.
 """
 
+# The peer is the bench extra's, not installed for the tests: pyright checks this module without it
+# (mypy: [[tool.mypy.overrides]] in pyproject.toml).
+# pyright: reportMissingImports=false
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
