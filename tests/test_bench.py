@@ -268,7 +268,10 @@ def test_instructions_small_run(tmp_path, capsys):
         assert tuple(r["ops"]) == expected
         for op, c in r["ops"].items():
             assert len(c["runs"]) == 2 and c["per_op"] > 0, (part, op)
-            assert c["spread"] < 0.01, (part, op, c["runs"])          # runs repeat to < 1%
+            # runs repeat to < 1%; the tiny test block (12 items, a few thousand instructions an
+            # operation) to < 5%: there one allocator arena more or less in a run shows (a full
+            # block repeats to 0.02%, docs/performance.md)
+            assert c["spread"] < (0.01 if part == "hot" else 0.05), (part, op, c["runs"])
     assert upb["hot"]["backend"] == "upb" and pbj_["hot"]["bytes"] == 219
     hot = pbj_["hot"]["ops"]
     assert hot["decode"]["per_op"] > 5 * upb["hot"]["ops"]["decode"]["per_op"]
