@@ -61,10 +61,11 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
-        if obj._pbj_size < 0:
-            codec.size(obj)
         parts: list[bytes] = []
-        codec.write(obj, parts.append)
+        if obj._pbj_size < 0:
+            codec.write_fresh(obj, parts, parts.append)
+        else:
+            codec.write(obj, parts.append)
         return b"".join(parts)
     except PbjError as exc:
         if isinstance(exc, EncodeError) and not exc.path:
