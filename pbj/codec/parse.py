@@ -33,7 +33,7 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.codec.emit import Emit, describe, kind_of
-from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, REPEATED, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source
 from pbj.schema import enum_default
 
@@ -130,6 +130,7 @@ class _Parse:
         self.plan = plan
         self.stem = ctx.stem(plan.idx)
         self.cases: dict[int, list[str]] = {}
+        self.first: dict[int, list[str]] = {}  # a case's code for the prefix, where it cannot be a repeat
         self.names: dict[int, tuple[str, Any]] = {}
         self.locals: list[tuple[str, str]] = []
         self.finish: list[str] = []
@@ -316,22 +317,30 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
             src(f"{loc}_s = pos; {loc}_e = e - {elen}")
         src("pos = e")
     else:
-        src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, None)
-        _read_len(src)
-        _check_depth(src)
-        src(f"if {present}:")
-        with src:
-            src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, e))")
-        src("else:")
-        with src:
-            value = f"parse_{sub}(data, pos, e, depth - 1, None)"
+        tag = wire.make_tag(f.number, wire.WIRE_LEN)
+        value = f"parse_{sub}(data, pos, e, depth - 1, None)"
+        first = Source()
+        for src in (p.case(tag, f, None), first):
+            if src is first:
+                src(describe(f))
+            _read_len(src)
+            _check_depth(src)
+            if src is not first:
+                src(f"if {present}:")
+                with src:
+                    src(f"if {loc}_more is None: {loc}_more = []")
+                    src(f"{loc}_more.append((pos, e))")
+                src("else:")
+                src.depth += 1
             if oneof:
                 src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
             else:
                 src(f"{loc} = {value}")
             src(f"{loc}_s = pos; {loc}_e = e")
-        src("pos = e")
+            if src is not first:
+                src.depth -= 1
+            src("pos = e")
+        p.first[tag] = first.lines
     fin = Source()
     if oneof:
         fin(f"if {loc}_more is not None and {oneof}[0] == {f.name!r}:")
@@ -477,6 +486,57 @@ def _emit_dispatch(src: Source, p: _Parse, tags: list[int]) -> None:
         _emit_dispatch(src, p, tags[mid:])
 
 
+#: Oneofs with more members than this are left to the dispatch loop: each absent member costs
+#: the prefix one comparison.
+_PREFIX_ONEOF_MEMBERS = 4
+#: The most steps (fields) in the prefix.
+_PREFIX_STEPS = 40
+
+
+def _prefix(src: Source, p: _Parse) -> None:
+    """Emit the straight-line prefix: the fields in field-number order, while they arrive so.
+
+    Each step compares the tag byte at ``pos`` with the next field's tag (a
+    repeated field loops while its tag repeats); the first tag out of order,
+    or an unknown one, ends the prefix without being consumed, and the
+    dispatch loop takes over from there: nothing is read twice.
+    """
+    plan = p.plan
+    primary: dict[int, int] = {}
+    for tag, idx, form in plan.dispatch:
+        f = plan.fields[idx]
+        if f.label == PACKED and form != PACKED_RUN:
+            continue  # a packed field is expected as its LEN run
+        if f.label != PACKED and form == PACKED_RUN:
+            continue
+        primary.setdefault(idx, tag)
+    steps = []
+    for f in plan.fields:
+        if f.idx not in primary:
+            continue
+        if f.oneof >= 0 and len(plan.oneofs[f.oneof].members) > _PREFIX_ONEOF_MEMBERS:
+            continue
+        steps.append((f, primary[f.idx]))
+    steps = steps[:_PREFIX_STEPS]
+    if not steps:
+        return
+    src("# fields in field-number order while they arrive so; the loop below takes the rest")
+    src("nt = data[pos] if pos < end else 0  # the next tag's first byte (``tag`` keeps the last tag read)")
+    for f, tag in steps:
+        raw = wire.tag_bytes(tag >> 3, tag & 7)
+        loop = "while" if f.label in (REPEATED, PACKED) else "if"
+        if len(raw) == 1:
+            src(f"{loop} nt == {tag}:")
+        else:
+            src(f"{loop} nt == {raw[0]} and " + " and ".join(f"data[pos + {i}] == {b}" for i, b in enumerate(raw)
+                                                             if i) + ":")
+        with src:
+            src(f"start = pos; tag = {tag}; pos += {len(raw)}")
+            for line in p.first.get(tag, p.cases[tag]):
+                src(line)
+            src("nt = data[pos] if pos < end else 0")
+
+
 def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``parse_<Name>(data, pos, end, depth, more, group=0)``."""
     p = _Parse(ctx, plan)
@@ -503,6 +563,7 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
         src("unk = None")
         src("try:")
         with src:
+            _prefix(src, p)
             src("while True:")
             with src:
                 src("while pos < end:")
