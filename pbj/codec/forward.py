@@ -209,9 +209,7 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
                 _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
         src("u = o._pbj_unknown")
         src("if u: n += len(u)")
-        setter = ctx.scope.shared(("set_size", plan.idx), f"set_size_{stem}",
-                                  lambda: plan.slots_class._pbj_size.__set__)
-        src(f"{setter}(o, n)")
+        src(f"{_set_size(ctx, plan)}(o, n)")
         src("return n")
     return src.text()
 
@@ -235,11 +233,14 @@ _VARINT_STEPS = (  # (bound, pieces after the tag, bytes): varints from the tabl
 )
 
 
-def _count(fresh: bool, k: int | str) -> str:
-    return f"; n += {k}" if fresh else ""
+def _count(fresh: bool | str, k: int | str) -> str:
+    """``; n += k`` when counting (``fresh`` is True, or the name of the counter)."""
+    if not fresh:
+        return ""
+    return f"; {'n' if fresh is True else fresh} += {k}"
 
 
-def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bool) -> None:
+def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bool | str) -> None:
     """Emit the appends of ``tag`` and the varint of ``v`` (``0 <= v`` checked here); ``slow`` encodes any value."""
     tl = len(tag)
     src(f"if {v} >= 0:")
@@ -260,7 +261,7 @@ def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bo
         src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(fresh, f'{tl} + len(_b)')}")
 
 
-def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool, extra: str = "") -> None:
+def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool | str, extra: str = "") -> None:
     """Emit the appends of ``tag`` and the length ``n`` (counting ``extra`` more bytes when fresh)."""
     tl = len(tag)
     more = f" + {extra}" if extra else ""
@@ -272,7 +273,7 @@ def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool, extra: str
         src(f"_lb = _venc({n}); ap({ctx.tag(tag)}); ap(_lb){_count(fresh, f'{tl} + len(_lb){more}')}")
 
 
-def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: bool,
+def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: bool | str,
                   implicit_bool: bool = False) -> None:
     """Emit the appends of a tag and one scalar value ``v`` of ``kind``."""
     tl = len(tag)
@@ -301,9 +302,52 @@ def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: 
         src(f"ap({packer}.pack({', '.join(str(b) for b in tag)}, {v})){_count(fresh, tl + width)}")
 
 
+def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
+    """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
+    src(f"# {leaf.full_name}, inline")
+    if fresh:
+        src(f"_s = {v}._pbj_size")
+        src("if _s < 0:")
+        with src:
+            src(f"_i = len(parts); ap({ctx.tag(f.tag)}); m = 0  # kept for the tag and length")
+            _leaf_fields(ctx, src, leaf, v, "m")
+            src(f"{_set_size(ctx, leaf)}({v}, m)")
+            src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m); _s = m")
+        src("else:")
+        with src:
+            src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
+            _leaf_fields(ctx, src, leaf, v, False)
+        src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+        return
+    src(f"_s = {v}._pbj_size")
+    _put_len(ctx, src, f.tag, "_s", False)
+    _leaf_fields(ctx, src, leaf, v, False)
+
+
+def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: bool | str) -> None:
+    for _, i, _ in leaf.writes:
+        g = leaf.fields[i]
+        src(describe(g))
+        src(f"y = {w}.{g.name}")
+        src(f"if {presence_test(g, 'y')}:")
+        with src:
+            _write_scalar(ctx, src, g.tag, row_of(g.type).name, "y", acc, implicit_bool=g.label == IMPLICIT)
+    src(f"u = {w}._pbj_unknown")
+    src(f"if u: ap(u){_count(acc, 'len(u)')}")
+
+
+def _set_size(ctx: Emit, plan: MessagePlan) -> str:
+    return ctx.scope.shared(("set_size", plan.cls), f"set_size_{ctx.stem(plan.idx)}",
+                            lambda: plan.slots_class._pbj_size.__set__)
+
+
 def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:
     """Emit the appends of one sub-message ``v`` with its tag and length (or its group tags)."""
     sub = ctx.stem(f.sub)
+    leaf = ctx.leaf(f.sub) if not f.group else None
+    if leaf is not None:
+        _write_leaf(ctx, src, f, leaf, v, fresh)
+        return
     if f.group:
         src(f"ap({ctx.tag(f.tag)})")
         if fresh:
@@ -433,9 +477,7 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         src("u = o._pbj_unknown")
         if fresh:
             src("if u: ap(u); n += len(u)")
-            setter = ctx.scope.shared(("set_size", plan.idx), f"set_size_{stem}",
-                                      lambda: plan.slots_class._pbj_size.__set__)
-            src(f"{setter}(o, n)")
+            src(f"{_set_size(ctx, plan)}(o, n)")
             src("return n")
         else:
             src("if u: ap(u)")

@@ -45,9 +45,9 @@ _LINEAR_LIMIT = 6  # up to this many tags, a chain of ifs; above, a binary decis
 def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
     """Emit: read a varint at ``pos`` into ``var`` and advance ``pos``.
 
-    Varints of up to 4 bytes (values below 2**28, which need no narrowing)
-    are decoded inline; longer ones call :func:`pbj.wire.read_varint` and are
-    narrowed to ``kind``.
+    Varints of up to 5 bytes are decoded inline (those of up to 4, values
+    below 2**28, need no narrowing); longer ones call
+    :func:`pbj.wire.read_varint`. Values above 2**28 are narrowed to ``kind``.
     """
     src(f"{var} = data[pos]")
     src(f"if {var} < 128:")
@@ -73,8 +73,16 @@ def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
                     src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | ((_c & 127) << 14) | (_d << 21); pos += 4")
                 src("else:")
                 with src:
-                    src(f"{var}, pos = _rv(data, pos)")
-                    _narrow(src, kind, var)
+                    src("_a = data[pos + 4]")
+                    src("if _a < 128:")
+                    with src:
+                        src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | ((_c & 127) << 14) | ((_d & 127) << 21)"
+                            " | (_a << 28); pos += 5")
+                        _narrow(src, kind, var)
+                    src("else:")
+                    with src:
+                        src(f"{var}, pos = _rv(data, pos)")
+                        _narrow(src, kind, var)
 
 
 def _narrow(src: Source, kind: str, var: str) -> None:
@@ -292,6 +300,48 @@ def _plan_singular(p: _Parse, f: FieldPlan) -> None:
         _read_scalar(src, kind, loc, p.enum_map(f))
 
 
+def _inline_leaf(p: _Parse, src: Source, f: FieldPlan, leaf: MessagePlan, target: str) -> None:
+    """Emit: parse the leaf sub-message ``data[pos:e]`` of ``f`` inline into ``target``; ``pos = e``.
+
+    Only the regular case is inline: known fields with their own tags. Anything
+    else (an unknown field, a malformed value) parses the span again with the
+    leaf's own function, which keeps unknown fields or raises the error it
+    always raised, with its path.
+    """
+    stem = p.ctx.stem(f.sub)
+    src(f"# {leaf.full_name}, inline")
+    src("_ls = pos")
+    src("try:")
+    with src:
+        src("; ".join(f"l{g.idx} = {p.default(g)}" for g in leaf.fields))
+        src("while pos < e:")
+        with src:
+            src("t = data[pos]")
+            for i, (tag, idx, _) in enumerate(leaf.dispatch):
+                g = leaf.fields[idx]
+                src(f"{'if' if i == 0 else 'elif'} t == {tag}:")
+                with src:
+                    src("pos += 1")
+                    _read_scalar(src, row_of(g.type).name, f"l{g.idx}", p.enum_map(g))
+            src("else:")
+            with src:
+                src("break")
+        src("if pos == e:")
+        with src:
+            src(f"x = _new({p.ctx.const(leaf.slots_class, f'Slots_{stem}')})")
+            for g in leaf.fields:
+                src(f"x.{g.name} = l{g.idx}")
+            src('x._pbj_unknown = b""; x._pbj_size = -1')
+            src(f"x.__class__ = {p.ctx.const(leaf.cls, f'Class_{stem}')}")
+        src("else:")
+        with src:
+            src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+    src("except Exception:")
+    with src:
+        src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+    src(f"{target} = x; pos = _ls")
+
+
 def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -> None:
     """A singular sub-message: parsed on its first occurrence; later ones merge into it."""
     sub = p.ctx.stem(f.sub)
@@ -332,8 +382,11 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
                     src(f"{loc}_more.append((pos, e))")
                 src("else:")
                 src.depth += 1
+            leaf = p.ctx.leaf(f.sub) if not oneof else None
             if oneof:
                 src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
+            elif leaf is not None:
+                _inline_leaf(p, src, f, leaf, loc)
             else:
                 src(f"{loc} = {value}")
             src(f"{loc}_s = pos; {loc}_e = e")
