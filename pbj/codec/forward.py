@@ -195,6 +195,33 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
         src(call.format(fn=f"{table}[v[0]]"))
 
 
+#: A oneof with at most this many members is written by a chain of comparisons of the member
+#: name with the members' code inline (no call); a larger one through its table.
+_INLINE_ONEOF_MEMBERS = 8
+
+
+def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[int, ...],
+                        fresh: bool) -> None:
+    """Emit the write of a oneof's set member for the members of one run, inline."""
+    oneof = plan.oneofs[j]
+    src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}"
+                                               for i in members))
+    src(f"v = {ctx.get(plan, oneof.name)}")
+    src("if v is not None:")
+    with src:
+        src("w = v[0]; x = v[1]")
+        for k, i in enumerate(members):
+            m = plan.fields[i]
+            src(f"{'if' if k == 0 else 'elif'} w == {m.name!r}:")
+            with src:
+                _write_single(ctx, src, m, "x", fresh)
+        every = ctx.const(frozenset(plan.fields[i].name for i in oneof.members),
+                          f"members_{ctx.stem(plan.idx)}__{oneof.name}")
+        src(f"elif w not in {every}:")
+        with src:
+            src("raise KeyError(w)  # not a member: the caller names the field")
+
+
 def emit_size(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``size_<Name>(o)``."""
     stem = ctx.stem(plan.idx)
@@ -470,6 +497,8 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         for step, i, members in plan.writes:
             if step == FIELD:
                 _write_field(ctx, src, plan, plan.fields[i], fresh)
+            elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
+                _write_oneof_inline(ctx, src, plan, i, members, fresh)
             elif fresh:
                 _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
             else:

@@ -356,7 +356,7 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
         with src:
             src(f"e = _skip(data, pos, {wire.make_tag(f.number, wire.WIRE_SGROUP)}, end, depth)")
             src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, e - {elen}))")
+            src(f"{loc}_more.append((pos, e - {elen})); dup = True")
         src("else:")
         with src:
             _group_body(p, src, f, "x")
@@ -379,7 +379,7 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
                 src(f"if {present}:")
                 with src:
                     src(f"if {loc}_more is None: {loc}_more = []")
-                    src(f"{loc}_more.append((pos, e))")
+                    src(f"{loc}_more.append((pos, e)); dup = True")
                 src("else:")
                 src.depth += 1
             leaf = p.ctx.leaf(f.sub) if not oneof else None
@@ -613,6 +613,8 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
     with src:
         for loc, default in p.locals:
             src(f"{loc} = {default}")
+        if p.finish:
+            src("dup = False")
         src("unk = None")
         src("try:")
         with src:
@@ -648,8 +650,11 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
                     src("pos, end = more.pop()")
                     src("continue")
                 src("break  # the end tag of a group body")
-            for line in p.finish:
-                src(line)
+            if p.finish:
+                src("if dup:  # a sub-message occurred more than once: parse all its spans as one")
+                with src:
+                    for line in p.finish:
+                        src(line)
         src("except Exception as exc:")
         with src:
             src(f"raise _locate(exc, {names}, locals()) from None")
