@@ -51,7 +51,9 @@ def encode(obj: Any, *, reverse: bool = False) -> bytes:
         EncodeError: a field holds a value its type cannot encode (wrong
             Python type, integer out of range, bad oneof member), with the path.
     """
-    codec = _codec(obj)
+    codec = getattr(obj.__class__, "__pbj_codec__", None)  # compiled already: the common case
+    if codec is None:
+        codec = _codec(obj)
     try:
         if reverse:
             buf = thread_buffer()
@@ -164,9 +166,11 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             deeper than ``max_depth``, input longer than ``max_size``. The
             error carries the field path and the byte offset.
     """
-    if not isinstance(cls, type) or not is_message(cls):
-        raise TypeError(f"{cls!r} is not a pbj message class")
-    codec = codec_of(cls)
+    codec = getattr(cls, "__pbj_codec__", None) if cls.__class__ is type else None
+    if codec is None:
+        if not isinstance(cls, type) or not is_message(cls):
+            raise TypeError(f"{cls!r} is not a pbj message class")
+        codec = codec_of(cls)
     if data.__class__ is not bytes:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"decode needs bytes, bytearray or memoryview, not {type(data).__name__}")
