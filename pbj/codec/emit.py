@@ -30,7 +30,7 @@ from pbj.codec.plan import (
 from pbj.codec.source import Scope, attr_ok, comment
 from pbj.schema import resolve
 
-__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "presence_test"]
+__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "describe_run", "presence_test"]
 
 #: The varint types written as they are (no ZigZag), ``bool`` excluded.
 INT_KINDS = frozenset(t.name for t in scalars.BY_CODE if t.is_varint and not t.zigzag and t.name != "bool")
@@ -50,6 +50,12 @@ def describe(f: FieldPlan) -> str:
         if f.label in (REPEATED, PACKED):
             what = f"repeated {what}" + (", packed" if f.label == PACKED else "")
     return f"# {comment(f.proto_name)} = {f.number} ({what})"
+
+
+def describe_run(plan: MessagePlan, j: int, members: tuple[int, ...]) -> str:
+    """The comment that heads a oneof run's code: ``# oneof data: cryptoTransfer = 14, freeze = 15``."""
+    fields = ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}" for i in members)
+    return comment(f"# oneof {plan.oneofs[j].name}: {fields}")
 
 
 def presence_test(f: FieldPlan, v: str) -> str:

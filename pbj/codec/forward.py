@@ -31,9 +31,9 @@ order of their UTF-8), every entry written with both key and value.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
-from pbj.codec.source import Source
+from pbj.codec.source import Source, comment
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
 
@@ -182,8 +182,7 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
     """Emit the dispatch on a oneof's set member, for the members of one run."""
     oneof = plan.oneofs[j]
     table = _oneof_table(ctx, plan, j, role)
-    src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}"
-                                               for i in members))
+    src(describe_run(plan, j, members))
     src(f"v = {ctx.get(plan, oneof.name)}")
     if len(members) == len(oneof.members):
         src("if v is not None:")
@@ -204,8 +203,7 @@ def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, membe
                         fresh: bool) -> None:
     """Emit the write of a oneof's set member for the members of one run, inline."""
     oneof = plan.oneofs[j]
-    src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}"
-                                               for i in members))
+    src(describe_run(plan, j, members))
     src(f"v = {ctx.get(plan, oneof.name)}")
     src("if v is not None:")
     with src:
@@ -331,7 +329,7 @@ def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: 
 
 def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
     """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
-    src(f"# {leaf.full_name}, inline")
+    src(comment(f"# {leaf.full_name}, inline"))
     if fresh:
         src(f"_s = {v}._pbj_size")
         src("if _s < 0:")

@@ -34,7 +34,7 @@ from typing import Any
 from pbj import scalars, wire
 from pbj.codec.emit import Emit, describe, kind_of
 from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
-from pbj.codec.source import Source
+from pbj.codec.source import Source, comment
 from pbj.schema import enum_default
 
 __all__ = ["emit_parse"]
@@ -309,7 +309,7 @@ def _inline_leaf(p: _Parse, src: Source, f: FieldPlan, leaf: MessagePlan, target
     always raised, with its path.
     """
     stem = p.ctx.stem(f.sub)
-    src(f"# {leaf.full_name}, inline")
+    src(comment(f"# {leaf.full_name}, inline"))
     src("_ls = pos")
     src("try:")
     with src:

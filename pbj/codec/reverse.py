@@ -25,7 +25,7 @@ The output equals the forward writer's byte for byte.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source
 
@@ -283,8 +283,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
                 _put_field(ctx, src, plan, plan.fields[i], rem)
                 continue
             oneof = plan.oneofs[i]
-            src(f"# oneof {oneof.name}: " + ", ".join(f"{plan.fields[m].proto_name} = {plan.fields[m].number}"
-                                                       for m in members))
+            src(describe_run(plan, i, members))
             src(f"v = {ctx.get(plan, oneof.name)}")
             if len(members) == len(oneof.members):
                 src("if v is not None:")
