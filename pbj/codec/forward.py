@@ -526,13 +526,16 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
 
     ``size_<Name>__<oneof>__<member>(v) -> int``, ``write_<Name>__<oneof>__<member>(v, ap)``
     and ``write_fresh_<Name>__<oneof>__<member>(v, parts, ap) -> int`` handle the member's
-    value ``v``; the tables ``size_<Name>__<oneof>``, ``write_<Name>__<oneof>`` and
+    value ``v`` (the last two only for a oneof the writers do not handle inline); the
+    tables ``size_<Name>__<oneof>``, ``write_<Name>__<oneof>`` and
     ``write_fresh_<Name>__<oneof>`` (dicts, filled here) map member names to them.
     """
     stem = ctx.stem(plan.idx)
     src = Source()
     for j, oneof in enumerate(plan.oneofs):
-        tables = {role: _oneof_table(ctx, plan, j, role) for role in ("size", "write", "write_fresh")}
+        # a oneof the writers handle inline needs only its sizers (for pbj.encoded_size)
+        roles = ("size",) if len(oneof.members) <= _INLINE_ONEOF_MEMBERS else ("size", "write", "write_fresh")
+        tables = {role: _oneof_table(ctx, plan, j, role) for role in roles}
         for i in oneof.members:
             m = plan.fields[i]
             kind = kind_of(m.type)
@@ -546,16 +549,17 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
                 else:
                     _size_value(src, kind, "v", len(m.tag))
                 src("return n")
-            src(f"def {fns['write']}(v, ap):")
-            with src:
-                src(describe(m))
-                _write_single(ctx, src, m, "v", False)
-            src(f"def {fns['write_fresh']}(v, parts, ap):")
-            with src:
-                src(describe(m))
-                src("n = 0")
-                _write_single(ctx, src, m, "v", True)
-                src("return n")
+            if "write" in fns:
+                src(f"def {fns['write']}(v, ap):")
+                with src:
+                    src(describe(m))
+                    _write_single(ctx, src, m, "v", False)
+                src(f"def {fns['write_fresh']}(v, parts, ap):")
+                with src:
+                    src(describe(m))
+                    src("n = 0")
+                    _write_single(ctx, src, m, "v", True)
+                    src("return n")
             for role, fn in fns.items():
                 src(f"{tables[role]}[{m.name!r}] = {fn}")
     return src.text() if src.lines else ""
