@@ -57,7 +57,9 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             names every missing path, e.g. ``$.inner.a, $.items[2].b``
             (:mod:`pbj.required`).
     """
-    codec = _codec(obj)
+    codec = getattr(obj.__class__, "__pbj_codec__", None)  # compiled already: the common case
+    if codec is None:
+        codec = _codec(obj)
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     try:
@@ -69,10 +71,11 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
-        if obj._pbj_size < 0:
-            codec.size(obj)
         parts: list[bytes] = []
-        codec.write(obj, parts.append)
+        if obj._pbj_size < 0:
+            codec.write_fresh(obj, parts, parts.append)
+        else:
+            codec.write(obj, parts.append)
         return b"".join(parts)
     except PbjError as exc:
         if isinstance(exc, EncodeError) and not exc.path:
@@ -186,9 +189,11 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             "Language Guide (proto2)", "Required"): the error names every
             missing path and has no offset.
     """
-    if not isinstance(cls, type) or not is_message(cls):
-        raise TypeError(f"{cls!r} is not a pbj message class")
-    codec = codec_of(cls)
+    codec = getattr(cls, "__pbj_codec__", None) if cls.__class__ is type else None
+    if codec is None:
+        if not isinstance(cls, type) or not is_message(cls):
+            raise TypeError(f"{cls!r} is not a pbj message class")
+        codec = codec_of(cls)
     if data.__class__ is not bytes:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"decode needs bytes, bytearray or memoryview, not {type(data).__name__}")

@@ -206,3 +206,23 @@ def test_generated_code_reaches_slots_whose_names_python_would_normalise():
     assert pbj.decode(Odd, bytes.fromhex("1a026869")).ch == pbj.OneOf("M²", "hi")
     source = pbj.source_of(Odd)
     assert "o.ﬁ" not in source and "set_attr" in source and "get_attr" in source
+
+
+def test_names_with_line_breaks_stay_inside_comments():
+    evil = "x\nraise SystemExit('injected')\n#"
+
+    @pbj.message(full_name="evil.Leaf\nraise SystemExit('injected')")
+    class Leaf:
+        n: int = pbj.field(1, "int32", name=evil)
+
+    @pbj.message(full_name="evil.Outer\u2028raise SystemExit('injected')")
+    class Outer:
+        leaf: Leaf | None = pbj.field(1, Leaf, name=evil)
+        pick: pbj.OneOf | None = pbj.oneof(a=(2, "int32", {"name": evil}), b=(3, Leaf, {"name": evil}))
+
+    value = Outer(leaf=Leaf(n=3), pick=pbj.OneOf("b", Leaf(n=4)))
+    assert both_writers(value) == bytes.fromhex("0a020803 1a020804")
+    assert pbj.decode(Outer, bytes.fromhex("0a020803 1a020804")) == value
+    for cls in (Leaf, Outer):
+        lines = pbj.source_of(cls).splitlines()
+        assert not any(line.lstrip().startswith("raise SystemExit") for line in lines)

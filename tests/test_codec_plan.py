@@ -128,3 +128,25 @@ def test_names_are_escaped_and_unique():
     assert scope.names("size_", "parse_", stem="Card__owner") == "Card__owner_2"
     assert scope.name("_V") == "_V_2" and scope.name("if") == "if_2"
     assert scope.const(b"\x08", "T") == scope.const(b"\x08", "T") == "T_08"
+
+
+def _samples():
+    node = Node(value=-3, children=[Node(value=1), Node(value=300, parent=Node(value=2))])
+    yield Scalars(d=-0.0, f=1.5, i64=-1, u64=2**64 - 1, i32=-(2**31), fx64=7, fx32=8, b=True, s="é" * 200,
+                  by=b"\x00" * 130, u32=2**32 - 1, color=Color.GREEN, sf32=-1, sf64=-2, s32=-(2**31), s64=2**63 - 1,
+                  nums=[0, 1, 127, 128, 2**31 - 1, -1], doubles=[0.5, -0.0], names=["", "a" * 300])
+    for v in (0, 1, 127, 128, 16383, 16384, 2**21 - 1, 2**21, 2**28 - 1, 2**28, 2**35 - 1, 2**35, 2**42 - 1, 2**42,
+              2**63 - 1, -1):
+        yield Scalars(i64=v, u64=abs(v), s64=v, s32=max(min(v, 2**31 - 1), -(2**31)))
+    yield Choice(first=1, pick=pbj.OneOf("child", node), middle="m")
+    yield Maps(counts={"a": 1, "b": 2**40}, colors={3: Color.GREEN}, kids={True: node, False: Node()})
+    yield Grouped(one=node, many=[node, Node()], x=5)
+
+
+def test_the_one_pass_writer_and_the_cached_one_agree():
+    for value in _samples():
+        fresh = pbj.encode(value)                     # one pass, caching sizes
+        assert value._pbj_size == len(fresh) == pbj.encoded_size(value)
+        assert pbj.encode(value) == fresh             # sizes cached now
+        assert pbj.encode(value, reverse=True) == fresh
+        assert pbj.decode(type(value), fresh) == value

@@ -40,7 +40,7 @@ from pbj.schema import MessageInfo, resolve
 
 __all__ = ["Codec", "compile_class", "codec_of", "source_of", "emit_class", "emit_batch", "reachable"]
 
-_ROLES = ("size", "write", "write_reverse", "parse")
+_ROLES = ("size", "write", "write_fresh", "write_reverse", "parse")
 _lock = threading.RLock()
 _state = threading.local()
 
@@ -51,6 +51,8 @@ class Codec:
     Attributes:
         size: ``size(o) -> int`` (caches the size on ``o``).
         write: ``write(o, ap) -> None`` (forward writer; sizes must be cached).
+        write_fresh: ``write_fresh(o, parts, ap) -> int`` (forward writer in one pass:
+            needs no cached size, caches every size it learns, returns the size of ``o``).
         write_reverse: ``write_reverse(o, rb, pos) -> pos``.
         parse: ``parse(data, pos, end, depth, more, group=0) -> obj``.
         name: the stem of the generated functions' names.
@@ -58,12 +60,13 @@ class Codec:
         filename: the linecache name the source is registered under.
     """
 
-    __slots__ = ("filename", "name", "parse", "size", "source", "write", "write_reverse")
+    __slots__ = ("filename", "name", "parse", "size", "source", "write", "write_fresh", "write_reverse")
 
     def __init__(self, name: str, namespace: dict[str, Any], source: str, filename: str) -> None:
         self.name = name
         self.size = namespace[f"size_{name}"]
         self.write = namespace[f"write_{name}"]
+        self.write_fresh = namespace[f"write_fresh_{name}"]
         self.write_reverse = namespace[f"write_reverse_{name}"]
         self.parse = namespace[f"parse_{name}"]
         self.source = source

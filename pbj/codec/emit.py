@@ -14,10 +14,23 @@ import struct
 from typing import Any
 
 from pbj import scalars
-from pbj.codec.plan import EXPLICIT, MEMBER, MESSAGE, PACKED, REPEATED, BatchPlan, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import (
+    EXPLICIT,
+    IMPLICIT,
+    MEMBER,
+    MESSAGE,
+    PACKED,
+    REPEATED,
+    BatchPlan,
+    FieldPlan,
+    MessagePlan,
+    build_message,
+    row_of,
+)
 from pbj.codec.source import Scope, attr_ok, comment
+from pbj.schema import resolve
 
-__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "presence_test"]
+__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "describe_run", "presence_test"]
 
 #: The varint types written as they are (no ZigZag), ``bool`` excluded.
 INT_KINDS = frozenset(t.name for t in scalars.BY_CODE if t.is_varint and not t.zigzag and t.name != "bool")
@@ -37,6 +50,12 @@ def describe(f: FieldPlan) -> str:
         if f.label in (REPEATED, PACKED):
             what = f"repeated {what}" + (", packed" if f.label == PACKED else "")
     return f"# {comment(f.proto_name)} = {f.number} ({what})"
+
+
+def describe_run(plan: MessagePlan, j: int, members: tuple[int, ...]) -> str:
+    """The comment that heads a oneof run's code: ``# oneof data: cryptoTransfer = 14, freeze = 15``."""
+    fields = ", ".join(f"{plan.fields[i].proto_name} = {plan.fields[i].number}" for i in members)
+    return comment(f"# oneof {plan.oneofs[j].name}: {fields}")
 
 
 def presence_test(f: FieldPlan, v: str) -> str:
@@ -98,6 +117,23 @@ class Emit:
         setter = self.scope.shared(("set", plan.idx, name), "set_attr",
                                    lambda: plan.slots_class.__dict__[name].__set__)
         return f"{setter}({obj}, {value})"
+
+    def leaf(self, index: int) -> MessagePlan | None:
+        """The plan of ``batch.classes[index]`` if it is a leaf to inline, else ``None``.
+
+        A leaf to inline has 1 to 6 singular scalar fields (no strings, bytes,
+        oneofs, closed enums, messages), each with a 1-byte tag: AccountID,
+        Timestamp, Duration. Its parent reads and writes it without a call.
+        """
+        if index < len(self.batch.messages):
+            mp = self.batch.messages[index]
+        else:
+            cls = self.batch.classes[index]
+            mp = build_message(resolve(cls), index, lambda c: -1)
+        ok = (mp.leaf and not mp.oneofs and 1 <= len(mp.fields) <= 6 and all(
+            f.label in (IMPLICIT, EXPLICIT) and not f.closed and not row_of(f.type).is_len and len(f.tag) == 1
+            and attr_ok(f.name) for f in mp.fields))
+        return mp if ok else None
 
     def stem(self, index: int) -> str:
         """The name stem of ``batch.classes[index]``."""

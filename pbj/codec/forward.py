@@ -31,11 +31,11 @@ order of their UTF-8), every entry written with both key and value.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source, comment
 
-__all__ = ["emit_forward", "emit_size", "emit_write", "emit_oneof_members", "size_expr"]
+__all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
 
 
 def size_expr(kind: str, v: str) -> str:
@@ -182,8 +182,7 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
     """Emit the dispatch on a oneof's set member, for the members of one run."""
     oneof = plan.oneofs[j]
     table = _oneof_table(ctx, plan, j, role)
-    runs = ", ".join(f"{comment(plan.fields[i].proto_name)} = {plan.fields[i].number}" for i in members)
-    src(f"# oneof {comment(oneof.name)}: {runs}")
+    src(describe_run(plan, j, members))
     src(f"v = {ctx.get(plan, oneof.name)}")
     if len(members) == len(oneof.members):
         src("if v is not None:")
@@ -195,39 +194,30 @@ def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[
         src(call.format(fn=f"{table}[v[0]]"))
 
 
-def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
-    """Source of the per-member size and write functions of every oneof, and their tables.
+#: A oneof with at most this many members is written by a chain of comparisons of the member
+#: name with the members' code inline (no call); a larger one through its table.
+_INLINE_ONEOF_MEMBERS = 8
 
-    ``size_<Name>__<oneof>__<member>(v) -> int`` and
-    ``write_<Name>__<oneof>__<member>(v, ap)`` handle the member's value
-    ``v``; the tables ``size_<Name>__<oneof>`` and ``write_<Name>__<oneof>``
-    (dicts, filled here) map member names to them.
-    """
-    stem = ctx.stem(plan.idx)
-    src = Source()
-    for j, oneof in enumerate(plan.oneofs):
-        tables = {role: _oneof_table(ctx, plan, j, role) for role in ("size", "write")}
-        for i in oneof.members:
+
+def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[int, ...],
+                        fresh: bool) -> None:
+    """Emit the write of a oneof's set member for the members of one run, inline."""
+    oneof = plan.oneofs[j]
+    src(describe_run(plan, j, members))
+    src(f"v = {ctx.get(plan, oneof.name)}")
+    src("if v is not None:")
+    with src:
+        src("w = v[0]; x = v[1]")
+        for k, i in enumerate(members):
             m = plan.fields[i]
-            kind = kind_of(m.type)
-            fn_size = ctx.scope.name(f"size_{stem}__{oneof.name}__{m.name}")
-            fn_write = ctx.scope.name(f"write_{stem}__{oneof.name}__{m.name}")
-            src(f"def {fn_size}(v):")
+            src(f"{'if' if k == 0 else 'elif'} w == {m.name!r}:")
             with src:
-                src(describe(m))
-                src("n = 0")
-                if kind == "message":
-                    _size_sub(ctx, src, m, "v")
-                else:
-                    _size_value(src, kind, "v", len(m.tag))
-                src("return n")
-            src(f"def {fn_write}(v, ap):")
-            with src:
-                src(describe(m))
-                _write_single(ctx, src, m, "v")
-            src(f"{tables['size']}[{m.name!r}] = {fn_size}")
-            src(f"{tables['write']}[{m.name!r}] = {fn_write}")
-    return src.text() if src.lines else ""
+                _write_single(ctx, src, m, "x", fresh)
+        every = ctx.const(frozenset(plan.fields[i].name for i in oneof.members),
+                          f"members_{ctx.stem(plan.idx)}__{oneof.name}")
+        src(f"elif w not in {every}:")
+        with src:
+            src("raise KeyError(w)  # not a member: the caller names the field")
 
 
 def emit_size(ctx: Emit, plan: MessagePlan) -> str:
@@ -244,49 +234,189 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
                 _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
         src("u = o._pbj_unknown")
         src("if u: n += len(u)")
-        setter = ctx.scope.shared(("set_size", plan.idx), f"set_size_{stem}",
-                                  lambda: plan.slots_class._pbj_size.__set__)
-        src(f"{setter}(o, n)")
+        src(f"{_set_size(ctx, plan)}(o, n)")
         src("return n")
     return src.text()
 
 
 # ---------------------------------------------------------------- writing
+#
+# Both writers append pieces through ``ap``. ``write_<Name>(o, ap)`` reads nested sizes from the
+# cache; ``write_fresh_<Name>(o, parts, ap) -> n`` needs none: it writes each sub-message first
+# and then puts its tag and length into a place kept for them in ``parts``, counts the bytes it
+# writes as it goes (each branch knows how many) and caches every size it learns, so a second
+# encode of the same objects takes the cached path. Values below 2**42 are written from tables
+# with one append per piece, no concatenation.
 
-def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str) -> None:
-    """Emit the appends of one present singular value ``v`` (tag included)."""
-    kind = kind_of(f.type)
-    if f.group:
-        src(f"ap({ctx.tag(f.tag)})\nwrite_{ctx.stem(f.sub)}({v}, ap)\nap({ctx.tag(f.end_tag)})")
-    elif kind == "message":
-        src(f"_s = {v}._pbj_size\nap({tagged_len(ctx, f.tag, '_s')})\nwrite_{ctx.stem(f.sub)}({v}, ap)")
-    else:
-        _write_tagged(ctx, src, f.tag, kind, v, implicit_bool=f.label == IMPLICIT)
+_VARINT_STEPS = (  # (bound, pieces after the tag, bytes): varints from the tables, 14 bits a piece
+    (128, None, 1),
+    (16384, ("_V[{v}]",), 2),
+    (2097152, ("_VM[{v} & 16383]", "_V[{v} >> 14]"), 3),
+    (268435456, ("_VM[{v} & 16383]", "_V[{v} >> 14]"), 4),
+    (34359738368, ("_VM[{v} & 16383]", "_VM[({v} >> 14) & 16383]", "_V[{v} >> 28]"), 5),
+    (4398046511104, ("_VM[{v} & 16383]", "_VM[({v} >> 14) & 16383]", "_V[{v} >> 28]"), 6),
+)
 
 
-def _write_tagged(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, implicit_bool: bool = False) -> None:
+def _count(fresh: bool | str, k: int | str) -> str:
+    """``; n += k`` when counting (``fresh`` is True, or the name of the counter)."""
+    if not fresh:
+        return ""
+    return f"; {'n' if fresh is True else fresh} += {k}"
+
+
+def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bool | str) -> None:
+    """Emit the appends of ``tag`` and the varint of ``v`` (``0 <= v`` checked here); ``slow`` encodes any value."""
+    tl = len(tag)
+    src(f"if {v} >= 0:")
+    with src:
+        for i, (bound, pieces, size) in enumerate(_VARINT_STEPS):
+            src(f"{'if' if i == 0 else 'elif'} {v} < {bound}:")
+            with src:
+                if pieces is None:
+                    src(f"ap({ctx.tv(tag)}[{v}]){_count(fresh, tl + 1)}")
+                else:
+                    src(f"ap({ctx.tag(tag)}); " + "; ".join(f"ap({p.format(v=v)})" for p in pieces)
+                        + _count(fresh, tl + size))
+        src("else:")
+        with src:
+            src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(fresh, f'{tl} + len(_b)')}")
+    src("else:")
+    with src:
+        src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(fresh, f'{tl} + len(_b)')}")
+
+
+def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool | str, extra: str = "") -> None:
+    """Emit the appends of ``tag`` and the length ``n`` (counting ``extra`` more bytes when fresh)."""
+    tl = len(tag)
+    more = f" + {extra}" if extra else ""
+    src(f"if {n} < 128:")
+    with src:
+        src(f"ap({ctx.tv(tag)}[{n}]){_count(fresh, f'{tl + 1}{more}')}")
+    src("else:")
+    with src:
+        src(f"_lb = _venc({n}); ap({ctx.tag(tag)}); ap(_lb){_count(fresh, f'{tl} + len(_lb){more}')}")
+
+
+def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: bool | str,
+                  implicit_bool: bool = False) -> None:
     """Emit the appends of a tag and one scalar value ``v`` of ``kind``."""
+    tl = len(tag)
     if kind == "string":
-        src(f"_b = {v}.encode()\n_l = len(_b)\nap({tagged_len(ctx, tag, '_l')})\nap(_b)")
+        src(f"_b = {v}.encode(); _l = len(_b)")
+        _put_len(ctx, src, tag, "_l", fresh, "_l")
+        src("ap(_b)")
     elif kind == "bytes":
-        src(f"_l = len({v})\nap({tagged_len(ctx, tag, '_l')})\nap({v})")
-    elif kind == "bool" and implicit_bool:
-        src(f"ap({ctx.tv(tag)}[1])")  # implicit presence: only true is written
+        src(f"_l = len({v})")
+        _put_len(ctx, src, tag, "_l", fresh, "_l")
+        src(f"ap({v})")
+    elif kind == "bool":
+        if implicit_bool:
+            src(f"ap({ctx.tv(tag)}[1]){_count(fresh, tl + 1)}")  # implicit presence: only true is written
+        else:
+            src(f"ap({ctx.tv(tag)}[1] if {v} else {ctx.tv(tag)}[0]){_count(fresh, tl + 1)}")
+    elif kind in INT_KINDS:
+        _put_varint(ctx, src, tag, v, f"_venc({v}, {kind!r})", fresh)
+    elif kind in ("sint32", "sint64"):
+        bits = 31 if kind == "sint32" else 63
+        src(f"_z = ({v} << 1) ^ ({v} >> {bits})")
+        _put_varint(ctx, src, tag, "_z", f"_venc(_zz{bits + 1}({v}))", fresh)
     else:
-        src(f"ap({tagged_expr(ctx, tag, kind, v)})")
+        width = scalars.row(kind).width or 0
+        packer = ctx.tagged_struct(tag, kind)
+        src(f"ap({packer}.pack({', '.join(str(b) for b in tag)}, {v})){_count(fresh, tl + width)}")
 
 
-def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None:
+def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
+    """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
+    src(comment(f"# {leaf.full_name}, inline"))
+    if fresh:
+        src(f"_s = {v}._pbj_size")
+        src("if _s < 0:")
+        with src:
+            src(f"_i = len(parts); ap({ctx.tag(f.tag)}); m = 0  # kept for the tag and length")
+            _leaf_fields(ctx, src, leaf, v, "m")
+            src(f"{_set_size(ctx, leaf)}({v}, m)")
+            src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m); _s = m")
+        src("else:")
+        with src:
+            src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
+            _leaf_fields(ctx, src, leaf, v, False)
+        src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+        return
+    src(f"_s = {v}._pbj_size")
+    _put_len(ctx, src, f.tag, "_s", False)
+    _leaf_fields(ctx, src, leaf, v, False)
+
+
+def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: bool | str) -> None:
+    for _, i, _ in leaf.writes:
+        g = leaf.fields[i]
+        src(describe(g))
+        src(f"y = {w}.{g.name}")
+        src(f"if {presence_test(g, 'y')}:")
+        with src:
+            _write_scalar(ctx, src, g.tag, row_of(g.type).name, "y", acc, implicit_bool=g.label == IMPLICIT)
+    src(f"u = {w}._pbj_unknown")
+    src(f"if u: ap(u){_count(acc, 'len(u)')}")
+
+
+def _set_size(ctx: Emit, plan: MessagePlan) -> str:
+    return ctx.scope.shared(("set_size", plan.cls), f"set_size_{ctx.stem(plan.idx)}",
+                            lambda: plan.slots_class._pbj_size.__set__)
+
+
+def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:
+    """Emit the appends of one sub-message ``v`` with its tag and length (or its group tags)."""
+    sub = ctx.stem(f.sub)
+    leaf = ctx.leaf(f.sub) if not f.group else None
+    if leaf is not None:
+        _write_leaf(ctx, src, f, leaf, v, fresh)
+        return
+    if f.group:
+        src(f"ap({ctx.tag(f.tag)})")
+        if fresh:
+            src(f"n += {len(f.tag) + len(f.end_tag)} + write_fresh_{sub}({v}, parts, ap)")
+        else:
+            src(f"write_{sub}({v}, ap)")
+        src(f"ap({ctx.tag(f.end_tag)})")
+        return
+    src(f"_s = {v}._pbj_size")
+    if not fresh:
+        _put_len(ctx, src, f.tag, "_s", False)
+        src(f"write_{sub}({v}, ap)")
+        return
+    src("if _s < 0:")
+    with src:
+        src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
+        src(f"_s = write_fresh_{sub}({v}, parts, ap)")
+        src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
+    src("else:")
+    with src:
+        src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
+        src(f"write_{sub}({v}, ap)")
+    src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+
+
+def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:
+    """Emit the appends of one present singular value ``v`` (tag included)."""
+    if f.type == MESSAGE:
+        _write_message(ctx, src, f, v, fresh)
+    else:
+        _write_scalar(ctx, src, f.tag, row_of(f.type).name, v, fresh, implicit_bool=f.label == IMPLICIT)
+
+
+def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh: bool) -> None:
     src(describe(f))
     src(f"v = {ctx.get(plan, f.name)}")
     if f.label == MAP:
-        _write_map(ctx, src, f)
+        _write_map(ctx, src, f, fresh)
         return
     kind = kind_of(f.type)
     if f.label in (EXPLICIT, IMPLICIT):
         src(f"if {presence_test(f, 'v')}:")
         with src:
-            _write_single(ctx, src, f, "v")
+            _write_single(ctx, src, f, "v", fresh)
         return
     src("if v:")
     with src:
@@ -294,23 +424,26 @@ def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> Non
             if f.width and kind != "bool":
                 fmt = (row_of(f.type).struct_format or "")[1:]
                 src(f"_l = len(v) * {f.width}")
-                src(f"ap({tagged_len(ctx, f.tag, '_l')})\nap(_spack('<%d{fmt}' % len(v), *v))")
+                _put_len(ctx, src, f.tag, "_l", fresh, "_l")
+                src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
             elif kind == "bool":
-                src(f"_l = len(v)\nap({tagged_len(ctx, f.tag, '_l')})\nap(bytes(map(bool, v)))")
+                src("_l = len(v)")
+                _put_len(ctx, src, f.tag, "_l", fresh, "_l")
+                src("ap(bytes(map(bool, v)))")
             else:
-                # the packed length is measured again here: cheaper than caching it
+                # the packed length is measured first: cheaper than caching it
                 src("_p = 0")
                 src("for x in v:")
                 with src:
                     src(f"_p += {size_expr(kind, 'x')}")
-                src(f"ap({tagged_len(ctx, f.tag, '_p')})")
+                _put_len(ctx, src, f.tag, "_p", fresh, "_p")
                 src("for x in v:")
                 with src:
                     src(f"ap({value_expr(ctx, kind, 'x')})")
         else:
             src("for x in v:")
             with src:
-                _write_single(ctx, src, f, "x")
+                _write_single(ctx, src, f, "x", fresh)
 
 
 def _entry_piece(ctx: Emit, src: Source, kind: str, v: str, number: int, var: str) -> None:
@@ -324,7 +457,7 @@ def _entry_piece(ctx: Emit, src: Source, kind: str, v: str, number: int, var: st
         src(f"{var} = {tagged_expr(ctx, tag, kind, v)}")
 
 
-def _write_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
+def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
     """Emit the entries of a map field in ascending key order ("Maps" in "Encoding").
 
     Each entry's key and (scalar) value are built as pieces first, so the
@@ -339,30 +472,100 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
             if f.type == MESSAGE:
                 value_tag = wire.tag_bytes(2, wire.WIRE_LEN)
                 src("_s = x._pbj_size")
+                if fresh:
+                    src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
                 src(f"_e = len(_kb) + 1 + {_lensize_expr('_s')} + _s")
-                src(f"ap({tagged_len(ctx, f.tag, '_e')})\nap(_kb)\nap({tagged_len(ctx, value_tag, '_s')})")
+                _put_len(ctx, src, f.tag, "_e", fresh, "_e")
+                src(f"ap(_kb)\nap({tagged_len(ctx, value_tag, '_s')})")
                 src(f"write_{ctx.stem(f.sub)}(x, ap)")
             else:
                 _entry_piece(ctx, src, row_of(f.type).name, "x", 2, "_xb")
                 src("_e = len(_kb) + len(_xb)")
-                src(f"ap({tagged_len(ctx, f.tag, '_e')})\nap(_kb)\nap(_xb)")
+                _put_len(ctx, src, f.tag, "_e", fresh, "_e")
+                src("ap(_kb)\nap(_xb)")
 
 
-def emit_write(ctx: Emit, plan: MessagePlan) -> str:
-    """Source of ``write_<Name>(o, ap)``."""
+def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
+    stem = ctx.stem(plan.idx)
     src = Source()
-    src(f"def write_{ctx.stem(plan.idx)}(o, ap):")
+    src(f"def write_fresh_{stem}(o, parts, ap):" if fresh else f"def write_{stem}(o, ap):")
     with src:
+        if fresh:
+            src("n = 0")
         for step, i, members in plan.writes:
             if step == FIELD:
-                _write_field(ctx, src, plan, plan.fields[i])
+                _write_field(ctx, src, plan, plan.fields[i], fresh)
+            elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
+                _write_oneof_inline(ctx, src, plan, i, members, fresh)
+            elif fresh:
+                _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
             else:
                 _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
         src("u = o._pbj_unknown")
-        src("if u: ap(u)")
+        if fresh:
+            src("if u: ap(u); n += len(u)")
+            src(f"{_set_size(ctx, plan)}(o, n)")
+            src("return n")
+        else:
+            src("if u: ap(u)")
     return src.text()
 
 
+def emit_write(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of ``write_<Name>(o, ap)`` (sizes cached)."""
+    return _emit_writer(ctx, plan, fresh=False)
+
+
+def emit_write_fresh(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of ``write_fresh_<Name>(o, parts, ap) -> int`` (one pass, sizes learnt and cached)."""
+    return _emit_writer(ctx, plan, fresh=True)
+
+
+def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of the per-member size and write functions of every oneof, and their tables.
+
+    ``size_<Name>__<oneof>__<member>(v) -> int``, ``write_<Name>__<oneof>__<member>(v, ap)``
+    and ``write_fresh_<Name>__<oneof>__<member>(v, parts, ap) -> int`` handle the member's
+    value ``v`` (the last two only for a oneof the writers do not handle inline); the
+    tables ``size_<Name>__<oneof>``, ``write_<Name>__<oneof>`` and
+    ``write_fresh_<Name>__<oneof>`` (dicts, filled here) map member names to them.
+    """
+    stem = ctx.stem(plan.idx)
+    src = Source()
+    for j, oneof in enumerate(plan.oneofs):
+        # a oneof the writers handle inline needs only its sizers (for pbj.encoded_size)
+        roles = ("size",) if len(oneof.members) <= _INLINE_ONEOF_MEMBERS else ("size", "write", "write_fresh")
+        tables = {role: _oneof_table(ctx, plan, j, role) for role in roles}
+        for i in oneof.members:
+            m = plan.fields[i]
+            kind = kind_of(m.type)
+            fns = {role: ctx.scope.name(f"{role}_{stem}__{oneof.name}__{m.name}") for role in tables}
+            src(f"def {fns['size']}(v):")
+            with src:
+                src(describe(m))
+                src("n = 0")
+                if kind == "message":
+                    _size_sub(ctx, src, m, "v")
+                else:
+                    _size_value(src, kind, "v", len(m.tag))
+                src("return n")
+            if "write" in fns:
+                src(f"def {fns['write']}(v, ap):")
+                with src:
+                    src(describe(m))
+                    _write_single(ctx, src, m, "v", False)
+                src(f"def {fns['write_fresh']}(v, parts, ap):")
+                with src:
+                    src(describe(m))
+                    src("n = 0")
+                    _write_single(ctx, src, m, "v", True)
+                    src("return n")
+            for role, fn in fns.items():
+                src(f"{tables[role]}[{m.name!r}] = {fn}")
+    return src.text() if src.lines else ""
+
+
 def emit_forward(ctx: Emit, plan: MessagePlan) -> str:
-    """The whole forward writer of one class: size, write and the oneof members' functions."""
-    return "\n".join(t for t in (emit_size(ctx, plan), emit_write(ctx, plan), emit_oneof_members(ctx, plan)) if t)
+    """The whole forward writer of one class: size, write, write_fresh and the oneof members' functions."""
+    parts = (emit_size(ctx, plan), emit_write(ctx, plan), emit_write_fresh(ctx, plan), emit_oneof_members(ctx, plan))
+    return "\n".join(t for t in parts if t)

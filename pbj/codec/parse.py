@@ -33,8 +33,8 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.codec.emit import Emit, describe, kind_of
-from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, REPEATED, FieldPlan, MessagePlan, row_of
-from pbj.codec.source import Source
+from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
+from pbj.codec.source import Source, comment
 from pbj.schema import enum_default
 
 __all__ = ["emit_parse"]
@@ -45,9 +45,9 @@ _LINEAR_LIMIT = 6  # up to this many tags, a chain of ifs; above, a binary decis
 def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
     """Emit: read a varint at ``pos`` into ``var`` and advance ``pos``.
 
-    Varints of up to 4 bytes (values below 2**28, which need no narrowing)
-    are decoded inline; longer ones call :func:`pbj.wire.read_varint` and are
-    narrowed to ``kind``.
+    Varints of up to 5 bytes are decoded inline (those of up to 4, values
+    below 2**28, need no narrowing); longer ones call
+    :func:`pbj.wire.read_varint`. Values above 2**28 are narrowed to ``kind``.
     """
     src(f"{var} = data[pos]")
     src(f"if {var} < 128:")
@@ -73,8 +73,16 @@ def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
                     src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | ((_c & 127) << 14) | (_d << 21); pos += 4")
                 src("else:")
                 with src:
-                    src(f"{var}, pos = _rv(data, pos)")
-                    _narrow(src, kind, var)
+                    src("_a = data[pos + 4]")
+                    src("if _a < 128:")
+                    with src:
+                        src(f"{var} = ({var} & 127) | ((_b & 127) << 7) | ((_c & 127) << 14) | ((_d & 127) << 21)"
+                            " | (_a << 28); pos += 5")
+                        _narrow(src, kind, var)
+                    src("else:")
+                    with src:
+                        src(f"{var}, pos = _rv(data, pos)")
+                        _narrow(src, kind, var)
 
 
 def _narrow(src: Source, kind: str, var: str) -> None:
@@ -130,6 +138,7 @@ class _Parse:
         self.plan = plan
         self.stem = ctx.stem(plan.idx)
         self.cases: dict[int, list[str]] = {}
+        self.first: dict[int, list[str]] = {}  # a case's code for the prefix, where it cannot be a repeat
         self.names: dict[int, tuple[str, Any]] = {}
         self.locals: list[tuple[str, str]] = []
         self.finish: list[str] = []
@@ -291,6 +300,48 @@ def _plan_singular(p: _Parse, f: FieldPlan) -> None:
         _read_scalar(src, kind, loc, p.enum_map(f))
 
 
+def _inline_leaf(p: _Parse, src: Source, f: FieldPlan, leaf: MessagePlan, target: str) -> None:
+    """Emit: parse the leaf sub-message ``data[pos:e]`` of ``f`` inline into ``target``; ``pos = e``.
+
+    Only the regular case is inline: known fields with their own tags. Anything
+    else (an unknown field, a malformed value) parses the span again with the
+    leaf's own function, which keeps unknown fields or raises the error it
+    always raised, with its path.
+    """
+    stem = p.ctx.stem(f.sub)
+    src(comment(f"# {leaf.full_name}, inline"))
+    src("_ls = pos")
+    src("try:")
+    with src:
+        src("; ".join(f"l{g.idx} = {p.default(g)}" for g in leaf.fields))
+        src("while pos < e:")
+        with src:
+            src("t = data[pos]")
+            for i, (tag, idx, _) in enumerate(leaf.dispatch):
+                g = leaf.fields[idx]
+                src(f"{'if' if i == 0 else 'elif'} t == {tag}:")
+                with src:
+                    src("pos += 1")
+                    _read_scalar(src, row_of(g.type).name, f"l{g.idx}", p.enum_map(g))
+            src("else:")
+            with src:
+                src("break")
+        src("if pos == e:")
+        with src:
+            src(f"x = _new({p.ctx.const(leaf.slots_class, f'Slots_{stem}')})")
+            for g in leaf.fields:
+                src(f"x.{g.name} = l{g.idx}")
+            src('x._pbj_unknown = b""; x._pbj_size = -1')
+            src(f"x.__class__ = {p.ctx.const(leaf.cls, f'Class_{stem}')}")
+        src("else:")
+        with src:
+            src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+    src("except Exception:")
+    with src:
+        src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+    src(f"{target} = x; pos = _ls")
+
+
 def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -> None:
     """A singular sub-message: parsed on its first occurrence; later ones merge into it."""
     sub = p.ctx.stem(f.sub)
@@ -305,7 +356,7 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
         with src:
             src(f"e = _skip(data, pos, {wire.make_tag(f.number, wire.WIRE_SGROUP)}, end, depth)")
             src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, e - {elen}))")
+            src(f"{loc}_more.append((pos, e - {elen})); dup = True")
         src("else:")
         with src:
             _group_body(p, src, f, "x")
@@ -316,22 +367,33 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
             src(f"{loc}_s = pos; {loc}_e = e - {elen}")
         src("pos = e")
     else:
-        src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, None)
-        _read_len(src)
-        _check_depth(src)
-        src(f"if {present}:")
-        with src:
-            src(f"if {loc}_more is None: {loc}_more = []")
-            src(f"{loc}_more.append((pos, e))")
-        src("else:")
-        with src:
-            value = f"parse_{sub}(data, pos, e, depth - 1, None)"
+        tag = wire.make_tag(f.number, wire.WIRE_LEN)
+        value = f"parse_{sub}(data, pos, e, depth - 1, None)"
+        first = Source()
+        for src in (p.case(tag, f, None), first):
+            if src is first:
+                src(describe(f))
+            _read_len(src)
+            _check_depth(src)
+            if src is not first:
+                src(f"if {present}:")
+                with src:
+                    src(f"if {loc}_more is None: {loc}_more = []")
+                    src(f"{loc}_more.append((pos, e)); dup = True")
+                src("else:")
+                src.depth += 1
+            leaf = p.ctx.leaf(f.sub) if not oneof else None
             if oneof:
                 src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
+            elif leaf is not None:
+                _inline_leaf(p, src, f, leaf, loc)
             else:
                 src(f"{loc} = {value}")
             src(f"{loc}_s = pos; {loc}_e = e")
-        src("pos = e")
+            if src is not first:
+                src.depth -= 1
+            src("pos = e")
+        p.first[tag] = first.lines
     fin = Source()
     if oneof:
         fin(f"if {loc}_more is not None and {oneof}[0] == {f.name!r}:")
@@ -477,6 +539,57 @@ def _emit_dispatch(src: Source, p: _Parse, tags: list[int]) -> None:
         _emit_dispatch(src, p, tags[mid:])
 
 
+#: Oneofs with more members than this are left to the dispatch loop: each absent member costs
+#: the prefix one comparison.
+_PREFIX_ONEOF_MEMBERS = 4
+#: The most steps (fields) in the prefix.
+_PREFIX_STEPS = 40
+
+
+def _prefix(src: Source, p: _Parse) -> None:
+    """Emit the straight-line prefix: the fields in field-number order, while they arrive so.
+
+    Each step compares the tag byte at ``pos`` with the next field's tag (a
+    repeated field loops while its tag repeats); the first tag out of order,
+    or an unknown one, ends the prefix without being consumed, and the
+    dispatch loop takes over from there: nothing is read twice.
+    """
+    plan = p.plan
+    primary: dict[int, int] = {}
+    for tag, idx, form in plan.dispatch:
+        f = plan.fields[idx]
+        if f.label == PACKED and form != PACKED_RUN:
+            continue  # a packed field is expected as its LEN run
+        if f.label != PACKED and form == PACKED_RUN:
+            continue
+        primary.setdefault(idx, tag)
+    steps = []
+    for f in plan.fields:
+        if f.idx not in primary:
+            continue
+        if f.oneof >= 0 and len(plan.oneofs[f.oneof].members) > _PREFIX_ONEOF_MEMBERS:
+            continue
+        steps.append((f, primary[f.idx]))
+    steps = steps[:_PREFIX_STEPS]
+    if not steps:
+        return
+    src("# fields in field-number order while they arrive so; the loop below takes the rest")
+    src("nt = data[pos] if pos < end else 0  # the next tag's first byte (``tag`` keeps the last tag read)")
+    for f, tag in steps:
+        raw = wire.tag_bytes(tag >> 3, tag & 7)
+        loop = "while" if f.label in (REPEATED, PACKED) else "if"
+        if len(raw) == 1:
+            src(f"{loop} nt == {tag}:")
+        else:
+            src(f"{loop} nt == {raw[0]} and " + " and ".join(f"data[pos + {i}] == {b}" for i, b in enumerate(raw)
+                                                             if i) + ":")
+        with src:
+            src(f"start = pos; tag = {tag}; pos += {len(raw)}")
+            for line in p.first.get(tag, p.cases[tag]):
+                src(line)
+            src("nt = data[pos] if pos < end else 0")
+
+
 def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``parse_<Name>(data, pos, end, depth, more, group=0)``."""
     p = _Parse(ctx, plan)
@@ -500,9 +613,12 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
     with src:
         for loc, default in p.locals:
             src(f"{loc} = {default}")
+        if p.finish:
+            src("dup = False")
         src("unk = None")
         src("try:")
         with src:
+            _prefix(src, p)
             src("while True:")
             with src:
                 src("while pos < end:")
@@ -534,8 +650,11 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
                     src("pos, end = more.pop()")
                     src("continue")
                 src("break  # the end tag of a group body")
-            for line in p.finish:
-                src(line)
+            if p.finish:
+                src("if dup:  # a sub-message occurred more than once: parse all its spans as one")
+                with src:
+                    for line in p.finish:
+                        src(line)
         src("except Exception as exc:")
         with src:
             src(f"raise _locate(exc, {names}, locals()) from None")

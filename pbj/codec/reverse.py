@@ -25,9 +25,9 @@ The output equals the forward writer's byte for byte.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
-from pbj.codec.source import Source, comment
+from pbj.codec.source import Source
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
 
@@ -283,8 +283,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
                 _put_field(ctx, src, plan, plan.fields[i], rem)
                 continue
             oneof = plan.oneofs[i]
-            runs = ", ".join(f"{comment(plan.fields[m].proto_name)} = {plan.fields[m].number}" for m in members)
-            src(f"# oneof {comment(oneof.name)}: {runs}")
+            src(describe_run(plan, i, members))
             src(f"v = {ctx.get(plan, oneof.name)}")
             if len(members) == len(oneof.members):
                 src("if v is not None:")
