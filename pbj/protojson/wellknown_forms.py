@@ -50,48 +50,42 @@ def _field(mi: MessageInfo, proto_name: str) -> FieldInfo:
 
 # ---------------------------------------------------------------- Timestamp, Duration, FieldMask
 
-def _timestamp_writer(mi, conv, opts):
-    sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
+def _seconds_nanos_forms(to_text: Any, parse: Any, expected: str) -> tuple[Any, Any]:
+    """The writer and reader factories of a ``seconds``/``nanos`` type (Timestamp, Duration).
 
-    def write_timestamp(obj: Any) -> str:
-        return timestamp_text(getattr(obj, sec), getattr(obj, nan), path=[sec, nan])
+    Args:
+        to_text: ``(seconds, nanos, path=...) -> str``, the type's ProtoJSON text.
+        parse: ``str -> (seconds, nanos)``, its reader (raising JSONError).
+        expected: what the error says a non-string should have been.
+    """
 
-    return write_timestamp
+    def writer(mi, conv, opts):
+        sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
+
+        def write(obj: Any) -> str:
+            return to_text(getattr(obj, sec), getattr(obj, nan), path=[sec, nan])
+
+        return write
+
+    def reader(mi, conv, opts):
+        cls = mi.cls
+        sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
+
+        def read(v: Any, _cls: Any = None) -> Any:
+            if v.__class__ is not str:
+                raise JSONError(f"expected {expected}, got {json_type(v)}")
+            seconds, nanos = parse(v)
+            return cls(**{sec: seconds, nan: nanos})
+
+        return read
+
+    return writer, reader
 
 
-def _timestamp_reader(mi, conv, opts):
-    cls = mi.cls
-    sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
-
-    def read_timestamp(v: Any, _cls: Any = None) -> Any:
-        if v.__class__ is not str:
-            raise JSONError(f"expected an RFC 3339 string for Timestamp, got {json_type(v)}")
-        seconds, nanos = parse_timestamp(v)
-        return cls(**{sec: seconds, nan: nanos})
-
-    return read_timestamp
-
-
-def _duration_writer(mi, conv, opts):
-    sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
-
-    def write_duration(obj: Any) -> str:
-        return duration_text(getattr(obj, sec), getattr(obj, nan), path=[sec, nan])
-
-    return write_duration
-
-
-def _duration_reader(mi, conv, opts):
-    cls = mi.cls
-    sec, nan = _field(mi, "seconds").name, _field(mi, "nanos").name
-
-    def read_duration(v: Any, _cls: Any = None) -> Any:
-        if v.__class__ is not str:
-            raise JSONError(f"expected a string like '1.5s' for Duration, got {json_type(v)}")
-        seconds, nanos = parse_duration(v)
-        return cls(**{sec: seconds, nan: nanos})
-
-    return read_duration
+_timestamp_writer, _timestamp_reader = _seconds_nanos_forms(
+    timestamp_text, parse_timestamp, "an RFC 3339 string for Timestamp")
+_duration_writer, _duration_reader = _seconds_nanos_forms(
+    duration_text, parse_duration, "a string like '1.5s' for Duration")
 
 
 def _field_mask_writer(mi, conv, opts):
