@@ -97,7 +97,7 @@ class LabelsEntry(BaseMessage):
 class TransactionBody(BaseMessage):
     """``pbjbench.TransactionBody``; the oneof ``data`` is ``crypto_transfer`` or ``freeze``."""
 
-    data = OneOf()
+    data = OneOf()  # type: ignore[var-annotated]  # an annotation would make it a dataclass field
 
     transaction_id: Annotated[TransactionID | None, Field(1)] = None
     node_account_id: Annotated[AccountID | None, Field(2)] = None
