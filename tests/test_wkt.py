@@ -114,6 +114,26 @@ def test_timestamp_errors():
         wkt.timestamp_from_nanos(0, cls=wk.Duration)
 
 
+@pytest.mark.parametrize("dt", [
+    datetime.datetime(1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))),
+    datetime.datetime(9999, 12, 31, 23, tzinfo=datetime.timezone(datetime.timedelta(hours=-2))),
+])
+def test_timestamp_from_datetime_refuses_instants_its_offset_moves_out_of_range(dt):
+    # in UTC these are 0000-12-31T23:00 and 10000-01-01T01:00: no Timestamp holds them
+    with pytest.raises(ValueError, match=r"outside 0001-01-01\.\.9999-12-31"):
+        wkt.timestamp_from_datetime(dt)
+    edge = dt.replace(tzinfo=UTC)
+    assert wkt.timestamp_to_datetime(wkt.timestamp_from_datetime(edge)) == edge
+
+
+@pytest.mark.parametrize("make", [wkt.timestamp_from_nanos, wkt.duration_from_nanos])
+@pytest.mark.parametrize("bad", [1.7, -1.5, True, "5"])
+def test_nanos_must_be_an_int(make, bad):
+    with pytest.raises(TypeError, match=f"nanos must be an int .*got {type(bad).__name__}"):
+        make(bad)
+    assert make(7).nanos == 7
+
+
 def test_timestamp_now_is_close_to_the_clock():
     before = datetime.datetime.now(UTC)
     now = wkt.timestamp_to_datetime(wkt.timestamp_now())
@@ -277,6 +297,24 @@ def test_struct_errors_name_the_path():
         wkt.struct_from_dict({"a": [1, {"b": {3}}]})
     with pytest.raises(TypeError, match="a Struct key must be a str, got int 1"):
         wkt.struct_from_dict({1: 2})
+    with pytest.raises(ValueError, match=r"1101-bit int is too large for a double .* at `\$.a\[0\]`"):
+        wkt.struct_from_dict({"a": [2**1100]})
+    cyclic: dict = {"x": [1]}
+    cyclic["x"].append(cyclic)
+    with pytest.raises(ValueError, match=r"a dict that contains itself .* at `\$.x\[1\]`"):
+        wkt.struct_from_dict(cyclic)
+    looped: list = [0]
+    looped.append(looped)
+    with pytest.raises(ValueError, match=r"a list that contains itself .* at `\$\[1\]`"):
+        wkt.list_value_from_list(looped)
+    deep = inner = {}
+    for _ in range(300):
+        inner["a"] = {}
+        inner = inner["a"]
+    with pytest.raises(ValueError, match=f"nested deeper than {wkt.structs.MAX_NESTING} levels"):
+        wkt.struct_from_dict(deep)
+    shared = [1.0]
+    assert wkt.struct_to_dict(wkt.struct_from_dict({"p": shared, "q": shared})) == {"p": shared, "q": shared}
     assert wkt.value_to_python(wk.Value()) is None
     assert math.isnan(wkt.value_to_python(wkt.value_from_python(math.nan)))
 

@@ -7,7 +7,7 @@ from typing import Any as _Any
 from pbj import wellknown
 from pbj.schema import info, is_message
 
-__all__ = ["PKG", "check", "attrs_of", "member_names", "class_of", "make"]
+__all__ = ["PKG", "check", "attrs_of", "member_names", "class_of", "make", "whole_nanos"]
 
 PKG = "google.protobuf."
 
@@ -42,3 +42,10 @@ def class_of(cls: type | None, full_name: str) -> type:
 def make(cls: type, **by_proto_name: _Any) -> _Any:
     attrs = attrs_of(cls)
     return cls(**{attrs[k]: v for k, v in by_proto_name.items()})
+
+
+def whole_nanos(nanos: _Any) -> int:
+    """``nanos`` as an ``int``; TypeError for anything else (a ``float`` would round, a ``bool`` is no count)."""
+    if isinstance(nanos, bool) or not isinstance(nanos, int):
+        raise TypeError(f"nanos must be an int (a whole number of nanoseconds), got {type(nanos).__name__} {nanos!r}")
+    return nanos

@@ -6,7 +6,7 @@ import datetime
 from typing import Any as _Any
 
 from pbj.protojson.text_forms import DURATION_MAX_SECONDS, duration_text, parse_duration
-from pbj.wkt._common import PKG, check, class_of, make
+from pbj.wkt._common import PKG, check, class_of, make, whole_nanos
 
 __all__ = ["duration_from_timedelta", "duration_to_timedelta", "duration_from_nanos", "duration_to_nanos",
            "duration_from_text", "duration_to_text"]
@@ -54,9 +54,10 @@ def duration_from_nanos(nanos: int, *, cls: type | None = None) -> _Any:
     """A ``Duration`` of ``nanos`` nanoseconds (``seconds`` and ``nanos`` of the same sign).
 
     Raises:
+        TypeError: ``nanos`` is not an ``int`` (a ``float`` or ``bool`` is refused, not rounded).
         ValueError: longer than +-315,576,000,000 s.
     """
-    seconds, rest = _duration_parts(int(nanos))
+    seconds, rest = _duration_parts(whole_nanos(nanos))
     return make(class_of(cls, PKG + "Duration"), seconds=seconds, nanos=rest)
 
 

@@ -12,7 +12,11 @@ __all__ = ["struct_from_dict", "struct_to_dict", "value_from_python", "value_to_
            "list_value_from_list", "list_value_to_list"]
 
 
-def value_from_python(x: _Any, *, cls: type | None = None, _path: str = "$") -> _Any:
+#: How deep plain values may nest (a ``dict`` or ``list`` a level), as ProtoJSON parsers limit JSON.
+MAX_NESTING = 100
+
+
+def value_from_python(x: _Any, *, cls: type | None = None, _path: str = "$", _open: tuple[int, ...] = ()) -> _Any:
     """A ``Value`` of a plain Python value, recursively (as ``json.loads`` gives them).
 
     ``None`` -> ``null_value``, ``bool`` -> ``bool_value``, ``int``/``float`` ->
@@ -27,6 +31,8 @@ def value_from_python(x: _Any, *, cls: type | None = None, _path: str = "$") -> 
 
     Raises:
         TypeError: a value (or a mapping key) of another type, naming its path (``$.a[2]``).
+        ValueError: an ``int`` too large for a double, a ``dict`` or ``list`` that contains
+            itself, or nesting deeper than :data:`MAX_NESTING` levels (each naming its path).
     """
     vcls = class_of(cls, PKG + "Value")
     members = member_names(vcls)
@@ -45,14 +51,30 @@ def value_from_python(x: _Any, *, cls: type | None = None, _path: str = "$") -> 
     if isinstance(x, bool):
         return vcls(**{kind: OneOf(members["bool_value"], x)})
     if isinstance(x, (int, float)):
-        return vcls(**{kind: OneOf(members["number_value"], float(x))})
+        try:
+            number = float(x)
+        except OverflowError:
+            raise ValueError(f"{x.bit_length()}-bit int is too large for a double (number_value)"
+                             f" - at `{_path}`") from None
+        return vcls(**{kind: OneOf(members["number_value"], number)})
     if isinstance(x, str):
         return vcls(**{kind: OneOf(members["string_value"], x)})
-    if isinstance(x, Mapping):
-        return vcls(**{kind: OneOf(members["struct_value"], _struct(x, vcls, _path))})
-    if isinstance(x, (list, tuple)):
-        return vcls(**{kind: OneOf(members["list_value"], _list_value(x, vcls, _path))})
+    if isinstance(x, (Mapping, list, tuple)):
+        _open = _enter(x, _open, _path)
+        if isinstance(x, Mapping):
+            return vcls(**{kind: OneOf(members["struct_value"], _struct(x, vcls, _path, _open=_open))})
+        return vcls(**{kind: OneOf(members["list_value"], _list_value(x, vcls, _path, _open))})
     raise TypeError(f"{type(x).__name__} has no google.protobuf.Value form - at `{_path}`")
+
+
+def _enter(container: _Any, open_ids: tuple[int, ...], path: str) -> tuple[int, ...]:
+    """``open_ids`` (the containers being converted) with ``container``, refusing a cycle or too deep a nesting."""
+    if id(container) in open_ids:
+        raise ValueError(f"a {type(container).__name__} that contains itself has no google.protobuf.Value form"
+                         f" - at `{path}`")
+    if len(open_ids) >= MAX_NESTING:
+        raise ValueError(f"values nested deeper than {MAX_NESTING} levels - at `{path}`")
+    return (*open_ids, id(container))
 
 
 def _field_type(cls: type, proto_name: str) -> _Any:
@@ -60,19 +82,19 @@ def _field_type(cls: type, proto_name: str) -> _Any:
     return f.map_value if f.is_map else f.type
 
 
-def _struct(d: Mapping, vcls: type, path: str, scls: type | None = None) -> _Any:
+def _struct(d: Mapping, vcls: type, path: str, scls: type | None = None, _open: tuple[int, ...] = ()) -> _Any:
     struct_cls: type = scls or _field_type(vcls, "struct_value")
     fields = {}
     for k, v in d.items():
         if not isinstance(k, str):
             raise TypeError(f"a Struct key must be a str, got {type(k).__name__} {k!r} - at `{path}`")
-        fields[k] = value_from_python(v, cls=vcls, _path=f"{path}.{k}")
+        fields[k] = value_from_python(v, cls=vcls, _path=f"{path}.{k}", _open=_open)
     return make(struct_cls, fields=fields)
 
 
-def _list_value(items: Iterable, vcls: type, path: str) -> _Any:
+def _list_value(items: Iterable, vcls: type, path: str, _open: tuple[int, ...] = ()) -> _Any:
     lcls = _field_type(vcls, "list_value")
-    return make(lcls, values=tuple(value_from_python(v, cls=vcls, _path=f"{path}[{i}]")
+    return make(lcls, values=tuple(value_from_python(v, cls=vcls, _path=f"{path}[{i}]", _open=_open)
                                     for i, v in enumerate(items)))
 
 
@@ -107,12 +129,13 @@ def struct_from_dict(d: Mapping[str, _Any], *, cls: type | None = None) -> _Any:
 
     Raises:
         TypeError: ``d`` is not a mapping, or holds a value or key without a ``Value`` form (with its path).
+        ValueError: as :func:`value_from_python` (too large an ``int``, a cycle, too deep a nesting).
     """
     if not isinstance(d, Mapping):
         raise TypeError(f"expected a dict, got {type(d).__name__}")
     scls = class_of(cls, PKG + "Struct")
     vcls = _field_type(scls, "fields")
-    return _struct(d, vcls, "$", scls)
+    return _struct(d, vcls, "$", scls, _open=_enter(d, (), "$"))
 
 
 def struct_to_dict(s: _Any) -> dict[str, _Any]:
@@ -126,9 +149,12 @@ def list_value_from_list(items: Iterable[_Any], *, cls: type | None = None) -> _
 
     Raises:
         TypeError: an element has no ``Value`` form (with its path).
+        ValueError: as :func:`value_from_python` (too large an ``int``, a cycle, too deep a nesting).
     """
     lcls = class_of(cls, PKG + "ListValue")
-    return make(lcls, values=tuple(value_from_python(v, cls=_field_type(lcls, "values"), _path=f"$[{i}]")
+    opened = _enter(items, (), "$")
+    vcls = _field_type(lcls, "values")
+    return make(lcls, values=tuple(value_from_python(v, cls=vcls, _path=f"$[{i}]", _open=opened)
                                     for i, v in enumerate(items)))
 
 

@@ -7,7 +7,7 @@ import time
 from typing import Any as _Any
 
 from pbj.protojson.text_forms import TIMESTAMP_MAX_SECONDS, TIMESTAMP_MIN_SECONDS, parse_timestamp, timestamp_text
-from pbj.wkt._common import PKG, check, class_of, make
+from pbj.wkt._common import PKG, check, class_of, make, whole_nanos
 
 __all__ = ["timestamp_from_datetime", "timestamp_to_datetime", "timestamp_from_nanos", "timestamp_to_nanos",
            "timestamp_from_text", "timestamp_to_text", "timestamp_now"]
@@ -25,14 +25,17 @@ def timestamp_from_datetime(dt: datetime.datetime, *, cls: type | None = None) -
 
     Raises:
         TypeError: ``dt`` is not a ``datetime``, or ``cls`` is not a Timestamp class.
+        ValueError: the instant, in UTC, is outside 0001-01-01..9999-12-31 (an aware ``datetime``
+            near either end can fall outside it once its offset is applied).
     """
     if not isinstance(dt, datetime.datetime):
         raise TypeError(f"expected a datetime, got {type(dt).__name__}")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=datetime.UTC)
     delta = dt - _EPOCH
-    return make(class_of(cls, PKG + "Timestamp"), seconds=delta.days * 86400 + delta.seconds,
-                 nanos=delta.microseconds * 1000)
+    seconds, nanos = delta.days * 86400 + delta.seconds, delta.microseconds * 1000
+    _timestamp_range(seconds, nanos)
+    return make(class_of(cls, PKG + "Timestamp"), seconds=seconds, nanos=nanos)
 
 
 def timestamp_to_datetime(ts: _Any) -> datetime.datetime:
@@ -61,9 +64,10 @@ def timestamp_from_nanos(nanos: int, *, cls: type | None = None) -> _Any:
     """A ``Timestamp`` ``nanos`` nanoseconds after the Unix epoch (negative: before), exactly.
 
     Raises:
+        TypeError: ``nanos`` is not an ``int`` (a ``float`` or ``bool`` is refused, not rounded).
         ValueError: the instant is outside 0001-01-01..9999-12-31.
     """
-    seconds, rest = divmod(int(nanos), _NANOS)
+    seconds, rest = divmod(whole_nanos(nanos), _NANOS)
     _timestamp_range(seconds, rest)
     return make(class_of(cls, PKG + "Timestamp"), seconds=seconds, nanos=rest)
 
