@@ -54,7 +54,7 @@ def value_from_python(x: _Any, *, cls: type | None = None, _path: str = "$", _op
         try:
             number = float(x)
         except OverflowError:
-            raise ValueError(f"{x.bit_length()}-bit int is too large for a double (number_value)"
+            raise ValueError(f"{int(x).bit_length()}-bit int is too large for a double (number_value)"
                              f" - at `{_path}`") from None
         return vcls(**{kind: OneOf(members["number_value"], number)})
     if isinstance(x, str):
