@@ -189,10 +189,15 @@ def markdown(results: dict, header: bool = True) -> str:
         row = [label, _spread(p), *(_spread(_cell(libs[n], theirs)) for n in peers)]
         if upb:
             u = _cell(upb, theirs)
-            row.append(f"{p['median_us'] / u['median_us']:.2f}" if p and u and u["median_us"] else "")
+            row.append(f"{p['median_us'] / u['median_us']:.2f} ({p['min_us'] / u['min_us']:.2f})"
+                       if p and u and u["median_us"] and u["min_us"] else "")
             row.append(f"≤ {target:g}" if target else "")
         rows.append(row)
     out += _table(head, rows)
+    if upb:
+        out += ["", "pbj/upb: ratio of the medians (of the best runs); target: the issue's, as a ratio to upb's time. "
+                "fresh: a request just decoded (outside the timed region); sizes cached: encoded once before. "
+                "upb decodes lazily (Python objects are made when a field is read), so compare decode + read."]
     notes = []
     for n, lib in libs.items():
         if not lib.get("available"):
