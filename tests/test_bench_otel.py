@@ -108,8 +108,9 @@ def test_descriptor_set_is_the_otlp_files_dependencies_first():
 def test_bench_otel_quick_run(tmp_path):
     """``pbj bench otel --quick`` as users run it: pbj and upb, every cell, the checks, the table."""
     out = tmp_path / "otel.json"
-    proc = subprocess.run([sys.executable, "-m", "pbj", "bench", "otel", "--quick", "--peers", "google-upb,betterproto2",
-                           "--json", str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "pbj", "bench", "otel", "--quick", "--peers",
+                           "google-upb,betterproto2", "--json", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(out.read_text())
     assert results["engine"] and results["machine"]["python"] == sys.version.split()[0]

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARK", "MARK_FUNCTION", "HOT_OPS", "BLOCK_OPS", "OTEL_OPS", "Operation", "operations", "run_regions", "main"]
+__all__ = ["MARK", "MARK_FUNCTION", "HOT_OPS", "BLOCK_OPS", "OTEL_OPS", "Operation", "operations", "run_regions",
+           "main"]
 
 #: The marker: a Python call of a C library function that nothing else in the process calls.
 MARK = os.getppid

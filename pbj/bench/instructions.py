@@ -243,7 +243,7 @@ def _prepare_otel(args: argparse.Namespace, folder: Path) -> dict:
 
     spans = getattr(args, "spans", None) or (QUICK_SPANS if args.quick else otel.SPANS)
     raw, schema = otel.build_request(spans), otel.descriptor_set()
-    request = pbj.decode(otel.pbj_class(schema), raw)
+    request: object = pbj.decode(otel.pbj_class(schema), raw)
     (folder / "otel.bin").write_bytes(raw)
     (folder / "otel.binpb").write_bytes(schema)
     return {"raw_path": str(folder / "otel.bin"), "schema_path": str(folder / "otel.binpb"),
@@ -351,7 +351,7 @@ def markdown(results: dict, header: bool = True) -> str:
             f"Libraries: {', '.join(versions) or 'none'}."
             + (f" Block: {block['source']}, {block['bytes']:,} bytes, {block['items']:,} items." if block else "")
             + _otel_line(results), "",
-            f"Instructions per operation (callgrind Ir), garbage collector off; "
+            "Instructions per operation (callgrind Ir), garbage collector off; "
             + (f"{cfg['otel_batch']} request(s)" if "otel" in cfg["parts"] else
                f"{cfg['hot_batch']} hot messages or {cfg['block_batch']} block(s)")
             + " per region, minus the same loop over an identity function; "

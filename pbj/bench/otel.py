@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pbj.bench.suite import Codec
 
 __all__ = ["SPANS", "REQUEST_TYPE", "TRACE_SERVICE_MODULE", "descriptor_set", "build_spans", "build_request",
            "describe", "pbj_class", "google_class", "pbj_codec", "google_codec", "engine"]
@@ -88,24 +91,28 @@ def descriptor_set() -> bytes:
     return fds.SerializeToString()
 
 
-class _SeededIds:
-    """Span and trace ids from a seeded generator (an ``opentelemetry.sdk.trace.IdGenerator``)."""
+def _seeded_ids(seed: int) -> Any:
+    """An ``opentelemetry.sdk.trace.IdGenerator`` of span and trace ids drawn from ``random.Random(seed)``."""
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-    def __init__(self, seed: int) -> None:
-        self._random = random.Random(seed)
+    class SeededIds(IdGenerator):
+        def __init__(self) -> None:
+            self._random = random.Random(seed)
 
-    def generate_span_id(self) -> int:
-        return self._random.getrandbits(64) or 1
+        def generate_span_id(self) -> int:
+            return self._random.getrandbits(64) or 1
 
-    def generate_trace_id(self) -> int:
-        return self._random.getrandbits(128) or 1
+        def generate_trace_id(self) -> int:
+            return self._random.getrandbits(128) or 1
 
-    def is_trace_id_random(self) -> bool:
-        """The ids are random (seeded): the SDK sets W3C's "random trace id" flag on the spans."""
-        return True
+        def is_trace_id_random(self) -> bool:
+            """The ids are random (seeded): the SDK sets W3C's "random trace id" flag on the spans."""
+            return True
+
+    return SeededIds()
 
 
-_RESOURCE = {
+_RESOURCE: dict[str, Any] = {
     "service.name": "checkout", "service.namespace": "shop", "service.version": "2.14.1",
     "service.instance.id": "checkout-7d9f8b6c4-x2k9p", "deployment.environment.name": "production",
     "host.name": "ip-10-0-3-17.eu-west-1.compute.internal", "host.arch": "amd64",
@@ -164,7 +171,7 @@ def build_spans(spans: int = SPANS, seed: int = 2026) -> list:
     from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create(_RESOURCE), id_generator=_SeededIds(seed))
+    provider = TracerProvider(resource=Resource.create(_RESOURCE), id_generator=_seeded_ids(seed))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     http = provider.get_tracer("opentelemetry.instrumentation.flask", "0.52b1",
                                schema_url="https://opentelemetry.io/schemas/1.30.0")
@@ -232,7 +239,8 @@ def build_request(spans: int = SPANS, seed: int = 2026) -> bytes:
 
 
 def pbj_class(schema: bytes | None = None) -> type:
-    """pbj's ``ExportTraceServiceRequest`` class, loaded at run time from ``schema`` (default :func:`descriptor_set`)."""
+    """pbj's ``ExportTraceServiceRequest`` class, loaded at run time from the ``FileDescriptorSet`` ``schema``
+    (default :func:`descriptor_set`)."""
     import pbj
 
     return pbj.load_descriptor_set(descriptor_set() if schema is None else schema)[REQUEST_TYPE]
@@ -264,7 +272,7 @@ def describe(request: Any) -> dict:
     return out
 
 
-def pbj_codec(cls: type):
+def pbj_codec(cls: type) -> Codec:
     """pbj's :class:`~pbj.bench.suite.Codec` for the request class: ``pbj.decode``/``pbj.encode``, both writers."""
     import pbj
     from pbj.bench.readers import PbjReader
@@ -276,7 +284,7 @@ def pbj_codec(cls: type):
                  read=PbjReader().read, prime=pbj.encode)
 
 
-def google_codec():
+def google_codec() -> Codec:
     """Google protobuf's :class:`~pbj.bench.suite.Codec` (the backend this process loaded), on
     ``opentelemetry-proto``'s own class: ``FromString`` and ``SerializeToString()``, as OTLP exporters call."""
     from pbj.bench.readers import GoogleReader

@@ -248,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ImportError(f"asked for backend {PEERS[peer][1]}, got {google_peer.implementation()}")
         result = run_peer(peer, Path(config["raw_path"]).read_bytes(), config["timing"])
     except ImportError as exc:
-        result = {"peer": peer, "available": False, "reason": f"not installed ({exc}); pip install 'pbj-protobuf[bench]'"}
+        result = {"peer": peer, "available": False,
+                  "reason": f"not installed ({exc}); pip install 'pbj-protobuf[bench]'"}
     print(json.dumps(result))
     return 0
 
