@@ -26,6 +26,9 @@ so pbj and Google's protobuf decode with the same schema. Needs the ``bench`` ex
 (``pip install 'pbj-protobuf[bench]'``); importing this module does not.
 """
 
+# OpenTelemetry is the bench extra's, not installed for the tests: pyright checks this module without it
+# pyright: reportMissingImports=false
+
 from __future__ import annotations
 
 import random
