@@ -234,24 +234,6 @@ def _prepare(args: argparse.Namespace, max_items: int | None, folder: Path) -> d
     return shared
 
 
-def _prepare_otel(args: argparse.Namespace, folder: Path) -> dict:
-    """The otel case's shared inputs: the request (:mod:`pbj.bench.otel`, ``--spans`` or 512; 24 with
-    ``--quick``) and its schema written to ``folder``, pbj's checksum, and ``"otel": {...}`` (what it holds)."""
-    from pbj.bench import otel
-    from pbj.bench.otel_run import QUICK_SPANS
-    from pbj.bench.readers import PbjReader
-
-    spans = getattr(args, "spans", None) or (QUICK_SPANS if args.quick else otel.SPANS)
-    raw, schema = otel.build_request(spans), otel.descriptor_set()
-    request: object = pbj.decode(otel.pbj_class(schema), raw)
-    (folder / "otel.bin").write_bytes(raw)
-    (folder / "otel.binpb").write_bytes(schema)
-    return {"raw_path": str(folder / "otel.bin"), "schema_path": str(folder / "otel.binpb"),
-            "checksum": PbjReader().read(request),
-            "otel": {"type": otel.REQUEST_TYPE, "bytes": len(raw), **otel.describe(request),
-                     "batch": min(MAX_BLOCK_BATCH, max(1, BLOCK_REGION_BYTES // len(raw)))}}
-
-
 def run(args: argparse.Namespace, program: str) -> dict:
     """Count everything ``args`` asks for with the valgrind at ``program``; return the results document."""
     from pbj.bench.run import machine_info
@@ -281,8 +263,9 @@ def run(args: argparse.Namespace, program: str) -> dict:
         folder = Path(tmp)
         if otel_case:
             from pbj.bench.otel import engine
+            from pbj.bench.otel_run import callgrind_inputs
 
-            shared = _prepare_otel(args, folder)
+            shared = callgrind_inputs(args, folder)
             results["otel"], results["engine"] = shared.pop("otel"), engine()
             settings["otel_batch"] = results["otel"].pop("batch")
         else:

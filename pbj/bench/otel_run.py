@@ -32,7 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["QUICK_SPANS", "ROWS", "TARGET", "run", "checks_passed", "markdown", "execute", "run_peer", "main"]
+__all__ = ["QUICK_SPANS", "ROWS", "TARGET", "run", "checks_passed", "markdown", "callgrind_inputs", "execute",
+           "run_peer", "main"]
 
 #: Spans of a ``--quick`` run's request.
 QUICK_SPANS = 24
@@ -211,6 +212,30 @@ def markdown(results: dict, header: bool = True) -> str:
     if notes:
         out += ["", "Notes:", *notes]
     return "\n".join(out) + "\n"
+
+
+def callgrind_inputs(args: argparse.Namespace, folder: Path) -> dict:
+    """The inputs every ``pbj bench otel --instructions`` worker shares (:mod:`pbj.bench.instructions`).
+
+    The request (:mod:`pbj.bench.otel`: ``--spans`` spans, else 512, 24 with ``--quick``) and its
+    schema, written to ``folder``; pbj's "read every field" checksum of it; and ``"otel"``: what it
+    holds (:func:`pbj.bench.otel.describe`) and how many requests a callgrind region decodes
+    (``"batch"``).
+    """
+    import pbj
+    from pbj.bench import otel
+    from pbj.bench.instructions import BLOCK_REGION_BYTES, MAX_BLOCK_BATCH
+    from pbj.bench.readers import PbjReader
+
+    spans = getattr(args, "spans", None) or (QUICK_SPANS if args.quick else otel.SPANS)
+    raw, schema = otel.build_request(spans), otel.descriptor_set()
+    request: object = pbj.decode(otel.pbj_class(schema), raw)
+    (folder / "otel.bin").write_bytes(raw)
+    (folder / "otel.binpb").write_bytes(schema)
+    return {"raw_path": str(folder / "otel.bin"), "schema_path": str(folder / "otel.binpb"),
+            "checksum": PbjReader().read(request),
+            "otel": {"type": otel.REQUEST_TYPE, "bytes": len(raw), **otel.describe(request),
+                     "batch": min(MAX_BLOCK_BATCH, max(1, BLOCK_REGION_BYTES // len(raw)))}}
 
 
 def execute(args: argparse.Namespace) -> int:
