@@ -18,8 +18,16 @@ import pytest
 
 from tests.conftest import REPO
 
-HAVE_OTEL = all(importlib.util.find_spec(m) is not None
-                for m in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.common", "opentelemetry.proto"))
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:                 # its parent package is missing
+        return False
+
+
+HAVE_OTEL = all(_installed(m) for m in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.common",
+                                        "opentelemetry.proto"))
 needs_otel = pytest.mark.skipif(not HAVE_OTEL, reason="needs the bench extra: pip install -e '.[bench]'")
 
 #: Two traces: the second's server span links to the first's, so every kind of part is there.

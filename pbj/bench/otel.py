@@ -166,12 +166,11 @@ def build_spans(spans: int = SPANS, seed: int = 2026) -> list:
     """
     if spans < 1:
         raise ValueError(f"spans must be at least 1, not {spans}")
-    from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+    from opentelemetry.trace import Link, SpanKind, Status, StatusCode, set_span_in_context
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create(_RESOURCE), id_generator=_seeded_ids(seed))
@@ -191,7 +190,7 @@ def build_spans(spans: int = SPANS, seed: int = 2026) -> list:
                                links=[Link(previous, {"link.reason": "retry of the previous request"})]
                                if previous is not None and i % 4 == 1 else ())
         made += 1
-        ctx = trace.set_span_in_context(root)
+        ctx = set_span_in_context(root)
         children = min(_TRACE_SPANS - 1, spans - made)
         for j in range(children):
             begin = start + 120_000 + j * 850_000
