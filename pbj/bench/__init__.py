@@ -5,7 +5,9 @@ machine. Modules: :mod:`~pbj.bench.workload` (the block, its schema, the batches
 :mod:`~pbj.bench.suite` (what is timed), :mod:`~pbj.bench.timing` (how), :mod:`~pbj.bench.readers`
 (reading every field, for pbj and Google), :mod:`~pbj.bench.worker` (one peer in its own process),
 :mod:`~pbj.bench.report` (tables, JSON summary, plot), :mod:`~pbj.bench.hot_pbj` and
-:mod:`pbj.bench.peers` (the hot message declared for each library). See ``docs/performance.md``.
+:mod:`pbj.bench.peers` (the hot message declared for each library), :mod:`~pbj.bench.otel` and
+:mod:`~pbj.bench.otel_run` (``pbj bench otel``: a real OpenTelemetry trace export request). See
+``docs/performance.md``.
 """
 
 __all__ = ["main"]

@@ -3,9 +3,10 @@
 ``python -m pbj.bench.callgrind_worker CONFIG.json`` (under ``valgrind --tool=callgrind
 --dump-before=getppid``). The configuration, a JSON object written by the runner::
 
-    {"library": "pbj" | "google-upb", "part": "hot" | "block", "batch": 200, "runs": 2,
+    {"library": "pbj" | "google-upb", "part": "hot" | "block" | "otel", "batch": 200, "runs": 2,
      "warmup": 1, "expected_hex": "...", "checksum": 123,                  # part "hot"
      "raw_path": "...", "schema_path": "...", "block_type": "...",          # part "block"
+     "raw_path": "...", "schema_path": "...", "checksum": 123,             # part "otel"
      "manifest": "..."}
 
 A *region* is the code between two calls of :data:`MARK` (``os.getppid``, which nothing else in
@@ -46,7 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARK", "MARK_FUNCTION", "HOT_OPS", "BLOCK_OPS", "Operation", "operations", "run_regions", "main"]
+__all__ = ["MARK", "MARK_FUNCTION", "HOT_OPS", "BLOCK_OPS", "OTEL_OPS", "Operation", "operations", "run_regions",
+           "main"]
 
 #: The marker: a Python call of a C library function that nothing else in the process calls.
 MARK = os.getppid
@@ -57,6 +59,8 @@ MARK_FUNCTION = "getppid"
 HOT_OPS = ("decode", "encode_fresh", "encode_cached", "decode_read", "encode_reverse")
 #: The operations on the whole block, in report order.
 BLOCK_OPS = ("decode", "encode_fresh", "encode_cached", "decode_walk")
+#: The operations on the OpenTelemetry export request (:mod:`pbj.bench.otel`), in report order.
+OTEL_OPS = ("decode", "encode_fresh", "encode_cached", "decode_read", "encode_reverse")
 
 
 @dataclass
@@ -180,8 +184,53 @@ def _upb_block(config: dict) -> tuple[dict[str, Operation], dict]:
     return ops, {"version": google_peer.version(), "backend": google_peer.implementation(), "bytes": len(raw)}
 
 
+def _pbj_otel(config: dict) -> tuple[dict[str, Operation], dict]:
+    import pbj
+    from pbj.bench import otel
+    from pbj.bench.readers import PbjReader
+
+    raw = Path(config["raw_path"]).read_bytes()
+    cls = otel.pbj_class(Path(config["schema_path"]).read_bytes())
+    decode, encode, read = pbj.decode, pbj.encode, PbjReader().read
+    cached: Any = decode(cls, raw)
+    _check("pbj.encode of the decoded request = its bytes", encode(cached) == raw)  # sizes now cached
+    _check("pbj reverse writer on the decoded request = its bytes", encode(cached, reverse=True) == raw)
+    _check("pbj read checksum of the request", read(cached) == config["checksum"])
+    k = range(config["batch"])
+    ops = {
+        "decode": Operation(lambda b: decode(cls, b), lambda: [raw for _ in k]),
+        "encode_fresh": Operation(lambda o: encode(o), lambda: [decode(cls, raw) for _ in k]),
+        "encode_cached": Operation(lambda o: encode(o), lambda: [cached for _ in k]),
+        "decode_read": Operation(lambda b: read(decode(cls, b)), lambda: [raw for _ in k]),
+        "encode_reverse": Operation(lambda o: encode(o, reverse=True), lambda: [cached for _ in k]),
+    }
+    return ops, {"version": pbj.__version__, "backend": otel.engine(), "bytes": len(raw)}
+
+
+def _upb_otel(config: dict) -> tuple[dict[str, Operation], dict]:
+    from pbj.bench import otel
+    from pbj.bench.peers import google_peer
+    from pbj.bench.readers import GoogleReader
+
+    raw = Path(config["raw_path"]).read_bytes()
+    cls: Any = otel.google_class()
+    read = GoogleReader().read
+    cached: Any = cls.FromString(raw)
+    _check("upb SerializeToString of the decoded request = its bytes", cached.SerializeToString() == raw)
+    _check("upb read checksum = pbj's", read(cls.FromString(raw)) == config["checksum"])
+    k = range(config["batch"])
+    ops = {
+        "decode": Operation(lambda b: cls.FromString(b), lambda: [raw for _ in k]),
+        "encode_fresh": Operation(lambda o: o.SerializeToString(), lambda: [cls.FromString(raw) for _ in k]),
+        "encode_cached": Operation(lambda o: o.SerializeToString(), lambda: [cached for _ in k]),
+        "decode_read": Operation(lambda b: read(cls.FromString(b)), lambda: [raw for _ in k]),
+    }
+    return ops, {"version": google_peer.version(), "backend": google_peer.implementation(), "bytes": len(raw)}
+
+
 _BUILDERS = {("pbj", "hot"): _pbj_hot, ("google-upb", "hot"): _upb_hot,
-             ("pbj", "block"): _pbj_block, ("google-upb", "block"): _upb_block}
+             ("pbj", "block"): _pbj_block, ("google-upb", "block"): _upb_block,
+             ("pbj", "otel"): _pbj_otel, ("google-upb", "otel"): _upb_otel}
 
 
 def operations(config: dict) -> tuple[dict[str, Operation], dict]:

@@ -12,6 +12,11 @@ wrappers alike) for the benchmark's operations:
 * the whole real block (``pbj/data/*.blk.gz`` as one ``Block``, HAPI v0.55.0 descriptors loaded
   at run time): decode; fresh encode; sizes-cached encode; decode + walk every field
   (:mod:`pbj.bench.readers`);
+* with the ``otel`` case (``pbj bench otel --instructions``), instead of those two: a real
+  OpenTelemetry trace export request (:mod:`pbj.bench.otel`, 512 SDK spans, schema loaded at run
+  time): decode; fresh encode; sizes-cached encode; decode + read every field (the same generic
+  readers); pbj's reverse writer. pbj is counted through ``pbj.encode``/``pbj.decode``, whatever
+  engine it runs (the report names it); upb through ``opentelemetry-proto``'s own class;
 
 for pbj and for Google's ``protobuf`` with its upb backend, in the same run, each library and
 part (hot, block) in a process of its own under callgrind (at most two at a time).
@@ -56,7 +61,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pbj
-from pbj.bench.callgrind_worker import BLOCK_OPS, HOT_OPS, MARK_FUNCTION
+from pbj.bench.callgrind_worker import BLOCK_OPS, HOT_OPS, MARK_FUNCTION, OTEL_OPS
 
 __all__ = ["QUICK", "FULL", "SKIP_MESSAGE", "LABELS", "valgrind", "valgrind_version", "callgrind_command",
            "read_dumps", "per_operation", "run", "markdown", "execute"]
@@ -84,8 +89,13 @@ LABELS = {
     ("block", "encode_fresh"): "block fresh encode",
     ("block", "encode_cached"): "block sizes-cached encode",
     ("block", "decode_walk"): "block decode + walk",
+    ("otel", "decode"): "otel decode",
+    ("otel", "encode_fresh"): "otel fresh encode",
+    ("otel", "encode_cached"): "otel sizes-cached encode",
+    ("otel", "decode_read"): "otel decode + read every field",
+    ("otel", "encode_reverse"): "otel reverse encode",
 }
-PART_OPS = {"hot": HOT_OPS, "block": BLOCK_OPS}
+PART_OPS = {"hot": HOT_OPS, "block": BLOCK_OPS, "otel": OTEL_OPS}
 LIBRARIES = ("pbj", "google-upb")
 
 
@@ -239,7 +249,8 @@ def run(args: argparse.Namespace, program: str) -> dict:
         settings["max_items"] = args.max_items
     started = time.time()
     libraries = ["pbj"] + ([] if args.no_peers or "google-upb" not in args.peers else ["google-upb"])
-    parts = ["hot"] + ([] if args.no_block else ["block"])
+    otel_case = getattr(args, "case", None) == "otel"
+    parts = ["otel"] if otel_case else ["hot"] + ([] if args.no_block else ["block"])
     results: dict = {
         "format": "pbj-bench-instructions/1",
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -250,7 +261,15 @@ def run(args: argparse.Namespace, program: str) -> dict:
     }
     with tempfile.TemporaryDirectory(prefix="pbj-callgrind-") as tmp:
         folder = Path(tmp)
-        shared = _prepare(args, settings["max_items"], folder)
+        if otel_case:
+            from pbj.bench.otel import engine
+            from pbj.bench.otel_run import callgrind_inputs
+
+            shared = callgrind_inputs(args, folder)
+            results["otel"], results["engine"] = shared.pop("otel"), engine()
+            settings["otel_batch"] = results["otel"].pop("batch")
+        else:
+            shared = _prepare(args, settings["max_items"], folder)
         block = results["block"] = shared.pop("block", None)
         if block:
             settings["block_batch"] = block.pop("batch")
@@ -258,7 +277,7 @@ def run(args: argparse.Namespace, program: str) -> dict:
         jobs = []
         for part in reversed(parts):  # the long block workers first
             for lib in libraries:
-                batch = settings["hot_batch"] if part == "hot" else settings["block_batch"]
+                batch = settings[f"{part}_batch"]
                 jobs.append({**shared, "library": lib, "part": part, "batch": batch, "runs": settings["runs"],
                              "warmup": settings["warmup"]})
         workers = max(1, min(2, os.cpu_count() or 1))
@@ -288,6 +307,16 @@ def _op(results: dict, lib: str, part: str, op: str) -> dict | None:
     return (r.get("ops") or {}).get(op) if r.get("available") else None
 
 
+def _otel_line(results: dict) -> str:
+    """The otel case's request and pbj's engine, for the header ("" for the other parts)."""
+    req = results.get("otel")
+    if not req:
+        return ""
+    return (f" Request: one OTLP `ExportTraceServiceRequest`, {req['bytes']:,} bytes, {req['spans']:,} spans, "
+            f"{req['events']:,} events, {req['links']:,} link(s), {req['attributes']:,} attributes. "
+            f"pbj engine: {results.get('engine', 'python')}.")
+
+
 def markdown(results: dict, header: bool = True) -> str:
     """The run as Markdown: machine and method line, then one table of instructions per operation."""
     m, cfg = results["machine"], results["config"]
@@ -303,12 +332,15 @@ def markdown(results: dict, header: bool = True) -> str:
             f"{m['python']}; valgrind {results['valgrind']}. Run {results['created']}, "
             f"{results.get('elapsed_s', 0):.0f} s.", "",
             f"Libraries: {', '.join(versions) or 'none'}."
-            + (f" Block: {block['source']}, {block['bytes']:,} bytes, {block['items']:,} items." if block else ""),
-            "",
-            f"Instructions per operation (callgrind Ir), garbage collector off; {cfg['hot_batch']} hot messages "
-            f"or {cfg['block_batch']} block(s) per region, minus the same loop over an identity function; "
+            + (f" Block: {block['source']}, {block['bytes']:,} bytes, {block['items']:,} items." if block else "")
+            + _otel_line(results), "",
+            "Instructions per operation (callgrind Ir), garbage collector off; "
+            + (f"{cfg['otel_batch']} request(s)" if "otel" in cfg["parts"] else
+               f"{cfg['hot_batch']} hot messages or {cfg['block_batch']} block(s)")
+            + " per region, minus the same loop over an identity function; "
             f"mean of {cfg['runs']} run(s); spread: largest difference between runs."
-            + (" Quick run: fewer hot messages per region, a cut block." if cfg.get("quick") else ""), ""]
+            + ((" Quick run: a 24-span request." if "otel" in cfg["parts"] else
+                " Quick run: fewer hot messages per region, a cut block.") if cfg.get("quick") else ""), ""]
     libs = list(results["libraries"])
     head = ["operation", *libs, *(["pbj/upb"] if "google-upb" in libs else []), "spread"]
     rows = []

@@ -215,6 +215,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
     if parser is None:
         parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("case", nargs="?", choices=("otel",),
+                        help="run one case instead of the block and hot message: otel = a real OpenTelemetry "
+                             "trace export request (pbj.bench.otel_run; uses --quick, --spans, --runs, --warmup, "
+                             "--peers, --no-peers, --json, --markdown, --from-json, --instructions)")
+    parser.add_argument("--spans", type=int, metavar="N",
+                        help="spans in the otel case's request (default 512, the SDK's export batch; --quick: 24)")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per operation under valgrind's callgrind, pbj and upb, instead "
                              "of timing (uses --quick, --block, --descriptor-set, --proto, --block-type, "
@@ -272,6 +278,10 @@ def execute(args: argparse.Namespace) -> int:
         from pbj.bench import instructions
 
         return instructions.execute(args)
+    if getattr(args, "case", None) == "otel":
+        from pbj.bench import otel_run
+
+        return otel_run.execute(args)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
     else:
