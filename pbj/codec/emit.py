@@ -104,7 +104,16 @@ class Emit:
         return self.scope.shared(("ST", tag, kind), f"ST_{tag.hex()}_{kind}", lambda: struct.Struct(fmt))
 
     def get(self, plan: MessagePlan, name: str, obj: str = "o") -> str:
-        """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot)."""
+        """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot).
+
+        A field with a declared default is read through its slot too: ``o.name``
+        would give the default when the field is unset (:mod:`pbj.schema.presence`),
+        and an unset field is never written.
+        """
+        if name in getattr(plan.cls, "__pbj_defaults__", ()):
+            raw = self.scope.shared(("raw", plan.idx, name), "raw_attr",
+                                    lambda: plan.slots_class.__dict__[name].__get__)
+            return f"{raw}({obj})"
         if attr_ok(name):
             return f"{obj}.{name}"
         getter = self.scope.shared(("get", name), "get_attr", lambda: operator.attrgetter(name))
@@ -132,7 +141,7 @@ class Emit:
             mp = build_message(resolve(cls), index, lambda c: -1)
         ok = (mp.leaf and not mp.oneofs and 1 <= len(mp.fields) <= 6 and all(
             f.label in (IMPLICIT, EXPLICIT) and not f.closed and not row_of(f.type).is_len and len(f.tag) == 1
-            and attr_ok(f.name) for f in mp.fields))
+            and attr_ok(f.name) and f.declared_default is None for f in mp.fields))
         return mp if ok else None
 
     def stem(self, index: int) -> str:

@@ -11,7 +11,9 @@ protobuf.dev "Language Guide" (proto2, proto3, editions), "Field Presence" and
   ``required`` and editions ``LEGACY_REQUIRED`` fields are ``required``;
 * a repeated field whose type is a map-entry message is a ``pbj.map_field``;
 * groups (proto2) and ``DELIMITED`` message fields (editions) use the group encoding;
-* ``json_name`` and proto2 ``default`` values are kept on each field.
+* ``json_name`` and declared ``default`` values (proto2, editions ``EXPLICIT``)
+  are kept on each field; the attribute of such a field gives the default when
+  the field is unset (:mod:`pbj.schema.presence`).
 
 Message types refer to each other through callables resolved on first use, so
 recursive schemas load.
@@ -157,7 +159,8 @@ class FieldBuilder:
             kwargs["default"] = default
         spec = field(fdp.number, ftype, repeated=repeated, packed=packed if repeated and packable else None,
                      optional=optional, group=group, required=required, **kwargs)
-        return _annotation(ftype, repeated, optional or required or is_message), spec
+        # a field with a declared default reads it when unset: its attribute is never None
+        return _annotation(ftype, repeated, (optional or required or is_message) and default is None), spec
 
     def _map_spec(self, fdp: Any, entry: str, json_name: str | None) -> Any:
         md = self.index.msg_desc[entry][0]

@@ -21,7 +21,7 @@ from pbj.protojson.registry import remember
 from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
-from pbj.schema import OneOf, info
+from pbj.schema import OneOf, info, stored
 
 __all__ = ["build_writer", "build_reader"]
 
@@ -83,11 +83,13 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
         return special(mi, conv, opts)
     steps = _write_steps(mi, conv, opts)
     emit = opts.emit_defaults
+    # a field with a declared default is read as stored: an unset field is not printed
+    get = stored if getattr(cls, "__pbj_defaults__", None) else getattr
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
         for attr, key, mode, w, zero in steps:
-            v = getattr(obj, attr)
+            v = get(obj, attr)
             if mode >= _ONEOF:
                 if v is not None:
                     _write_member(out, attr, v, mode, w)

@@ -25,6 +25,7 @@ from pbj.schema.make_class import make_class
 from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
 from pbj.schema.resolve import check_type, lookup_name, scalar_name_problem
 from pbj.schema.specs import MISSING, FieldSpec
+from pbj.schema.values import BadValue, coerce_field
 from pbj.wire import MAX_FIELD_NUMBER
 
 __all__ = ["message"]
@@ -260,13 +261,37 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     fi = FieldInfo(attr_name, spec.number, t, proto_name=pname, json_name=jname,
                    repeated=spec.repeated, packed=spec.repeated and packable and (spec.packed is not False),
                    optional=spec.optional or (is_msg and not spec.repeated) or spec.required,
-                   default=None if spec.default is MISSING else spec.default, group=spec.group,
-                   required=spec.required)
+                   group=spec.group, required=spec.required)
+    if spec.default is not MISSING and spec.default is not None:
+        fi.default = _declared_default(cls_name, fi, spec.default, is_msg)
     if spec.repeated:
         return fi, ()
     if fi.optional:
         return fi, None
     return fi, (SCALARS[t].zero if scalar else enum_default(t))
+
+
+def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
+    """The stored form of a declared default ("Language Guide (proto2)", "Default Values").
+
+    Raises:
+        SchemaError: the field is repeated, a message, or has implicit presence
+            (only a singular scalar or enum field with explicit presence, or a
+            ``required`` one, can declare a default), or the value does not fit
+            the field's type.
+    """
+    if fi.repeated or is_msg:
+        raise SchemaError("only a singular scalar or enum field can declare a default",
+                          cls_name=cls_name, field_name=fi.name)
+    if not fi.optional:
+        raise SchemaError("a declared default needs explicit presence (optional=True or required=True): "
+                          "a field with implicit presence always reads its zero value", cls_name=cls_name,
+                          field_name=fi.name)
+    try:
+        return coerce_field(fi, default)
+    except BadValue as bad:
+        raise SchemaError(f"default {default!r} does not fit the field: {bad.reason}", cls_name=cls_name,
+                          field_name=fi.name) from None
 
 
 def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
