@@ -58,6 +58,19 @@ def describe_run(plan: MessagePlan, j: int, members: tuple[int, ...]) -> str:
     return comment(f"# oneof {plan.oneofs[j].name}: {fields}")
 
 
+def str_encode(v: str, utf8: bool) -> str:
+    """Source encoding ``str`` value ``v`` to its bytes: strict UTF-8, or (``utf8`` false:
+    proto2 strings, ``utf8_validation = NONE``) with ``surrogateescape``, which gives back the
+    exact bytes a non-UTF-8 value was decoded from (see :mod:`pbj.codec.plan`, ``utf8``)."""
+    return f"{v}.encode()" if utf8 else f"{v}.encode('utf-8', 'surrogateescape')"
+
+
+def str_decode(data: str, utf8: bool) -> str:
+    """Source decoding bytes ``data`` to a ``str``: strict UTF-8 (invalid input raises), or
+    (``utf8`` false) with ``surrogateescape``, so any bytes are kept (see :func:`str_encode`)."""
+    return f"{data}.decode()" if utf8 else f"{data}.decode('utf-8', 'surrogateescape')"
+
+
 def presence_test(f: FieldPlan, v: str) -> str:
     """Source for "this singular value is written" ("Field Presence")."""
     if f.label in (EXPLICIT, MEMBER) or f.type == MESSAGE:

@@ -33,19 +33,21 @@ __all__ = ["message"]
 C = TypeVar("C", bound=type)
 
 _RESERVED_LO, _RESERVED_HI = 19000, 19999
-_ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default"})
+_ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default", "features", "utf8"})
 
 
 @overload
 def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> C: ...
+            map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None) -> C: ...
 @overload
 def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> Callable[[C], C]: ...
+            map_entry: bool = False, edition: str | None = None,
+            features: dict[str, Any] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
 def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
-            message_set: bool = False, map_entry: bool = False) -> Any:
+            message_set: bool = False, map_entry: bool = False, edition: str | None = None,
+            features: dict[str, Any] | None = None) -> Any:
     """Turn an annotated class into a protobuf message class.
 
     The result is a frozen attrs class with slots whose fields are the
@@ -62,7 +64,15 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
     Args:
         cls: the class (when used as ``@pbj.message``).
         full_name: the protobuf full name (the loader sets it).
-        syntax: ``"proto3"`` (default) or ``"proto2"``.
+        syntax: ``"proto3"`` (default) or ``"proto2"`` (whose ``string``
+            fields are not UTF-8-validated: any bytes round-trip, see
+            :mod:`pbj.codec.plan` ``utf8``).
+        edition: ``"2023"`` or ``"2024"``: the class follows that edition's
+            features ("Feature Settings for Editions"), overridden by
+            ``features`` and by each field's ``features``
+            (:mod:`pbj.schema.declared_features`).
+        features: the message's feature settings (feature name -> value, e.g.
+            ``{"field_presence": "IMPLICIT"}``); needs ``edition``.
         message_set: proto2 ``message_set_wire_format``.
         map_entry: the class is a map entry (loader only).
 
@@ -73,13 +83,16 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
         SchemaError: a field number is duplicated, outside 1..2**29-1 or in
             19000-19999; a map key type is illegal; a type is not a scalar
             name, enum or message class; an annotation does not fit the type;
-            a oneof member is repeated or a map.
+            a oneof member is repeated or a map; an unknown edition, feature
+            or feature value, features without an edition, or a keyword that
+            contradicts a field's features; a declared default that does not
+            fit its field.
     """
     if cls is None:
-        return lambda c: _build_message(c, full_name=full_name, syntax=syntax,
-                                        message_set=message_set, map_entry=map_entry)
+        return lambda c: _build_message(c, full_name=full_name, syntax=syntax, message_set=message_set,
+                                        map_entry=map_entry, edition=edition, features=features)
     return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
-                          map_entry=map_entry)
+                          map_entry=map_entry, edition=edition, features=features)
 
 
 class _Annotations:
@@ -204,7 +217,7 @@ def _collect_specs(cls: type, anns: _Annotations) -> list[tuple[str, FieldSpec]]
     return specs
 
 
-def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> OneofInfo:
+def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str], rules: _Rules) -> OneofInfo:
     cls_name = cls.__qualname__
     assert spec.members is not None
     if not spec.members:
@@ -224,14 +237,18 @@ def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
             raise SchemaError("a oneof member cannot be a map", cls_name=cls_name, field_name=mname)
         _static_check(mdef[1], cls, mname)
         pname = opts.get("name") or mname
-        members.append(FieldInfo(mname, mdef[0], mdef[1], proto_name=pname,
-                                 json_name=opts.get("json_name") or json_name_of(pname),
-                                 optional=True, oneof=attr_name, group=opts.get("group", False),
-                                 default=opts.get("default")))
+        member = FieldInfo(mname, mdef[0], mdef[1], proto_name=pname,
+                           json_name=opts.get("json_name") or json_name_of(pname),
+                           optional=True, oneof=attr_name, group=opts.get("group", False),
+                           default=opts.get("default"))
+        rules.apply(member, opts.get("features"), cls_name, group_given=opts.get("group", False),
+                    utf8=opts.get("utf8"))
+        members.append(member)
     return OneofInfo(attr_name, members)
 
 
-def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> tuple[FieldInfo, Any]:
+def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str],
+                rules: _Rules) -> tuple[FieldInfo, Any]:
     """The FieldInfo of a regular or map field, and its default value."""
     cls_name = cls.__qualname__
     _check_number(spec.number, cls_name, attr_name, seen)
@@ -243,8 +260,10 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
         if spec.map_value == "map":
             raise SchemaError("a map value cannot be a map", cls_name=cls_name, field_name=attr_name)
         _static_check(spec.map_value, cls, attr_name)
-        return FieldInfo(attr_name, spec.number, "map", proto_name=pname, json_name=jname, repeated=True,
-                         map_key=spec.map_key, map_value=spec.map_value), EMPTY_MAP
+        fi = FieldInfo(attr_name, spec.number, "map", proto_name=pname, json_name=jname, repeated=True,
+                       map_key=spec.map_key, map_value=spec.map_value)
+        rules.apply(fi, spec.features, cls_name, utf8=spec.utf8)
+        return fi, EMPTY_MAP
     t = spec.type
     if t in ("map", "oneof"):
         raise SchemaError(f"unknown scalar type {t!r}", cls_name=cls_name, field_name=attr_name)
@@ -262,6 +281,8 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
                    repeated=spec.repeated, packed=spec.repeated and packable and (spec.packed is not False),
                    optional=spec.optional or (is_msg and not spec.repeated) or spec.required,
                    group=spec.group, required=spec.required)
+    rules.apply(fi, spec.features, cls_name, optional_given=spec.optional, packed_given=spec.packed,
+                group_given=spec.group, is_msg=is_msg, packable=packable, utf8=spec.utf8)
     if spec.default is not MISSING and spec.default is not None:
         fi.default = _declared_default(cls_name, fi, spec.default, is_msg)
     if spec.repeated:
@@ -294,9 +315,77 @@ def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) 
                           field_name=fi.name) from None
 
 
+class _Rules:
+    """How a class's fields get presence, packing, group encoding and UTF-8 checks.
+
+    Without an edition: the legacy keywords of ``pbj.field`` decide, and
+    proto2's strings are not UTF-8-validated ("Language Guide (proto2)"). With
+    one (``@pbj.message(edition="2023")``): the resolved features of each field
+    decide (:mod:`pbj.schema.declared_features`), and the keywords say the same.
+    """
+
+    def __init__(self, cls_name: str, syntax: str, edition: Any, features: Any) -> None:
+        self.editions = edition is not None
+        self.proto2 = syntax == "proto2"
+        self.base: Any = None
+        if self.editions or features:
+            from pbj.schema.declared_features import message_features
+
+            self.base = message_features(edition, features, syntax, cls_name)
+
+    def apply(self, fi: FieldInfo, features: Any, cls_name: str, *, optional_given: bool = False,
+              packed_given: bool | None = None, group_given: bool = False, is_msg: bool = False,
+              packable: bool = False, utf8: bool | None = None) -> None:
+        """Set ``fi``'s presence, packing, group and ``utf8`` from the rules (see the class).
+
+        ``utf8`` (the loader's resolved ``utf8_validation``) overrides the rules' choice.
+        """
+        strings = fi.type == "string" or (fi.is_map and "string" in (fi.map_key, fi.map_value))
+        self.apply_rules(fi, features, cls_name, strings, optional_given, packed_given, group_given, is_msg,
+                         packable)
+        if utf8 is not None and strings:
+            fi.utf8 = utf8
+
+    def apply_rules(self, fi: FieldInfo, features: Any, cls_name: str, strings: bool, optional_given: bool,
+                    packed_given: bool | None, group_given: bool, is_msg: bool, packable: bool) -> None:
+        if not self.editions:
+            if features:
+                from pbj.schema.declared_features import field_features
+
+                field_features(self.base, features, cls_name, fi.name, False)  # raises
+            fi.utf8 = not (strings and self.proto2)
+            return
+        from pbj.descriptor import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
+        from pbj.schema.declared_features import field_features
+
+        feats = field_features(self.base, features, cls_name, fi.name, True)
+        fi.utf8 = not strings or feats.utf8_validation == Utf8Validation.VERIFY
+        own = features or {}
+        if fi.oneof is None and not fi.repeated:
+            presence = FieldPresence.LEGACY_REQUIRED if fi.required else \
+                FieldPresence.EXPLICIT if optional_given else feats.field_presence
+            if "field_presence" in own and own["field_presence"] not in (presence, presence.name):
+                raise SchemaError(f"optional/required contradict field_presence {own['field_presence']!r}",
+                                  cls_name=cls_name, field_name=fi.name)
+            if is_msg and presence == FieldPresence.IMPLICIT and "field_presence" in own:
+                raise SchemaError("a message field cannot have implicit presence", cls_name=cls_name,
+                                  field_name=fi.name)
+            fi.required = presence == FieldPresence.LEGACY_REQUIRED
+            fi.optional = is_msg or presence != FieldPresence.IMPLICIT
+        elif "field_presence" in own and fi.oneof is None:
+            raise SchemaError("a repeated field has no presence to set", cls_name=cls_name, field_name=fi.name)
+        if fi.repeated and not fi.is_map and packable and packed_given is None:
+            fi.packed = feats.repeated_field_encoding == RepeatedFieldEncoding.PACKED
+        if is_msg or (fi.oneof is not None and not isinstance(fi.type, str)):
+            fi.group = group_given or feats.message_encoding == MessageEncoding.DELIMITED
+
+
 def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
-                   map_entry: bool) -> type:
+                   map_entry: bool, edition: Any = None, features: Any = None) -> type:
     cls_name = cls.__qualname__
+    rules = _Rules(cls_name, syntax, edition, features)
+    if edition is not None:
+        syntax = "editions"
     anns = _Annotations(cls)
     specs = _collect_specs(cls, anns)
     seen: dict[int, str] = {}
@@ -306,13 +395,13 @@ def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set
     for attr_name, spec in specs:
         ann = anns.evaluated(attr_name)
         if spec.members is not None:
-            oneofs.append(_oneof_info(cls, attr_name, spec, seen))
+            oneofs.append(_oneof_info(cls, attr_name, spec, seen, rules))
             if not _annotation_ok(ann, spec):
                 raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit a oneof (use pbj.OneOf | None)",
                                   cls_name=cls_name, field_name=attr_name)
             defaults[attr_name] = None
             continue
-        fi, defaults[attr_name] = _field_info(cls, attr_name, spec, seen)
+        fi, defaults[attr_name] = _field_info(cls, attr_name, spec, seen, rules)
         if not _annotation_ok(ann, spec):
             raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit protobuf type "
                               f"{_describe(spec)}", cls_name=cls_name, field_name=attr_name)

@@ -146,6 +146,10 @@ def _string_formatter(utf8: bool):
         try:
             return f'"{escape_text(v, utf8=utf8)}"'
         except UnicodeEncodeError:
+            pass
+        try:  # a field that keeps invalid UTF-8 (proto2, utf8_validation = NONE): its bytes, escaped
+            return f'"{escape_bytes(v.encode("utf-8", "surrogateescape"))}"'
+        except UnicodeEncodeError:
             raise EncodeError("string holds a lone surrogate, which is not valid UTF-8") from None
 
     return format_string
