@@ -376,7 +376,8 @@ class _Rules:
             raise SchemaError("a repeated field has no presence to set", cls_name=cls_name, field_name=fi.name)
         if fi.repeated and not fi.is_map and packable and packed_given is None:
             fi.packed = feats.repeated_field_encoding == RepeatedFieldEncoding.PACKED
-        if is_msg or (fi.oneof is not None and not isinstance(fi.type, str)):
+        member_msg = fi.oneof is not None and not _is_enum(fi.type) and fi.type not in SCALAR_NAMES
+        if is_msg or member_msg:
             fi.group = group_given or feats.message_encoding == MessageEncoding.DELIMITED
 
 
