@@ -147,7 +147,8 @@ def enum_features(enum_cls: E | None = None, /, *, enum_type: Any = "OPEN") -> A
         first = next(iter(cls), None)
         if value == EnumType.OPEN and first is not None and int(first) != 0:
             raise SchemaError("the first value of an open enum must be zero", cls_name=cls.__qualname__)
-        cls.__pbj_closed__ = value == EnumType.CLOSED
+        target: Any = cls  # the codec, the constructor, JSON and the text format read the mark
+        target.__pbj_closed__ = value == EnumType.CLOSED
         return cls
 
     return apply if enum_cls is None else apply(enum_cls)
