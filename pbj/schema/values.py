@@ -316,13 +316,13 @@ def construct_oneof(cls_name: str, o: OneofInfo, value: Any) -> Any:
         _raise(cls_name, o.name, bad)
 
 
-def problem(f_type: Any, value: Any) -> str | None:
+def problem(f_type: Any, value: Any, utf8: bool = True) -> str | None:
     """Why one value does not fit type ``f_type``, or ``None`` (for a message: its class only).
 
     Used by the encoder's error diagnosis, so that it says what the constructor says.
     """
     try:
-        coerce_value(f_type, value)
+        coerce_value(f_type, value, utf8)
     except BadValue as bad:
         return f"{bad.where}: {bad.reason}" if bad.where else bad.reason
     return None
