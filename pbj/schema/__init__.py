@@ -31,7 +31,8 @@ The package, one module per concern:
 * :mod:`~pbj.schema.values`: what each field accepts (the construction checks);
 * :mod:`~pbj.schema.constructor`: the generated checking ``__init__``;
 * :mod:`~pbj.schema.presence`: declared defaults and presence (``has``, ``stored``);
-* :mod:`~pbj.schema.declared_features`: editions features of hand-declared classes.
+* :mod:`~pbj.schema.declared_features`: editions features of hand-declared classes;
+* :mod:`~pbj.schema.field_rules`: presence, packing, groups and UTF-8 checks of each declared field.
 """
 
 from pbj.scalars import MAP_KEY_NAMES as MAP_KEY_TYPES
