@@ -27,6 +27,7 @@ from pbj.schema import (
     OneOf,
     field,
     fields,
+    has,
     is_message,
     map_field,
     message,
@@ -34,12 +35,13 @@ from pbj.schema import (
     replace,
     unknown_fields,
 )
+from pbj.schema.declared_features import enum_features
 from pbj.textformat import TextError, from_text, to_text
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "DecodeError", "EncodeError", "FieldInfo", "FrozenMap", "OneOf",
-    "PbjError", "ReverseBuffer", "SchemaError", "decode", "encode", "encoded_size", "field",
-    "fields", "is_message", "map_field", "message", "oneof", "replace", "source_of",
+    "PbjError", "ReverseBuffer", "SchemaError", "decode", "encode", "encoded_size", "enum_features", "field",
+    "fields", "has", "is_message", "map_field", "message", "oneof", "replace", "source_of",
     "unknown_fields", "write_reverse",
     "Namespace", "load_descriptor_set", "load_proto",
     "JSONError", "from_dict", "from_json", "to_dict", "to_json",

@@ -228,9 +228,9 @@ def _diagnose(obj: Any, exc: BaseException) -> EncodeError:
     return EncodeError(reason)
 
 
-def _check_value(f_type: Any, value: Any, path: list[Any]) -> tuple[list[Any], str] | None:
+def _check_value(f_type: Any, value: Any, path: list[Any], utf8: bool = True) -> tuple[list[Any], str] | None:
     """The first value inside ``value`` its type refuses, by the constructor's rules (pbj.schema.values)."""
-    reason = problem(f_type, value)
+    reason = problem(f_type, value, utf8)
     if reason:
         return path, reason
     if isinstance(f_type, type) and is_message(f_type):
@@ -247,21 +247,22 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
             if not isinstance(value, FrozenMap):
                 return here, f"map field needs a FrozenMap, got {type(value).__name__}"
             for k, v in value.items():
-                bad = _check_value(f.map_key, k, [*here, (k,)]) or _check_value(f.map_value, v, [*here, (k,)])
+                bad = _check_value(f.map_key, k, [*here, (k,)], f.utf8) or \
+                    _check_value(f.map_value, v, [*here, (k,)], f.utf8)
                 if bad:
                     return bad
         elif f.repeated:
             if not isinstance(value, tuple):
                 return here, f"repeated field needs a tuple, got {type(value).__name__}"
             for i, v in enumerate(value):
-                bad = _check_value(f.type, v, [*here, i])
+                bad = _check_value(f.type, v, [*here, i], f.utf8)
                 if bad:
                     return bad
         elif value is None:
             if not f.optional:
                 return here, none_problem(f)
         else:
-            bad = _check_value(f.type, value, here)
+            bad = _check_value(f.type, value, here, f.utf8)
             if bad:
                 return bad
     for o in mi.oneofs:
@@ -271,7 +272,7 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
         members = {m.name: m for m in o.members}
         if not isinstance(value, OneOf) or value[0] not in members:
             return [*path, o.name], f"oneof needs pbj.OneOf(member, value) with member one of {sorted(members)}"
-        bad = _check_value(members[value[0]].type, value[1], [*path, o.name, value[0]])
+        bad = _check_value(members[value[0]].type, value[1], [*path, o.name, value[0]], members[value[0]].utf8)
         if bad:
             return bad
     return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbj.errors import DecodeError, EncodeError, format_path
-from pbj.schema import info, is_message
+from pbj.schema import info, is_message, stored
 
 __all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
 
@@ -145,8 +145,9 @@ def missing_required(obj: Any) -> list[list[Any]]:
 
 
 def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
+    get = stored if getattr(type(obj), "__pbj_defaults__", None) else getattr  # unset: None, not the default
     for name, is_required, shape, member in _plan(type(obj)):
-        value = getattr(obj, name)
+        value = get(obj, name)
         if value is None:
             if is_required:
                 out.append([*path, name])

@@ -14,7 +14,8 @@ so that ``from NAME.a.b import Block`` gives, at run time, the very class the
 loader built (``NAME.namespace["a.b.Block"]``) and, to mypy and pyright, a
 precisely typed class: each field a read-only attribute of its Python type
 (``int``, ``str``, ``tuple[T, ...]`` for repeated, ``FrozenMap[K, V]`` for
-maps, ``M | None`` for messages and explicit presence, ``OneOf[A | B] | None``
+maps, ``M | None`` for messages and explicit presence (a plain ``T`` for a field
+with a declared default, which reads it when unset), ``OneOf[A | B] | None``
 for oneofs, the ``IntEnum`` for enums: a number an open enum does not list is
 a plain ``int`` at run time) and ``__init__`` taking every field as an optional
 keyword (any iterable for repeated fields, any mapping for maps, bytes-likes for
@@ -106,7 +107,8 @@ class _Module:
         if f.repeated:
             return f"_pbj_b.tuple[{self.value_type(f.type)}, ...]"
         base = self.value_type(f.type)
-        return f"{base} | None" if f.optional else base
+        # a field with a declared default reads it when unset (pbj.has tells presence)
+        return f"{base} | None" if f.optional and f.default is None else base
 
     def param_type(self, f: FieldInfo) -> str:
         if f.is_map:

@@ -58,6 +58,19 @@ def describe_run(plan: MessagePlan, j: int, members: tuple[int, ...]) -> str:
     return comment(f"# oneof {plan.oneofs[j].name}: {fields}")
 
 
+def str_encode(v: str, utf8: bool) -> str:
+    """Source encoding ``str`` value ``v`` to its bytes: strict UTF-8, or (``utf8`` false:
+    proto2 strings, ``utf8_validation = NONE``) with ``surrogateescape``, which gives back the
+    exact bytes a non-UTF-8 value was decoded from (see :mod:`pbj.codec.plan`, ``utf8``)."""
+    return f"{v}.encode()" if utf8 else f"{v}.encode('utf-8', 'surrogateescape')"
+
+
+def str_decode(data: str, utf8: bool) -> str:
+    """Source decoding bytes ``data`` to a ``str``: strict UTF-8 (invalid input raises), or
+    (``utf8`` false) with ``surrogateescape``, so any bytes are kept (see :func:`str_encode`)."""
+    return f"{data}.decode()" if utf8 else f"{data}.decode('utf-8', 'surrogateescape')"
+
+
 def presence_test(f: FieldPlan, v: str) -> str:
     """Source for "this singular value is written" ("Field Presence")."""
     if f.label in (EXPLICIT, MEMBER) or f.type == MESSAGE:
@@ -104,7 +117,16 @@ class Emit:
         return self.scope.shared(("ST", tag, kind), f"ST_{tag.hex()}_{kind}", lambda: struct.Struct(fmt))
 
     def get(self, plan: MessagePlan, name: str, obj: str = "o") -> str:
-        """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot)."""
+        """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot).
+
+        A field with a declared default is read through its slot too: ``o.name``
+        would give the default when the field is unset (:mod:`pbj.schema.presence`),
+        and an unset field is never written.
+        """
+        if name in getattr(plan.cls, "__pbj_defaults__", ()):
+            raw = self.scope.shared(("raw", plan.idx, name), "raw_attr",
+                                    lambda: plan.slots_class.__dict__[name].__get__)
+            return f"{raw}({obj})"
         if attr_ok(name):
             return f"{obj}.{name}"
         getter = self.scope.shared(("get", name), "get_attr", lambda: operator.attrgetter(name))
@@ -132,7 +154,7 @@ class Emit:
             mp = build_message(resolve(cls), index, lambda c: -1)
         ok = (mp.leaf and not mp.oneofs and 1 <= len(mp.fields) <= 6 and all(
             f.label in (IMPLICIT, EXPLICIT) and not f.closed and not row_of(f.type).is_len and len(f.tag) == 1
-            and attr_ok(f.name) for f in mp.fields))
+            and attr_ok(f.name) and f.declared_default is None for f in mp.fields))
         return mp if ok else None
 
     def stem(self, index: int) -> str:

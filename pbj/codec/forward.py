@@ -31,7 +31,7 @@ order of their UTF-8), every entry written with both key and value.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source, comment
 
@@ -107,10 +107,10 @@ def _size_sub(ctx: Emit, src: Source, f: FieldPlan, v: str, acc: str = "n") -> N
         src(f"{acc} += {len(f.tag)} + {_lensize_expr('_s')} + _s")
 
 
-def _size_value(src: Source, kind: str, v: str, tagsize: int, acc: str = "n") -> None:
+def _size_value(src: Source, kind: str, v: str, tagsize: int, acc: str = "n", utf8: bool = True) -> None:
     """Emit ``acc += <size of a tag of tagsize bytes and the scalar v>``."""
     if kind == "string":
-        src(f"_l = len({v}) if {v}.isascii() else len({v}.encode())")
+        src(f"_l = len({v}) if {v}.isascii() else len({str_encode(v, utf8)})")
         src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     elif kind == "bytes":
         src(f"_l = len({v})")
@@ -133,7 +133,7 @@ def _size_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None
             if kind == "message":
                 _size_sub(ctx, src, f, "v")
             else:
-                _size_value(src, kind, "v", len(f.tag))
+                _size_value(src, kind, "v", len(f.tag), utf8=f.utf8)
         return
     src("if v:")
     with src:
@@ -154,7 +154,7 @@ def _size_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None
                 if kind == "message":
                     _size_sub(ctx, src, f, "x")
                 else:
-                    _size_value(src, kind, "x", len(f.tag))
+                    _size_value(src, kind, "x", len(f.tag), utf8=f.utf8)
 
 
 def _size_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
@@ -163,13 +163,13 @@ def _size_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
         src("for k, x in v.items():")
         with src:
             src("_e = 0")
-            _size_value(src, row_of(f.key).name, "k", 1, "_e")  # key and value: field numbers 1 and 2
+            _size_value(src, row_of(f.key).name, "k", 1, "_e", f.utf8)  # key and value: field numbers 1 and 2
             if f.type == MESSAGE:
                 src("_s = x._pbj_size")
                 src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
                 src(f"_e += 1 + {_lensize_expr('_s')} + _s")
             else:
-                _size_value(src, row_of(f.type).name, "x", 1, "_e")
+                _size_value(src, row_of(f.type).name, "x", 1, "_e", f.utf8)
             src(f"n += {len(f.tag)} + {_lensize_expr('_e')} + _e")
 
 
@@ -299,11 +299,11 @@ def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool | str, extr
 
 
 def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: bool | str,
-                  implicit_bool: bool = False) -> None:
+                  implicit_bool: bool = False, utf8: bool = True) -> None:
     """Emit the appends of a tag and one scalar value ``v`` of ``kind``."""
     tl = len(tag)
     if kind == "string":
-        src(f"_b = {v}.encode(); _l = len(_b)")
+        src(f"_b = {str_encode(v, utf8)}; _l = len(_b)")
         _put_len(ctx, src, tag, "_l", fresh, "_l")
         src("ap(_b)")
     elif kind == "bytes":
@@ -403,7 +403,8 @@ def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> 
     if f.type == MESSAGE:
         _write_message(ctx, src, f, v, fresh)
     else:
-        _write_scalar(ctx, src, f.tag, row_of(f.type).name, v, fresh, implicit_bool=f.label == IMPLICIT)
+        _write_scalar(ctx, src, f.tag, row_of(f.type).name, v, fresh, implicit_bool=f.label == IMPLICIT,
+                      utf8=f.utf8)
 
 
 def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh: bool) -> None:
@@ -446,11 +447,11 @@ def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh:
                 _write_single(ctx, src, f, "x", fresh)
 
 
-def _entry_piece(ctx: Emit, src: Source, kind: str, v: str, number: int, var: str) -> None:
+def _entry_piece(ctx: Emit, src: Source, kind: str, v: str, number: int, var: str, utf8: bool = True) -> None:
     """Emit ``var = <tag and value of a scalar map-entry part, as one bytes piece>``."""
     tag = wire.tag_bytes(number, scalars.row(kind).wire_type)
     if kind == "string":
-        src(f"_b = {v}.encode()\n_l = len(_b)\n{var} = {tagged_len(ctx, tag, '_l')} + _b")
+        src(f"_b = {str_encode(v, utf8)}\n_l = len(_b)\n{var} = {tagged_len(ctx, tag, '_l')} + _b")
     elif kind == "bytes":
         src(f"_l = len({v})\n{var} = {tagged_len(ctx, tag, '_l')} + {v}")
     else:
@@ -468,7 +469,7 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
         src("for k in sorted(v):")
         with src:
             src("x = v[k]")
-            _entry_piece(ctx, src, row_of(f.key).name, "k", 1, "_kb")
+            _entry_piece(ctx, src, row_of(f.key).name, "k", 1, "_kb", f.utf8)
             if f.type == MESSAGE:
                 value_tag = wire.tag_bytes(2, wire.WIRE_LEN)
                 src("_s = x._pbj_size")
@@ -479,7 +480,7 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
                 src(f"ap(_kb)\nap({tagged_len(ctx, value_tag, '_s')})")
                 src(f"write_{ctx.stem(f.sub)}(x, ap)")
             else:
-                _entry_piece(ctx, src, row_of(f.type).name, "x", 2, "_xb")
+                _entry_piece(ctx, src, row_of(f.type).name, "x", 2, "_xb", f.utf8)
                 src("_e = len(_kb) + len(_xb)")
                 _put_len(ctx, src, f.tag, "_e", fresh, "_e")
                 src("ap(_kb)\nap(_xb)")
@@ -547,7 +548,7 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
                 if kind == "message":
                     _size_sub(ctx, src, m, "v")
                 else:
-                    _size_value(src, kind, "v", len(m.tag))
+                    _size_value(src, kind, "v", len(m.tag), utf8=m.utf8)
                 src("return n")
             if "write" in fns:
                 src(f"def {fns['write']}(v, ap):")

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbj import scalars, wire
-from pbj.codec.emit import Emit, describe, kind_of
+from pbj.codec.emit import Emit, describe, kind_of, str_decode
 from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source, comment
 from pbj.schema import enum_default
@@ -126,8 +126,8 @@ def _check_depth(src: Source) -> None:
         src('raise DecodeError("nesting too deep: the depth limit was reached")')
 
 
-def _len_value(kind: str) -> str:
-    return "data[pos:e].decode()" if kind == "string" else "data[pos:e]"
+def _len_value(kind: str, utf8: bool = True) -> str:
+    return str_decode("data[pos:e]", utf8) if kind == "string" else "data[pos:e]"
 
 
 class _Parse:
@@ -239,7 +239,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
         src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, loc)
         src(f"if {loc} is None: {loc} = []")
         _read_len(src)
-        src(f"{loc}.append({_len_value(kind)}); pos = e")
+        src(f"{loc}.append({_len_value(kind, f.utf8)}); pos = e")
         return
     # scalars: the element form and the packed form are both accepted; a first packed run is
     # kept as the tuple it is read into (t<i>), with no list in between
@@ -293,7 +293,7 @@ def _plan_singular(p: _Parse, f: FieldPlan) -> None:
     src = p.case(wire.make_tag(f.number, r.wire_type), f, None)
     if r.is_len:
         _read_len(src)
-        src(f"{loc} = {_len_value(kind)}; pos = e")
+        src(f"{loc} = {_len_value(kind, f.utf8)}; pos = e")
     elif f.closed:
         _read_closed_enum(p, src, f, f"{loc} = _m")
     else:
@@ -421,7 +421,7 @@ def _plan_oneof(p: _Parse, j: int) -> None:
         src = p.case(wire.make_tag(m.number, r.wire_type), m, None)
         if r.is_len:
             _read_len(src)
-            src(f"{loc} = _tnew(_OneOf, ({m.name!r}, {_len_value(kind)})); pos = e")
+            src(f"{loc} = _tnew(_OneOf, ({m.name!r}, {_len_value(kind, m.utf8)})); pos = e")
         elif m.closed:
             _read_closed_enum(p, src, m, f"{loc} = _tnew(_OneOf, ({m.name!r}, _m))")
         else:
@@ -502,7 +502,8 @@ def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_
             _check_depth(src)
             src(f"{var} = parse_{p.ctx.stem(f.sub)}(data, pos, _ee, depth - 1, None); pos = _ee")
         else:
-            src(f"{var} = data[pos:_ee]{'.decode()' if kind == 'string' else ''}; pos = _ee")
+            value = str_decode("data[pos:_ee]", f.utf8) if kind == "string" else "data[pos:_ee]"
+            src(f"{var} = {value}; pos = _ee")
     else:
         _read_scalar(src, kind, var, enum_map)
 

@@ -61,7 +61,22 @@ back into Python. Its fields and their meaning:
     scalar code, else -1; ``default``: the value of the field when it is not
     on the wire (``None`` for a field without one: explicit presence,
     repeated, map, message); ``oneof``: index in ``MessagePlan.oneofs``,
-    else -1.
+    else -1. ``declared_default`` (added with proto2 defaults; last, so
+    positional readers of the older fields are unchanged): the default a
+    proto2/editions field declares (``[default = 5]``), else ``None``. It
+    changes nothing on the wire: such a field is :data:`EXPLICIT`, its slot
+    holds ``None`` when it is unset and the writers read the slot, never the
+    attribute (the class's attribute gives the declared default when the
+    slot holds ``None``, see :mod:`pbj.schema.presence`); the parser stores
+    ``None`` for an absent field as for any explicit field. A oneof member's
+    declared default is listed too (the member is stored in its oneof).
+    ``utf8``: a ``string`` field (a map's string key or value too) whose
+    values must be valid UTF-8 (``utf8_validation = VERIFY``: proto3 and
+    editions' default); when false (proto2, ``utf8_validation = NONE``) any
+    bytes are accepted and kept: the Python value is the ``str`` decoded with
+    ``errors="surrogateescape"`` (each byte of an invalid sequence becomes
+    U+DC80..U+DCFF) and the writers encode it back the same way, so the bytes
+    round-trip exactly. Always true for other types.
 
 ``OneofPlan``
     ``name``: the attribute name; ``slot``: its slot; ``members``: field
@@ -117,6 +132,8 @@ class FieldPlan(NamedTuple):
     key: int
     default: Any
     oneof: int
+    declared_default: Any = None
+    utf8: bool = True
 
 
 class OneofPlan(NamedTuple):
@@ -198,7 +215,8 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
         sub=sub_index(value_type) if code == MESSAGE else -1, enum=enum_cls,
         closed=bool(getattr(enum_cls, "__pbj_closed__", False)),
         key=scalars.SCALARS[f.map_key].code if f.map_key is not None else -1,
-        default=_default(f, code) if not f.is_map else None, oneof=oneof)
+        default=_default(f, code) if not f.is_map else None, oneof=oneof,
+        declared_default=f.default, utf8=f.utf8)
 
 
 def _dispatch(fields: tuple[FieldPlan, ...]) -> tuple[tuple[int, int, int], ...]:

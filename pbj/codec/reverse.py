@@ -25,7 +25,7 @@ The output equals the forward writer's byte for byte.
 from __future__ import annotations
 
 from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test
+from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
 from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source
 
@@ -144,7 +144,7 @@ def _put_single(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
     """Emit one present singular value with its tag (scalars: room already made)."""
     kind = kind_of(f.type)
     if kind == "string":
-        src(f"_b = {v}.encode()")
+        src(f"_b = {str_encode(v, f.utf8)}")
         _put_len_value(ctx, src, "_b", f.tag, rem)
     elif kind == "bytes":
         _put_len_value(ctx, src, v, f.tag, rem)
@@ -235,10 +235,10 @@ def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
             src("x = v[k]")
             kdata = vdata = None
             if kkind == "string":
-                src("_kb = k.encode()")
+                src(f"_kb = {str_encode('k', f.utf8)}")
                 kdata = "_kb"
             if vkind == "string":
-                src("_xb = x.encode()")
+                src(f"_xb = {str_encode('x', f.utf8)}")
                 vdata = "_xb"
             elif vkind == "bytes":
                 vdata = "x"

@@ -11,7 +11,11 @@ protobuf.dev "Language Guide" (proto2, proto3, editions), "Field Presence" and
   ``required`` and editions ``LEGACY_REQUIRED`` fields are ``required``;
 * a repeated field whose type is a map-entry message is a ``pbj.map_field``;
 * groups (proto2) and ``DELIMITED`` message fields (editions) use the group encoding;
-* ``json_name`` and proto2 ``default`` values are kept on each field.
+* ``string`` fields follow ``utf8_validation``: proto2's and ``NONE`` ones keep
+  any bytes (:attr:`pbj.FieldInfo.utf8`);
+* ``json_name`` and declared ``default`` values (proto2, editions ``EXPLICIT``)
+  are kept on each field; the attribute of such a field gives the default when
+  the field is unset (:mod:`pbj.schema.presence`).
 
 Message types refer to each other through callables resolved on first use, so
 recursive schemas load.
@@ -23,7 +27,7 @@ import enum
 import typing
 from typing import Any
 
-from pbj.descriptor import FieldPresence
+from pbj.descriptor import FieldPresence, Utf8Validation
 from pbj.errors import SchemaError
 from pbj.loader.defaults import parse_default
 from pbj.loader.index import SchemaIndex
@@ -126,6 +130,8 @@ class FieldBuilder:
                 opts["group"] = True
             if fdp.default_value is not None:
                 opts["default"] = parse_default(fdp.default_value, ftype, full, fdp.name)
+            if ftype == "string":
+                opts["utf8"] = self.index.features.fields[join(full, fdp.name)].utf8_validation == Utf8Validation.VERIFY
             members[_attr_name(fdp.name, member_names)] = (fdp.number, ftype, opts)
         return oneof(**members)
 
@@ -140,7 +146,10 @@ class FieldBuilder:
         if repeated and fdp.type == _TYPE_MESSAGE:
             target = self.type_name(fdp, full)
             if target in self.index.map_entries:
-                return FrozenMap, self._map_spec(fdp, target, json_name)
+                spec = self._map_spec(fdp, target, json_name)
+                rec = self.index.features.fields[join(full, fdp.name)]
+                spec.utf8 = rec.utf8_validation == Utf8Validation.VERIFY  # about its string key or value
+                return FrozenMap, spec
         ftype = self.field_type(fdp, full)
         is_message = not isinstance(ftype, str) and not (isinstance(ftype, type) and issubclass(ftype, enum.IntEnum))
         rec = self.index.features.fields[join(full, fdp.name)]
@@ -157,7 +166,10 @@ class FieldBuilder:
             kwargs["default"] = default
         spec = field(fdp.number, ftype, repeated=repeated, packed=packed if repeated and packable else None,
                      optional=optional, group=group, required=required, **kwargs)
-        return _annotation(ftype, repeated, optional or required or is_message), spec
+        if ftype == "string":  # proto2 and utf8_validation = NONE strings keep any bytes
+            spec.utf8 = rec.utf8_validation == Utf8Validation.VERIFY
+        # a field with a declared default reads it when unset: its attribute is never None
+        return _annotation(ftype, repeated, (optional or required or is_message) and default is None), spec
 
     def _map_spec(self, fdp: Any, entry: str, json_name: str | None) -> Any:
         md = self.index.msg_desc[entry][0]

@@ -15,6 +15,8 @@ import types
 import weakref
 from typing import Any
 
+from pbj.schema.presence import stored_values
+
 __all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "make_enum_reduce"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
@@ -80,7 +82,7 @@ def _restore_enum(full_name: str, number: int) -> Any:
 
 def message_reduce(self: Any) -> tuple:
     mi = type(self).__pbj_info__
-    return (_restore_message, (mi.full_name, tuple(getattr(self, a) for a in mi.attr_order),
+    return (_restore_message, (mi.full_name, stored_values(self, mi.attr_order),
                                self._pbj_unknown))
 
 

@@ -21,7 +21,7 @@ from pbj.protojson.registry import remember
 from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
-from pbj.schema import OneOf, info
+from pbj.schema import OneOf, info, stored
 
 __all__ = ["build_writer", "build_reader"]
 
@@ -37,6 +37,26 @@ def _key(f: Any, opts: Options) -> str:
     return f.proto_name if opts.proto_names else f.json_name
 
 
+def _utf8_only(w: Any) -> Any:
+    """``w`` (or as-is) for a string that may hold invalid UTF-8 (proto2, ``utf8_validation =
+    NONE``): JSON text is Unicode (RFC 8259, section 8.1) and ProtoJSON has no form for other
+    bytes, so such a value is an EncodeError, as Go's protojson refuses it."""
+    def write_utf8_only(v: Any) -> Any:
+        if not v.isascii():
+            try:
+                v.encode()
+            except UnicodeEncodeError:
+                raise EncodeError("string holds bytes that are not valid UTF-8 (kept from the wire: "
+                                  "the field is not UTF-8-validated); JSON cannot hold them") from None
+        return v if w is None else w(v)
+    return write_utf8_only
+
+
+def _value_writer(f: Any, conv: cattrs.Converter, opts: Options) -> Any:
+    w = value_writer(f.type, conv, opts)
+    return _utf8_only(w) if f.type == "string" and not f.utf8 else w
+
+
 def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[_WriteStep]:
     """The writer's steps ``(attr, key, mode, writer, zero test)``, in field-number order.
 
@@ -49,16 +69,21 @@ def _write_steps(mi: Any, conv: cattrs.Converter, opts: Options) -> list[_WriteS
     for f in mi.fields:
         key = _key(f, opts)
         if f.is_map:
-            step = (f.name, key, _MAP, (map_key_writer(f.map_key), value_writer(f.map_value, conv, opts)), None)
+            kw = map_key_writer(f.map_key)
+            vw = value_writer(f.map_value, conv, opts)
+            if not f.utf8:
+                kw, vw = (_utf8_only(kw) if f.map_key == "string" else kw), \
+                    (_utf8_only(vw) if f.map_value == "string" else vw)
+            step = (f.name, key, _MAP, (kw, vw), None)
         elif f.repeated:
-            step = (f.name, key, _REPEATED, value_writer(f.type, conv, opts), None)
+            step = (f.name, key, _REPEATED, _value_writer(f, conv, opts), None)
         elif f.optional:
-            step = (f.name, key, _PRESENT, value_writer(f.type, conv, opts), None)
+            step = (f.name, key, _PRESENT, _value_writer(f, conv, opts), None)
         else:
-            step = (f.name, key, _SCALAR, value_writer(f.type, conv, opts), is_zero(f))
+            step = (f.name, key, _SCALAR, _value_writer(f, conv, opts), is_zero(f))
         numbered.append((f.number, step))
     for o in mi.oneofs:
-        members = {m.name: (_key(m, opts), value_writer(m.type, conv, opts)) for m in o.members}
+        members = {m.name: (_key(m, opts), _value_writer(m, conv, opts)) for m in o.members}
         numbers = [m.number for m in o.members]
         lo, hi = min(numbers), max(numbers)
         others = (f.number for f in mi.all_fields() if f.oneof != o.name)
@@ -83,11 +108,13 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
         return special(mi, conv, opts)
     steps = _write_steps(mi, conv, opts)
     emit = opts.emit_defaults
+    # a field with a declared default is read as stored: an unset field is not printed
+    get = stored if getattr(cls, "__pbj_defaults__", None) else getattr
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
         for attr, key, mode, w, zero in steps:
-            v = getattr(obj, attr)
+            v = get(obj, attr)
             if mode >= _ONEOF:
                 if v is not None:
                     _write_member(out, attr, v, mode, w)

@@ -29,13 +29,17 @@ The package, one module per concern:
 * :mod:`~pbj.schema.make_class`: the attrs class on its hidden slots base;
 * :mod:`~pbj.schema.resolve`: forward references, introspection (``info``, ``fields``, ``replace``);
 * :mod:`~pbj.schema.values`: what each field accepts (the construction checks);
-* :mod:`~pbj.schema.constructor`: the generated checking ``__init__``.
+* :mod:`~pbj.schema.constructor`: the generated checking ``__init__``;
+* :mod:`~pbj.schema.presence`: declared defaults and presence (``has``, ``stored``);
+* :mod:`~pbj.schema.declared_features`: editions features of hand-declared classes;
+* :mod:`~pbj.schema.field_rules`: presence, packing, groups and UTF-8 checks of each declared field.
 """
 
 from pbj.scalars import MAP_KEY_NAMES as MAP_KEY_TYPES
 from pbj.scalars import SCALAR_NAMES as SCALAR_TYPES
 from pbj.schema.containers import EMPTY_MAP, FrozenMap, OneOf
 from pbj.schema.declare import message
+from pbj.schema.presence import has, stored
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo, enum_default, is_message, json_name_of
 from pbj.schema.resolve import fields, info, replace, resolve, unknown_fields
 from pbj.schema.specs import field, map_field, oneof
@@ -43,5 +47,5 @@ from pbj.schema.specs import field, map_field, oneof
 __all__ = [
     "SCALAR_TYPES", "MAP_KEY_TYPES", "FieldInfo", "OneofInfo", "MessageInfo", "FrozenMap", "OneOf",
     "EMPTY_MAP", "field", "map_field", "oneof", "message", "is_message", "fields", "info", "resolve",
-    "replace", "unknown_fields", "json_name_of", "enum_default",
+    "replace", "unknown_fields", "json_name_of", "enum_default", "has", "stored",
 ]

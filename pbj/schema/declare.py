@@ -21,10 +21,12 @@ from typing import Any, TypeVar, overload
 from pbj.errors import SchemaError
 from pbj.scalars import SCALAR_NAMES, SCALARS
 from pbj.schema.containers import EMPTY_MAP, FrozenMap, OneOf
+from pbj.schema.field_rules import FieldRules
 from pbj.schema.make_class import make_class
 from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
 from pbj.schema.resolve import check_type, lookup_name, scalar_name_problem
 from pbj.schema.specs import MISSING, FieldSpec
+from pbj.schema.values import BadValue, coerce_field
 from pbj.wire import MAX_FIELD_NUMBER
 
 __all__ = ["message"]
@@ -32,19 +34,21 @@ __all__ = ["message"]
 C = TypeVar("C", bound=type)
 
 _RESERVED_LO, _RESERVED_HI = 19000, 19999
-_ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default"})
+_ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default", "features", "utf8"})
 
 
 @overload
 def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> C: ...
+            map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None) -> C: ...
 @overload
 def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> Callable[[C], C]: ...
+            map_entry: bool = False, edition: str | None = None,
+            features: dict[str, Any] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
 def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
-            message_set: bool = False, map_entry: bool = False) -> Any:
+            message_set: bool = False, map_entry: bool = False, edition: str | None = None,
+            features: dict[str, Any] | None = None) -> Any:
     """Turn an annotated class into a protobuf message class.
 
     The result is a frozen attrs class with slots whose fields are the
@@ -61,7 +65,15 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
     Args:
         cls: the class (when used as ``@pbj.message``).
         full_name: the protobuf full name (the loader sets it).
-        syntax: ``"proto3"`` (default) or ``"proto2"``.
+        syntax: ``"proto3"`` (default) or ``"proto2"`` (whose ``string``
+            fields are not UTF-8-validated: any bytes round-trip, see
+            :mod:`pbj.codec.plan` ``utf8``).
+        edition: ``"2023"`` or ``"2024"``: the class follows that edition's
+            features ("Feature Settings for Editions"), overridden by
+            ``features`` and by each field's ``features``
+            (:mod:`pbj.schema.declared_features`).
+        features: the message's feature settings (feature name -> value, e.g.
+            ``{"field_presence": "IMPLICIT"}``); needs ``edition``.
         message_set: proto2 ``message_set_wire_format``.
         map_entry: the class is a map entry (loader only).
 
@@ -72,13 +84,16 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
         SchemaError: a field number is duplicated, outside 1..2**29-1 or in
             19000-19999; a map key type is illegal; a type is not a scalar
             name, enum or message class; an annotation does not fit the type;
-            a oneof member is repeated or a map.
+            a oneof member is repeated or a map; an unknown edition, feature
+            or feature value, features without an edition, or a keyword that
+            contradicts a field's features; a declared default that does not
+            fit its field.
     """
     if cls is None:
-        return lambda c: _build_message(c, full_name=full_name, syntax=syntax,
-                                        message_set=message_set, map_entry=map_entry)
+        return lambda c: _build_message(c, full_name=full_name, syntax=syntax, message_set=message_set,
+                                        map_entry=map_entry, edition=edition, features=features)
     return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
-                          map_entry=map_entry)
+                          map_entry=map_entry, edition=edition, features=features)
 
 
 class _Annotations:
@@ -203,7 +218,7 @@ def _collect_specs(cls: type, anns: _Annotations) -> list[tuple[str, FieldSpec]]
     return specs
 
 
-def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> OneofInfo:
+def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str], rules: FieldRules) -> OneofInfo:
     cls_name = cls.__qualname__
     assert spec.members is not None
     if not spec.members:
@@ -223,14 +238,18 @@ def _oneof_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
             raise SchemaError("a oneof member cannot be a map", cls_name=cls_name, field_name=mname)
         _static_check(mdef[1], cls, mname)
         pname = opts.get("name") or mname
-        members.append(FieldInfo(mname, mdef[0], mdef[1], proto_name=pname,
-                                 json_name=opts.get("json_name") or json_name_of(pname),
-                                 optional=True, oneof=attr_name, group=opts.get("group", False),
-                                 default=opts.get("default")))
+        member = FieldInfo(mname, mdef[0], mdef[1], proto_name=pname,
+                           json_name=opts.get("json_name") or json_name_of(pname),
+                           optional=True, oneof=attr_name, group=opts.get("group", False),
+                           default=opts.get("default"))
+        rules.apply(member, opts.get("features"), cls_name, group_given=opts.get("group", False),
+                    utf8=opts.get("utf8"))
+        members.append(member)
     return OneofInfo(attr_name, members)
 
 
-def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]) -> tuple[FieldInfo, Any]:
+def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str],
+                rules: FieldRules) -> tuple[FieldInfo, Any]:
     """The FieldInfo of a regular or map field, and its default value."""
     cls_name = cls.__qualname__
     _check_number(spec.number, cls_name, attr_name, seen)
@@ -242,8 +261,10 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
         if spec.map_value == "map":
             raise SchemaError("a map value cannot be a map", cls_name=cls_name, field_name=attr_name)
         _static_check(spec.map_value, cls, attr_name)
-        return FieldInfo(attr_name, spec.number, "map", proto_name=pname, json_name=jname, repeated=True,
-                         map_key=spec.map_key, map_value=spec.map_value), EMPTY_MAP
+        fi = FieldInfo(attr_name, spec.number, "map", proto_name=pname, json_name=jname, repeated=True,
+                       map_key=spec.map_key, map_value=spec.map_value)
+        rules.apply(fi, spec.features, cls_name, utf8=spec.utf8)
+        return fi, EMPTY_MAP
     t = spec.type
     if t in ("map", "oneof"):
         raise SchemaError(f"unknown scalar type {t!r}", cls_name=cls_name, field_name=attr_name)
@@ -260,8 +281,11 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     fi = FieldInfo(attr_name, spec.number, t, proto_name=pname, json_name=jname,
                    repeated=spec.repeated, packed=spec.repeated and packable and (spec.packed is not False),
                    optional=spec.optional or (is_msg and not spec.repeated) or spec.required,
-                   default=None if spec.default is MISSING else spec.default, group=spec.group,
-                   required=spec.required)
+                   group=spec.group, required=spec.required)
+    rules.apply(fi, spec.features, cls_name, optional_given=spec.optional, packed_given=spec.packed,
+                group_given=spec.group, is_msg=is_msg, packable=packable, utf8=spec.utf8)
+    if spec.default is not MISSING and spec.default is not None:
+        fi.default = _declared_default(cls_name, fi, spec.default, is_msg)
     if spec.repeated:
         return fi, ()
     if fi.optional:
@@ -269,9 +293,35 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     return fi, (SCALARS[t].zero if scalar else enum_default(t))
 
 
+def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
+    """The stored form of a declared default ("Language Guide (proto2)", "Default Values").
+
+    Raises:
+        SchemaError: the field is repeated, a message, or has implicit presence
+            (only a singular scalar or enum field with explicit presence, or a
+            ``required`` one, can declare a default), or the value does not fit
+            the field's type.
+    """
+    if fi.repeated or is_msg:
+        raise SchemaError("only a singular scalar or enum field can declare a default",
+                          cls_name=cls_name, field_name=fi.name)
+    if not fi.optional:
+        raise SchemaError("a declared default needs explicit presence (optional=True or required=True): "
+                          "a field with implicit presence always reads its zero value", cls_name=cls_name,
+                          field_name=fi.name)
+    try:
+        return coerce_field(fi, default)
+    except BadValue as bad:
+        raise SchemaError(f"default {default!r} does not fit the field: {bad.reason}", cls_name=cls_name,
+                          field_name=fi.name) from None
+
+
 def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
-                   map_entry: bool) -> type:
+                   map_entry: bool, edition: Any = None, features: Any = None) -> type:
     cls_name = cls.__qualname__
+    rules = FieldRules(cls_name, syntax, edition, features)
+    if edition is not None:
+        syntax = "editions"
     anns = _Annotations(cls)
     specs = _collect_specs(cls, anns)
     seen: dict[int, str] = {}
@@ -281,13 +331,13 @@ def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set
     for attr_name, spec in specs:
         ann = anns.evaluated(attr_name)
         if spec.members is not None:
-            oneofs.append(_oneof_info(cls, attr_name, spec, seen))
+            oneofs.append(_oneof_info(cls, attr_name, spec, seen, rules))
             if not _annotation_ok(ann, spec):
                 raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit a oneof (use pbj.OneOf | None)",
                                   cls_name=cls_name, field_name=attr_name)
             defaults[attr_name] = None
             continue
-        fi, defaults[attr_name] = _field_info(cls, attr_name, spec, seen)
+        fi, defaults[attr_name] = _field_info(cls, attr_name, spec, seen, rules)
         if not _annotation_ok(ann, spec):
             raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit protobuf type "
                               f"{_describe(spec)}", cls_name=cls_name, field_name=attr_name)

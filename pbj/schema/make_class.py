@@ -7,7 +7,10 @@ costs about a third of calling the frozen ``__init__`` (and skips the value
 checks, which decoded values do not need). The frozen class gets attrs'
 ``__eq__``, ``__hash__``, ``__repr__`` and pickling, and pbj's own checking
 ``__init__`` (:mod:`pbj.schema.constructor`), so the constructor's parameter
-names are exactly the field names, whatever they are (``self`` included).
+names are exactly the field names, whatever they are (``self`` included). A
+field with a declared default reads through a descriptor that gives the
+default when the field is unset (:mod:`pbj.schema.presence`); such a class
+compares, hashes, prints and pickles its stored state instead.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import attrs
 
 from pbj.schema.constructor import bootstrap_init
+from pbj.schema.presence import install_defaults
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
@@ -84,4 +88,5 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     new_cls.__pbj_info__ = mi  # type: ignore[attr-defined]
     new_cls.__pbj_slots__ = base  # type: ignore[attr-defined]
     new_cls.__init__ = bootstrap_init(new_cls, defaults)  # type: ignore[misc]
+    install_defaults(new_cls, {f.name: f.default for f in fields_ if f.default is not None})
     return new_cls

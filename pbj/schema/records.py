@@ -36,6 +36,10 @@ class FieldInfo:
         default: the declared default (proto2), or ``None``.
         group: proto2 group encoding (wire types 3/4) for a message field.
         required: proto2 ``required``.
+        utf8: for a ``string`` field (a map's string key or value too): its
+            values must be valid UTF-8 (``utf8_validation = VERIFY``, proto3's
+            rule). ``False`` (proto2 strings, ``utf8_validation = NONE``): any
+            bytes are kept, invalid UTF-8 as ``surrogateescape`` characters.
     """
 
     name: str
@@ -52,6 +56,7 @@ class FieldInfo:
     default: Any = None
     group: bool = False
     required: bool = False
+    utf8: bool = True
 
     @property
     def is_map(self) -> bool:

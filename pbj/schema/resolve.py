@@ -171,14 +171,25 @@ def replace(obj: M, /, **changes: Any) -> M:
     """Return a copy of message ``obj`` with some fields changed (``attrs.evolve``).
 
     Unknown fields are kept; the copy's encoded size is measured afresh. The
-    changed values are checked as the constructor checks them.
+    changed values are checked as the constructor checks them. Presence is
+    kept: a field that is not set stays unset (a field with a declared default
+    included, see :func:`pbj.has`), and ``None`` unsets a field.
 
     Raises:
         TypeError: an unknown field name, or a value of the wrong type for its
             field (the message names class, field and value).
         ValueError: a value out of range for its field.
     """
-    return attrs.evolve(obj, **changes)  # type: ignore[misc]
+    cls: Any = obj.__class__
+    if not getattr(cls, "__pbj_defaults__", None):
+        return attrs.evolve(obj, **changes)  # type: ignore[misc]
+    # a class with declared defaults: copy the stored state, so an unset field stays unset
+    from pbj.schema.presence import stored
+
+    for a in attrs.fields(cls):
+        if a.init and a.alias not in changes:
+            changes[a.alias] = stored(obj, a.name)
+    return cls(**changes)  # type: ignore[no-any-return]
 
 
 def unknown_fields(obj: Any) -> bytes:

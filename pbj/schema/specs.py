@@ -36,11 +36,14 @@ class FieldSpec:
     default: Any = MISSING
     group: bool = False
     required: bool = False
+    features: dict[str, Any] | None = None
+    utf8: bool | None = None  # the loader's resolved utf8_validation (None: the class's rules decide)
 
 
 def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None = None,
           optional: bool = False, json_name: str | None = None, name: str | None = None,
-          default: Any = MISSING, group: bool = False, required: bool = False) -> Any:
+          default: Any = MISSING, group: bool = False, required: bool = False,
+          features: dict[str, Any] | None = None) -> Any:
     """Declare a message field (as the default value of an annotated attribute).
 
     Args:
@@ -60,20 +63,28 @@ def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None
         name: the field's name in the ``.proto`` schema, when it differs from
             the attribute (a Python keyword such as ``from`` is declared as
             ``from_`` with ``name="from"``).
-        default: a proto2 default value (kept as schema information).
+        default: the declared default ("Language Guide (proto2)", "Default
+            Values"): the attribute reads it while the field is unset
+            (``pbj.has`` tells presence). Needs explicit presence
+            (``optional=True`` or ``required=True``, or editions
+            ``EXPLICIT``); a singular scalar or enum field only.
         group: proto2 group encoding for a message field.
         required: proto2 ``required``.
+        features: editions feature settings of this field (feature name ->
+            value, e.g. ``{"utf8_validation": "NONE"}``), overriding its
+            message's; the class needs ``@pbj.message(edition=...)``
+            (:mod:`pbj.schema.declared_features`).
 
     Returns:
         A marker that ``@pbj.message`` turns into an attrs field (typed ``Any``).
     """
     return FieldSpec(number, type, repeated=repeated, packed=packed, optional=optional,
                      json_name=json_name, proto_name=name, default=default, group=group,
-                     required=required)
+                     required=required, features=features)
 
 
 def map_field(number: int, key: str, value: Any, *, json_name: str | None = None,
-              name: str | None = None) -> Any:
+              name: str | None = None, features: dict[str, Any] | None = None) -> Any:
     """Declare a map field ("Maps"); the value is a :class:`~pbj.schema.FrozenMap`.
 
     Args:
@@ -81,20 +92,21 @@ def map_field(number: int, key: str, value: Any, *, json_name: str | None = None
         key: the key type: any integral scalar type, ``"bool"`` or ``"string"``.
         value: the value type: a scalar type name, an enum or a message class
             (or a forward reference to one, as for :func:`field`).
-        json_name, name: as for :func:`field`.
+        json_name, name, features: as for :func:`field` (of the features, only
+            ``utf8_validation`` applies to a map: to its string key and value).
 
     Returns:
         A marker that ``@pbj.message`` turns into an attrs field (typed ``Any``).
     """
     return FieldSpec(number, "map", map_key=key, map_value=value, json_name=json_name,
-                     proto_name=name)
+                     proto_name=name, features=features)
 
 
 def oneof(**members: tuple[Any, ...]) -> Any:
     """Declare a oneof: one attribute holding a :class:`~pbj.schema.OneOf` or ``None``.
 
     Each keyword names a member and gives ``(number, type)`` or
-    ``(number, type, {"json_name": ..., "name": ..., "group": ...})``::
+    ``(number, type, {"json_name": ..., "name": ..., "group": ..., "default": ..., "features": ...})``::
 
         data: pbj.OneOf | None = pbj.oneof(transfer=(14, Transfer), memo=(15, "string"))
 

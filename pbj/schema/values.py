@@ -12,6 +12,9 @@ from the rows of :mod:`pbj.scalars` ("Scalar Value Types" in protobuf.dev
   a finite ``float`` value must fit the 32-bit range;
 * ``bool`` takes ``True``/``False`` (the ints 0 and 1 become bools);
 * ``string`` takes a ``str`` that can be encoded as UTF-8 (no lone surrogates);
+  a field that is not UTF-8-validated (proto2, ``utf8_validation = NONE``) also
+  takes the lone surrogates U+DC80..U+DCFF, which stand for the bytes of invalid
+  UTF-8 (``surrogateescape``), so any bytes it was decoded from are kept;
 * ``bytes`` takes ``bytes``, ``bytearray`` or ``memoryview``, stored as ``bytes``
   (so a later change to the buffer cannot change the message);
 * an enum field takes a member of its enum or an int32 (a known number becomes
@@ -88,8 +91,13 @@ def _type_error(what: str, needs: str, value: Any) -> NoReturn:
     raise BadValue(TypeError, f"{what} field needs {needs}, got {_show(value)}")
 
 
-def coerce_scalar(kind: str, value: Any) -> Any:
+def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
     """The stored form of ``value`` for a field of scalar type ``kind``.
+
+    ``utf8`` false (a ``string`` field that is not UTF-8-validated: proto2,
+    ``utf8_validation = NONE``): a ``str`` is accepted when it encodes with
+    ``surrogateescape`` (its lone surrogates U+DC80..U+DCFF stand for the bytes
+    0x80..0xFF of invalid UTF-8, as decoding such a field gives them).
 
     Raises:
         BadValue: the value does not fit (the rules in the module docstring).
@@ -128,7 +136,7 @@ def coerce_scalar(kind: str, value: Any) -> Any:
             value = str.__str__(value)
         if not value.isascii():
             try:
-                value.encode()
+                value.encode() if utf8 else value.encode("utf-8", "surrogateescape")
             except UnicodeEncodeError as e:
                 raise BadValue(ValueError, f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
         return value
@@ -183,14 +191,16 @@ def coerce_message(cls: type, value: Any) -> Any:
     raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}")
 
 
-def coerce_value(f_type: Any, value: Any) -> Any:
+def coerce_value(f_type: Any, value: Any, utf8: bool = True) -> Any:
     """The stored form of one value (not ``None``) of type ``f_type`` (scalar name, enum or message class).
+
+    ``utf8``: as for :func:`coerce_scalar` (the field's :attr:`FieldInfo.utf8`).
 
     Raises:
         BadValue: the value does not fit.
     """
     if isinstance(f_type, str):
-        return coerce_scalar(f_type, value)
+        return coerce_scalar(f_type, value, utf8)
     if isinstance(f_type, type) and issubclass(f_type, enum.IntEnum):
         return coerce_enum(f_type, value)
     return coerce_message(f_type, value)
@@ -206,7 +216,7 @@ def _coerce_repeated(f: FieldInfo, value: Any) -> tuple[Any, ...]:
     out = list(items)
     for i, item in enumerate(items):
         try:
-            out[i] = coerce_value(f.type, item)
+            out[i] = coerce_value(f.type, item, f.utf8)
         except BadValue as bad:
             raise bad.inside(f"[{i}]") from None
     return tuple(out)
@@ -221,7 +231,7 @@ def _coerce_map(f: FieldInfo, value: Any) -> FrozenMap[Any, Any]:
     out = {}
     for k, v in value.items():
         try:
-            out[coerce_scalar(f.map_key, k)] = coerce_value(f.map_value, v)  # type: ignore[arg-type]
+            out[coerce_scalar(f.map_key, k, f.utf8)] = coerce_value(f.map_value, v, f.utf8)  # type: ignore[arg-type]
         except BadValue as bad:
             raise bad.inside(f"[{k!r}]") from None
     return FrozenMap(out)
@@ -251,7 +261,7 @@ def coerce_field(f: FieldInfo, value: Any) -> Any:
         if f.optional:
             return None
         raise BadValue(TypeError, none_problem(f))
-    return coerce_value(f.type, value)
+    return coerce_value(f.type, value, f.utf8)
 
 
 def coerce_oneof(o: OneofInfo, value: Any) -> Any:
@@ -275,7 +285,7 @@ def coerce_oneof(o: OneofInfo, value: Any) -> Any:
         if item is None:
             raise BadValue(TypeError, f"a set member needs a value, got None (use None for the whole oneof "
                                       f"to leave {o.name} unset)")
-        stored = coerce_value(member.type, item)
+        stored = coerce_value(member.type, item, member.utf8)
     except BadValue as bad:
         raise bad.inside(f".{which}") from None
     return value if stored is item else OneOf(which, stored)
@@ -306,13 +316,13 @@ def construct_oneof(cls_name: str, o: OneofInfo, value: Any) -> Any:
         _raise(cls_name, o.name, bad)
 
 
-def problem(f_type: Any, value: Any) -> str | None:
+def problem(f_type: Any, value: Any, utf8: bool = True) -> str | None:
     """Why one value does not fit type ``f_type``, or ``None`` (for a message: its class only).
 
     Used by the encoder's error diagnosis, so that it says what the constructor says.
     """
     try:
-        coerce_value(f_type, value)
+        coerce_value(f_type, value, utf8)
     except BadValue as bad:
         return f"{bad.where}: {bad.reason}" if bad.where else bad.reason
     return None

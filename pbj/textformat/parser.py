@@ -242,7 +242,7 @@ class _Parser(TokenReader):
             assert p.enum is not None  # an enum field's plan holds its EnumPlan
             return self.read_enum(p.enum)
         assert p.scalar is not None  # otherwise a scalar field, whose plan holds its type name
-        return self.read_scalar(p.scalar)
+        return self.read_scalar(p.scalar, p.info.utf8)
 
     def submessage(self, cls: type) -> Any:
         close = self.open_message(f"a {message_plan(cls).full_name} message")
@@ -276,12 +276,12 @@ class _Parser(TokenReader):
                         self.fail(f'expected ":" after field name "{name}", found {self.found()}')
                     self.advance()
                     if name == "key":
-                        key = self.read_scalar(p.key)
+                        key = self.read_scalar(p.key, p.info.utf8)
                     elif p.enum is not None:
                         value = self.read_enum(p.enum)
                     else:
                         assert p.scalar is not None
-                        value = self.read_scalar(p.scalar)
+                        value = self.read_scalar(p.scalar, p.info.utf8)
             except TextError as exc:
                 exc.path.insert(0, name)
                 raise

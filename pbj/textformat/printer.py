@@ -40,7 +40,7 @@ from pbj import wire
 from pbj.api import decode
 from pbj.errors import DecodeError, EncodeError
 from pbj.protojson.registry import resolve_any
-from pbj.schema import is_message, unknown_fields
+from pbj.schema import is_message, stored, unknown_fields
 from pbj.textformat.escapes import escape_bytes, escape_text
 from pbj.textformat.extensions import ExtensionTable, extension_table
 from pbj.textformat.numbers import FLOAT32_MAX, format_double, format_float, to_float32
@@ -146,6 +146,10 @@ def _string_formatter(utf8: bool):
         try:
             return f'"{escape_text(v, utf8=utf8)}"'
         except UnicodeEncodeError:
+            pass
+        try:  # a field that keeps invalid UTF-8 (proto2, utf8_validation = NONE): its bytes, escaped
+            return f'"{escape_bytes(v.encode("utf-8", "surrogateescape"))}"'
+        except UnicodeEncodeError:
             raise EncodeError("string holds a lone surrogate, which is not valid UTF-8") from None
 
     return format_string
@@ -208,6 +212,8 @@ class _Printer:
         if plan.is_any and self.expand_any and self.expanded_any(obj, plan, prefix, out):
             return
         extras: list[tuple[int, FieldPlan, Any]] = []
+        # a field with a declared default is read as stored: an unset field is not printed
+        get = stored if getattr(cls, "__pbj_defaults__", None) else getattr
         for attr, members in plan.oneofs.items():
             v = getattr(obj, attr)
             if v is not None:
@@ -225,7 +231,7 @@ class _Printer:
             while i < n and extras[i][0] < p.number:
                 self.field(extras[i][1], extras[i][2], prefix, out)
                 i += 1
-            v = getattr(obj, p.attr)
+            v = get(obj, p.attr)
             if _is_set(p, v):
                 self.field(p, v, prefix, out)
         while i < n:

@@ -195,8 +195,10 @@ class TokenReader:
 
     # ------------------------------------------------------------ scalar values
 
-    def read_scalar(self, kind: str) -> Any:
-        """A value of scalar type ``kind`` (``"int32"``, ``"string"`` …)."""
+    def read_scalar(self, kind: str, utf8: bool = True) -> Any:
+        """A value of scalar type ``kind`` (``"int32"``, ``"string"`` …); ``utf8``: see :meth:`read_string`."""
+        if kind == "string" and not utf8:
+            return self.read_string(False)
         return _SCALAR_READERS[kind](self, kind)
 
     def read_int(self, kind: str, what: str) -> int:
@@ -292,7 +294,10 @@ class TokenReader:
     def read_bytes(self) -> bytes:
         return self.unescaped(self.literals("bytes"))
 
-    def read_string(self) -> str:
+    def read_string(self, utf8: bool = True) -> str:
+        """A ``string`` value. ``utf8`` false (proto2, ``utf8_validation = NONE``): any bytes
+        (``"\\377"``) are accepted, invalid UTF-8 as ``surrogateescape`` characters, as the
+        binary parser keeps them."""
         bodies = self.literals("string")
         if not any("\\" in body for body, _ in bodies):
             text = bodies[0][0] if len(bodies) == 1 else "".join(body for body, _ in bodies)
@@ -300,7 +305,7 @@ class TokenReader:
                 return text
         data = self.unescaped(bodies)
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8") if utf8 else data.decode("utf-8", "surrogateescape")
         except UnicodeDecodeError as exc:
             self.fail(f"the string is not valid UTF-8: byte 0x{data[exc.start]:02x} at byte {exc.start} "
                       "of its value (use bytes for binary data)", bodies[0][1] - 1)

@@ -1,0 +1,90 @@
+"""How the fields of a hand-declared class get presence, packing, group encoding and UTF-8 checks.
+
+``@pbj.message`` builds one :class:`FieldRules` per class and applies it to
+every field: without an edition the legacy keywords of ``pbj.field`` decide
+("Language Guide (proto2)", "Language Guide (proto3)"); with one, each field's
+resolved features do ("Feature Settings for Editions", see
+:mod:`pbj.schema.declared_features`). pbj.descriptor is imported lazily: it
+declares its own classes through ``@pbj.message``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from pbj.errors import SchemaError
+from pbj.scalars import SCALAR_NAMES
+from pbj.schema.records import FieldInfo
+
+__all__ = ["FieldRules"]
+
+
+def _is_enum(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, enum.IntEnum)
+
+
+class FieldRules:
+    """How a class's fields get presence, packing, group encoding and UTF-8 checks.
+
+    Without an edition: the legacy keywords of ``pbj.field`` decide, and
+    proto2's strings are not UTF-8-validated ("Language Guide (proto2)"). With
+    one (``@pbj.message(edition="2023")``): the resolved features of each field
+    decide (:mod:`pbj.schema.declared_features`), and the keywords say the same.
+    """
+
+    def __init__(self, cls_name: str, syntax: str, edition: Any, features: Any) -> None:
+        self.editions = edition is not None
+        self.proto2 = syntax == "proto2"
+        self.base: Any = None
+        if self.editions or features:
+            from pbj.schema.declared_features import message_features
+
+            self.base = message_features(edition, features, syntax, cls_name)
+
+    def apply(self, fi: FieldInfo, features: Any, cls_name: str, *, optional_given: bool = False,
+              packed_given: bool | None = None, group_given: bool = False, is_msg: bool = False,
+              packable: bool = False, utf8: bool | None = None) -> None:
+        """Set ``fi``'s presence, packing, group and ``utf8`` from the rules (see the class).
+
+        ``utf8`` (the loader's resolved ``utf8_validation``) overrides the rules' choice.
+        """
+        strings = fi.type == "string" or (fi.is_map and "string" in (fi.map_key, fi.map_value))
+        self.apply_rules(fi, features, cls_name, strings, optional_given, packed_given, group_given, is_msg,
+                         packable)
+        if utf8 is not None and strings:
+            fi.utf8 = utf8
+
+    def apply_rules(self, fi: FieldInfo, features: Any, cls_name: str, strings: bool, optional_given: bool,
+                    packed_given: bool | None, group_given: bool, is_msg: bool, packable: bool) -> None:
+        if not self.editions:
+            if features:
+                from pbj.schema.declared_features import field_features
+
+                field_features(self.base, features, cls_name, fi.name, False)  # raises
+            fi.utf8 = not (strings and self.proto2)
+            return
+        from pbj.descriptor import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
+        from pbj.schema.declared_features import field_features
+
+        feats = field_features(self.base, features, cls_name, fi.name, True)
+        fi.utf8 = not strings or feats.utf8_validation == Utf8Validation.VERIFY
+        own = features or {}
+        if fi.oneof is None and not fi.repeated:
+            presence = FieldPresence.LEGACY_REQUIRED if fi.required else \
+                FieldPresence.EXPLICIT if optional_given else feats.field_presence
+            if "field_presence" in own and own["field_presence"] not in (presence, presence.name):
+                raise SchemaError(f"optional/required contradict field_presence {own['field_presence']!r}",
+                                  cls_name=cls_name, field_name=fi.name)
+            if is_msg and presence == FieldPresence.IMPLICIT and "field_presence" in own:
+                raise SchemaError("a message field cannot have implicit presence", cls_name=cls_name,
+                                  field_name=fi.name)
+            fi.required = presence == FieldPresence.LEGACY_REQUIRED
+            fi.optional = is_msg or presence != FieldPresence.IMPLICIT
+        elif "field_presence" in own and fi.oneof is None:
+            raise SchemaError("a repeated field has no presence to set", cls_name=cls_name, field_name=fi.name)
+        if fi.repeated and not fi.is_map and packable and packed_given is None:
+            fi.packed = feats.repeated_field_encoding == RepeatedFieldEncoding.PACKED
+        member_msg = fi.oneof is not None and not _is_enum(fi.type) and fi.type not in SCALAR_NAMES
+        if is_msg or member_msg:
+            fi.group = group_given or feats.message_encoding == MessageEncoding.DELIMITED
