@@ -15,7 +15,7 @@ import keyword
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from pbj.errors import SchemaError
@@ -37,14 +37,15 @@ _ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default"})
 
 @overload
 def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> C: ...
+            map_entry: bool = False, extensions: Iterable[range | int] | None = None) -> C: ...
 @overload
 def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False) -> Callable[[C], C]: ...
+            map_entry: bool = False, extensions: Iterable[range | int] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
 def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
-            message_set: bool = False, map_entry: bool = False) -> Any:
+            message_set: bool = False, map_entry: bool = False,
+            extensions: Iterable[range | int] | None = None) -> Any:
     """Turn an annotated class into a protobuf message class.
 
     The result is a frozen attrs class with slots whose fields are the
@@ -62,8 +63,15 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
         cls: the class (when used as ``@pbj.message``).
         full_name: the protobuf full name (the loader sets it).
         syntax: ``"proto3"`` (default) or ``"proto2"``.
-        message_set: proto2 ``message_set_wire_format``.
+        message_set: proto2 ``message_set_wire_format``: the extensions are
+            written as message-set items (see :mod:`pbj.extensions`); without
+            ``extensions`` the range is 4 to 2**29-1.
         map_entry: the class is a map entry (loader only).
+        extensions: the field numbers reserved for extensions, as ``range``
+            objects (``range(100, 200)`` is the ``.proto``'s ``extensions 100
+            to 199``) or single numbers (protobuf.dev "Language Guide
+            (proto2)", "Extensions"). Extensions are then declared with
+            :func:`pbj.extension`.
 
     Returns:
         The new message class (or a decorator when called with options only).
@@ -72,13 +80,14 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
         SchemaError: a field number is duplicated, outside 1..2**29-1 or in
             19000-19999; a map key type is illegal; a type is not a scalar
             name, enum or message class; an annotation does not fit the type;
-            a oneof member is repeated or a map.
+            a oneof member is repeated or a map; an extension range is empty,
+            outside 1..2**29-1, or holds the number of a field.
     """
     if cls is None:
         return lambda c: _build_message(c, full_name=full_name, syntax=syntax,
-                                        message_set=message_set, map_entry=map_entry)
+                                        message_set=message_set, map_entry=map_entry, extensions=extensions)
     return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
-                          map_entry=map_entry)
+                          map_entry=map_entry, extensions=extensions)
 
 
 class _Annotations:
@@ -269,8 +278,38 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     return fi, (SCALARS[t].zero if scalar else enum_default(t))
 
 
+def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, message_set: bool,
+                      seen: dict[int, str]) -> tuple[tuple[int, int], ...]:
+    """The checked extension ranges of a declaration, as sorted ``(start, end)`` pairs, end exclusive."""
+    cls_name = cls.__qualname__
+    if extensions is None:
+        return ((4, MAX_FIELD_NUMBER + 1),) if message_set else ()
+    if isinstance(extensions, range | int):
+        extensions = [extensions]
+    out = []
+    for r in extensions:
+        if isinstance(r, int) and not isinstance(r, bool):
+            r = range(r, r + 1)
+        if not isinstance(r, range) or r.step != 1:
+            raise SchemaError(f"an extension range must be a range with step 1 or an int, got {r!r}",
+                              cls_name=cls_name)
+        if not r or r.start < 1 or r.stop > MAX_FIELD_NUMBER + 1:
+            raise SchemaError(f"extension range {r.start} to {r.stop - 1} is empty or outside "
+                              f"1..{MAX_FIELD_NUMBER}", cls_name=cls_name)
+        for number, fname in seen.items():
+            if number in r:
+                raise SchemaError(f"field number {number} is inside the extension range {r.start} to "
+                                  f"{r.stop - 1}", cls_name=cls_name, field_name=fname)
+        out.append((r.start, r.stop))
+    out.sort()
+    for (_, end), (start, stop) in zip(out, out[1:], strict=False):
+        if start < end:
+            raise SchemaError(f"extension ranges overlap at {start} to {min(end, stop) - 1}", cls_name=cls_name)
+    return tuple(out)
+
+
 def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
-                   map_entry: bool) -> type:
+                   map_entry: bool, extensions: Iterable[range | int] | None = None) -> type:
     cls_name = cls.__qualname__
     anns = _Annotations(cls)
     specs = _collect_specs(cls, anns)
@@ -295,5 +334,6 @@ def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set
     fields_.sort(key=lambda f: f.number)
     return make_class(cls, fields_, oneofs, [a for a, _ in specs], defaults, anns.raw,
                       full_name=full_name or f"{cls.__module__}.{cls.__qualname__}",
-                      syntax=syntax, message_set=message_set, map_entry=map_entry)
+                      syntax=syntax, message_set=message_set, map_entry=map_entry,
+                      extension_ranges=_extension_ranges(cls, extensions, message_set, seen))
 
