@@ -293,7 +293,8 @@ def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, messa
         if not isinstance(r, range) or r.step != 1:
             raise SchemaError(f"an extension range must be a range with step 1 or an int, got {r!r}",
                               cls_name=cls_name)
-        if not r or r.start < 1 or r.stop > MAX_FIELD_NUMBER + 1:
+        # a message set's "max" is 2**31-1 (its type_ids are int32), else 2**29-1
+        if not r or r.start < 1 or r.stop > (2**31 if message_set else MAX_FIELD_NUMBER + 1):
             raise SchemaError(f"extension range {r.start} to {r.stop - 1} is empty or outside "
                               f"1..{MAX_FIELD_NUMBER}", cls_name=cls_name)
         for number, fname in seen.items():
