@@ -99,7 +99,13 @@ def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, b
             elif spans:
                 found.setdefault(type_id, []).extend(data[s:e] for s, e in spans)  # type: ignore[arg-type]
             continue
+        after_tag = pos
         pos = wire.skip_field(data, pos, tag, end, depth)
+        if tag & 7 == wire.WIRE_LEN and (tag >> 3) in registry:
+            # an extension in the regular encoding (a LEN field of its number) is read too, as upb does
+            n, at = wire.read_varint(data, after_tag)
+            found.setdefault(tag >> 3, []).append(data[at:at + n])
+            continue
         rest += data[start:pos]
     holders = []
     for type_id in sorted(found):
