@@ -32,8 +32,8 @@ from typing import Any, Generic, TypeVar
 
 from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
-from pbj.schema import info, is_message, message
 from pbj.schema import field as declare_field
+from pbj.schema import info, is_message, message
 from pbj.schema.records import FieldInfo, enum_default
 from pbj.schema.specs import MISSING
 

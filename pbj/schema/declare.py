@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import itertools
 import keyword
 import sys
 import types
@@ -303,7 +304,7 @@ def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, messa
                                   f"{r.stop - 1}", cls_name=cls_name, field_name=fname)
         out.append((r.start, r.stop))
     out.sort()
-    for (_, end), (start, stop) in zip(out, out[1:], strict=False):
+    for (_, end), (start, stop) in itertools.pairwise(out):
         if start < end:
             raise SchemaError(f"extension ranges overlap at {start} to {min(end, stop) - 1}", cls_name=cls_name)
     return tuple(out)
