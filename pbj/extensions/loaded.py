@@ -31,7 +31,7 @@ _LABEL_REPEATED = 3
 
 def _declared(files: Any) -> list[tuple[str, Any, str]]:
     """``(scope, FieldDescriptorProto, syntax)`` of every extension, in file order."""
-    out = []
+    out: list[tuple[str, Any, str]] = []
     for fd in files:
         syntax = fd.syntax or "proto2"
         package = fd.package or ""
