@@ -19,17 +19,20 @@ field); everything else stays as it arrived, byte for byte. What an
 extension's holder cannot read (a wire type that does not fit, a closed
 enum's unknown number) also stays an unknown field.
 
-Message sets (``message_set_wire_format``, "Encoding" on protobuf.dev and
-Google's ``message_set.proto`` / ``bridge/message_set.proto``): each
-extension is an item, a group of field 1 holding ``type_id`` (field 2,
-varint) and ``message`` (field 3, LEN). Items are written ``type_id``
-first, in ``type_id`` order, as upb and C++ write them. On reading, the
-fields of an item may come in either order; items with the same registered
+Message sets (``message_set_wire_format``; Google's ``message_set.proto``):
+each extension is an item, a group of field 1 holding ``type_id`` (field 2,
+varint) and ``message`` (field 3, LEN). Items are written ``type_id`` first,
+then ``message``, as upb and C++ write them, whatever order they arrived in,
+and in ``type_id`` order (C++ order; upb's order of items is not defined).
+Reading follows upb, the runtime of Google's Python package (checked in
+``tests/test_extensions_message_set.py``): the fields of an item may come in
+either order; the first ``type_id`` and the first ``message`` of an item
+count, other fields of the item are dropped; items with the same registered
 ``type_id`` are merged (their messages parsed as one, "Last One Wins"). An
-item whose ``type_id`` is not registered stays an unknown field, byte for
-byte. An item with a registered ``type_id`` but no ``message`` is dropped,
-and one without a ``type_id`` too, as upb and C++ do (they create no
-extension and keep nothing for it).
+item without a ``message``, or without a ``type_id``, is dropped, as upb
+drops it (and C++: it creates no extension and keeps nothing). An item whose
+``type_id`` is not registered is kept among the unknown fields in the form upb
+writes back: ``type_id``, then ``message``.
 """
 
 from __future__ import annotations
@@ -55,31 +58,41 @@ def _codec(cls: type) -> Any:
     return codec
 
 
-def _item(data: bytes, pos: int, end: int, depth: int) -> tuple[int, int | None, list[tuple[int, int]]]:
-    """Read one message-set item body at ``pos`` (after its start tag).
+def _item(data: bytes, pos: int, end: int, depth: int) -> tuple[int, int | None, tuple[int, int] | None]:
+    """Read one message-set item body at ``pos`` (after its start tag), as upb reads it.
+
+    The first ``type_id`` and the first ``message`` count; other fields of the item are skipped.
 
     Returns:
-        ``(pos after the end tag, type_id or None, [(start, end) of each message value])``.
+        ``(pos after the end tag, type_id or None, (start, end) of the message or None)``.
     """
     type_id = None
-    spans: list[tuple[int, int]] = []
+    span: tuple[int, int] | None = None
     while True:
         if pos >= end:
             raise DecodeError("message-set item has no end tag")
         tag, pos = wire.read_varint(data, pos)
         if tag == _ITEM_END:
-            return pos, type_id, spans
+            return pos, type_id, span
         if tag == _TYPE_ID:
-            type_id, pos = wire.read_varint(data, pos)
-            type_id &= 0xFFFFFFFF
+            value, pos = wire.read_varint(data, pos)
+            if type_id is None:
+                type_id = value & 0xFFFFFFFF
         elif tag == _MESSAGE:
             n, pos = wire.read_varint(data, pos)
             if pos + n > end:
                 raise DecodeError("truncated input: message-set item message runs past the end")
-            spans.append((pos, pos + n))
+            if span is None:
+                span = (pos, pos + n)
             pos += n
         else:
             pos = wire.skip_field(data, pos, tag, end, depth - 1)
+
+
+def _canonical_item(type_id: int, message: bytes) -> bytes:
+    """An item as upb writes it back when nobody registered its ``type_id``: ``type_id``, then ``message``."""
+    return bytes([_ITEM_START, _TYPE_ID]) + wire.encode_varint(type_id) + bytes([_MESSAGE]) + wire.encode_varint(len(message)) + message + \
+        bytes([_ITEM_END])
 
 
 def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, bytearray | None]:
@@ -92,12 +105,14 @@ def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, b
         if tag == _ITEM_START:
             if depth <= 0:
                 raise DecodeError("nesting too deep: the depth limit was reached")
-            pos, type_id, spans = _item(data, pos, end, depth)
-            ext = registry.get(type_id) if type_id is not None else None
-            if ext is None:
-                rest += data[start:pos]
-            elif spans:
-                found.setdefault(type_id, []).extend(data[s:e] for s, e in spans)  # type: ignore[arg-type]
+            pos, type_id, span = _item(data, pos, end, depth)
+            if span is None or type_id is None:
+                continue  # an item without a message or without a type_id is dropped (upb, C++)
+            message = data[span[0]:span[1]]
+            if type_id in registry:
+                found.setdefault(type_id, []).append(message)
+            else:
+                rest += _canonical_item(type_id, message)
             continue
         after_tag = pos
         pos = wire.skip_field(data, pos, tag, end, depth)
