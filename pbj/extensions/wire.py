@@ -28,7 +28,9 @@ Reading follows upb, the runtime of Google's Python package (checked in
 ``tests/test_extensions_message_set.py``): the fields of an item may come in
 either order; the first ``type_id`` and the first ``message`` of an item
 count, other fields of the item are dropped; items with the same registered
-``type_id`` are merged (their messages parsed as one, "Last One Wins"). An
+``type_id`` are merged (their messages parsed as one, "Last One Wins" for a
+singular message), as C++ merges them; here upb keeps the last item's message
+only, and pbj follows C++ and the spec. An
 item without a ``message``, or without a ``type_id``, is dropped, as upb
 drops it (and C++: it creates no extension and keeps nothing). An item whose
 ``type_id`` is not registered is kept among the unknown fields in the form upb
