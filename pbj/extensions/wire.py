@@ -93,8 +93,8 @@ def _item(data: bytes, pos: int, end: int, depth: int) -> tuple[int, int | None,
 
 def _canonical_item(type_id: int, message: bytes) -> bytes:
     """An item as upb writes it back when nobody registered its ``type_id``: ``type_id``, then ``message``."""
-    return bytes([_ITEM_START, _TYPE_ID]) + wire.encode_varint(type_id) + bytes([_MESSAGE]) + wire.encode_varint(len(message)) + message + \
-        bytes([_ITEM_END])
+    head = bytes([_ITEM_START, _TYPE_ID]) + wire.encode_varint(type_id)
+    return head + bytes([_MESSAGE]) + wire.encode_varint(len(message)) + message + bytes([_ITEM_END])
 
 
 def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, bytearray | None]:
