@@ -87,12 +87,6 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
-        write_fields(obj, out)
-        if write_extensions is not None and obj._pbj_extensions:
-            write_extensions(obj, out)
-        return out
-
-    def write_fields(obj: Any, out: dict) -> dict:
         for attr, key, mode, w, zero in steps:
             v = getattr(obj, attr)
             if mode >= _ONEOF:
@@ -123,6 +117,15 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
                 exc.path.insert(0, attr)
                 raise
         return out
+
+    if write_extensions is not None:
+        write_fields = write_message
+
+        def write_message(obj: Any) -> dict:  # a class with extension ranges: its fields, then "[pkg.ext]" keys
+            out = write_fields(obj)
+            if obj._pbj_extensions:
+                write_extensions(obj, out)
+            return out
 
     write_message.__name__ = write_message.__qualname__ = f"to_dict_{cls.__name__}"
     return write_message

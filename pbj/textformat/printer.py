@@ -214,9 +214,10 @@ class _Printer:
                 if p is None:
                     raise EncodeError(f"oneof value {v!r} names no member of the oneof", path=[attr])
                 extras.append((p.number, p, v[1]))
-        for h in getattr(obj, "_pbj_extensions", ()):
-            ext = h.__pbj_extension__
-            extras.append((ext.number, extension_plan(ext), ext.value_of(h)))
+        if cls.__pbj_info__.extension_ranges:  # type: ignore[attr-defined]
+            for h in obj._pbj_extensions:
+                ext = h.__pbj_extension__
+                extras.append((ext.number, extension_plan(ext), ext.value_of(h)))
         unknown = unknown_fields(obj)
         if len(extras) > 1:
             extras.sort(key=lambda e: e[0])
