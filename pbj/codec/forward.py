@@ -244,7 +244,7 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
             elif step == EXTENSIONS:
                 lo, hi = plan.extension_ranges[i]
                 src(f"# extensions {lo} to {hi - 1}")
-                src(f"if o._pbj_extensions: n += _ext_size(o._pbj_extensions, {lo}, {hi})")
+                src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
             else:
                 _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
         src("u = o._pbj_unknown")
@@ -514,9 +514,11 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
                 lo, hi = plan.extension_ranges[i]
                 src(f"# extensions {lo} to {hi - 1}")
                 if fresh:
-                    src(f"if o._pbj_extensions: n += _ext_write_fresh(o._pbj_extensions, {lo}, {hi}, parts, ap)")
+                    fn = ctx.extensions_helper("write_fresh_range")
+                    src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
                 else:
-                    src(f"if o._pbj_extensions: _ext_write(o._pbj_extensions, {lo}, {hi}, ap)")
+                    fn = ctx.extensions_helper("write_range")
+                    src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
             elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
                 _write_oneof_inline(ctx, src, plan, i, members, fresh)
             elif fresh:

@@ -287,7 +287,7 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
                 src(f"# extensions {lo} to {hi - 1}")
                 src("if o._pbj_extensions:")
                 with src:
-                    src(f"pos = _ext_write_reverse(o._pbj_extensions, {lo}, {hi}, rb, pos)")
+                    src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
                     src("mv = rb.writer_view")
                     if rem:
                         _ensure(src, str(rem))

@@ -21,7 +21,6 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.errors import DecodeError
-from pbj.extensions import wire as ext_wire
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
 
 __all__ = ["HELPERS", "MAX_DEPTH", "locate", "packed_varints", "group_failed"]
@@ -212,12 +211,6 @@ HELPERS: dict[str, Any] = {
     "_group_failed": group_failed,
     "DecodeError": DecodeError,
     "_unpack_from": struct.unpack_from,
-    # extensions (classes with extension ranges only)
-    "_ext_take": ext_wire.take,
-    "_ext_size": ext_wire.size_range,
-    "_ext_write": ext_wire.write_range,
-    "_ext_write_fresh": ext_wire.write_fresh_range,
-    "_ext_write_reverse": ext_wire.write_reverse_range,
 }
 for _t in scalars.SCALARS.values():
     if _t.packer is not None:
