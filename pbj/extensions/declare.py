@@ -121,9 +121,25 @@ def _holder(full_name: str, number: int, type_: Any, *, repeated: bool, packed: 
                              optional=not repeated, group=group)
         body = {"__annotations__": {"value": typing.Any}, "value": spec, "__module__": __name__,
                 "__doc__": f"Holder of the extension {full_name}."}
+    body["__reduce__"] = _reduce_holder
     cls = message(type(stem, (), body), full_name=f"[{full_name}]", syntax=syntax)
-    cls.__pbj_extension_holder__ = True  # type: ignore[attr-defined]
     return cls
+
+
+def _reduce_holder(self: Any) -> tuple:
+    """Pickle a holder as (extended class, number, value): the class pickles by name."""
+    ext = self.__pbj_extension__
+    return (_restore_holder, (ext.extendee, ext.number, ext.value_of(self)))
+
+
+def _restore_holder(extendee: type, number: int, value: Any) -> Any:
+    """Rebuild a pickled holder with the extension registered now for ``number`` of ``extendee``."""
+    from pbj.extensions.values import holder_of
+    ext = info(extendee).extensions.get(number)
+    if ext is None:
+        raise LookupError(f"cannot unpickle extension {number} of {info(extendee).full_name}: "
+                          "no extension of that number is declared in this process")
+    return holder_of(ext, value)
 
 
 def register(ext: Extension[Any]) -> None:

@@ -92,8 +92,12 @@ def extensions_of(obj: Any, /) -> Mapping[Extension[Any], Any]:
     return types.MappingProxyType({h.__pbj_extension__: h.__pbj_extension__.value_of(h) for h in holders})
 
 
-def _holder_of(ext: Extension[Any], value: Any) -> Any:
-    """A holder instance of ``ext`` with ``value`` checked (``None`` when it is absent)."""
+def holder_of(ext: Extension[Any], value: Any) -> Any:
+    """A holder instance of ``ext`` with ``value`` checked (``None`` when it is absent).
+
+    Raises:
+        TypeError, ValueError: the value does not fit (naming the extension).
+    """
     try:
         value = coerce_field(ext.field if not ext.message_set else _set_field(ext), value)
     except BadValue as bad:
@@ -134,7 +138,7 @@ def stored_extensions(cls: type, values: Any, base: tuple = ()) -> tuple:
             raise TypeError(f"{cls.__qualname__} extensions: {ext!r} is not a pbj.Extension")
         if ext.extendee is not cls:
             raise TypeError(f"{ext.full_name} extends {info(ext.extendee).full_name}, not {cls.__qualname__}")
-        h = _holder_of(ext, value)
+        h = holder_of(ext, value)
         if h is None:
             by_number.pop(ext.number, None)
         else:
