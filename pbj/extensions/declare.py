@@ -26,6 +26,8 @@ unpacked runs, closed enums, groups) exactly as it does a regular field.
 
 from __future__ import annotations
 
+import builtins
+import enum
 import re
 import typing
 from typing import Any, Generic, TypeVar
@@ -34,8 +36,9 @@ from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
 from pbj.schema import info, is_message, message
-from pbj.schema.records import FieldInfo, enum_default
+from pbj.schema.records import FieldInfo
 from pbj.schema.specs import MISSING
+from pbj.schema.values import BadValue, coerce_value
 
 __all__ = ["Extension", "extension", "register"]
 
@@ -192,7 +195,7 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             message-set extension is not a singular message; ``packed`` or
             ``group`` does not fit the type.
     """
-    if not (isinstance(extendee, builtins_type) and is_message(extendee)):
+    if not (_is_class(extendee) and is_message(extendee)):
         raise SchemaError(f"an extension extends a @pbj.message class, not {extendee!r}")
     mi = info(extendee)
     full_name = name or f"{mi.full_name}.ext_{number}"
@@ -204,11 +207,11 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
         ranges = ", ".join(f"{lo} to {hi - 1}" for lo, hi in mi.extension_ranges)
         raise SchemaError(f"extension {full_name} = {number!r} is outside the extension ranges of "
                           f"{mi.full_name} ({ranges})", cls_name=mi.full_name)
-    is_msg = isinstance(type, builtins_type) and is_message(type)
+    is_msg = _is_class(type) and is_message(type)
     if isinstance(type, str):
         if type not in SCALARS or type == "enum":
             raise SchemaError(f"extension {full_name}: unknown scalar type {type!r}", cls_name=mi.full_name)
-    elif not is_msg and not (isinstance(type, builtins_type) and _is_int_enum(type)):
+    elif not is_msg and not _is_int_enum(type):
         raise SchemaError(f"extension {full_name}: type {type!r} is not a scalar type name, an IntEnum or a "
                           "@pbj.message class", cls_name=mi.full_name)
     if group and not is_msg:
@@ -226,7 +229,6 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     if default is MISSING:
         default = () if repeated else None
     elif default is not None:
-        from pbj.schema.values import BadValue, coerce_value
         try:
             default = coerce_value(type, default)
         except BadValue as bad:
@@ -241,13 +243,9 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     return ext
 
 
-builtins_type = type
+def _is_class(t: Any) -> bool:
+    return isinstance(t, builtins.type)
 
 
 def _is_int_enum(t: Any) -> bool:
-    import enum
-    return issubclass(t, enum.IntEnum)
-
-
-#: ``enum_default`` re-exported for the loader (the zero value of an enum extension).
-zero_enum = enum_default
+    return _is_class(t) and issubclass(t, enum.IntEnum)
