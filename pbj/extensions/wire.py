@@ -231,7 +231,11 @@ def write_fresh_range(holders: tuple, lo: int, hi: int, parts: list, ap: Any) ->
     for h in holders:
         if lo <= h.__pbj_extension__.number < hi:
             codec = _codec(h.__class__)
-            n += codec.write_fresh(h, parts, ap) if h._pbj_size < 0 else (codec.write(h, ap) or h._pbj_size)
+            if h._pbj_size < 0:
+                n += codec.write_fresh(h, parts, ap)
+            else:
+                codec.write(h, ap)
+                n += h._pbj_size
     return n
 
 
