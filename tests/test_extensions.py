@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pbj
 from pbj.codec.plan import EXTENSIONS, FIELD, build_message
@@ -453,3 +455,24 @@ def test_editions_extensions_follow_their_features(tmp_path):
     assert pbj.decode(ns["pbjed.Host"], g.SerializeToString()) == host
     with pytest.raises(pbj.DecodeError, match="UTF-8"):  # utf8_validation VERIFY, the editions default
         pbj.decode(ns["pbjed.Host"], bytes.fromhex("6a01ff"))
+
+
+# ---------------------------------------------------------------- random values
+
+@given(st.data())
+def test_random_extension_values_both_writers_and_google(data):
+    from pbj.testing import field_values
+    loaded()  # the schema in Google's pool
+    chosen = {}
+    for ext in HAND.values():
+        if data.draw(st.booleans(), label=ext.full_name):
+            chosen[ext] = data.draw(field_values(ext.field, max_depth=2, unknown_fields=True, closed_enums=True),
+                                    label=ext.full_name)
+    host = pbj.with_extensions(Host(first=data.draw(st.none() | st.integers(-5, 5)), last=3), chosen)
+    out = both_writers(host)
+    back = pbj.decode(Host, out)
+    assert both_writers(back) == out and pbj.unknown_fields(back) == b""
+    assert [e.number for e in pbj.extensions_of(back)] == sorted(
+        e.number for e, v in chosen.items() if v is not None and v != ())
+    again = google_class("pbjext.Host").FromString(out).SerializeToString(deterministic=True)
+    assert both_writers(pbj.decode(Host, again)) == out  # upb moved the extensions last; pbj puts them back
