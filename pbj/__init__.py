@@ -19,6 +19,7 @@ See ``docs/usage-guide.md``.
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
+from pbj.extensions import Extension, extension, extensions_of, get_extension, has_extension, with_extensions
 from pbj.loader import Namespace, load_descriptor_set, load_proto
 from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
 from pbj.schema import (
@@ -46,6 +47,7 @@ __all__ = [
     "Namespace", "load_descriptor_set", "load_proto",
     "JSONError", "from_dict", "from_json", "to_dict", "to_json",
     "TextError", "from_text", "to_text",
+    "Extension", "extension", "extensions_of", "get_extension", "has_extension", "with_extensions",
 ]
 
 __version__ = "0.1.0"

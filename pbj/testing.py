@@ -267,7 +267,8 @@ def values(cls: type, *, max_depth: int = 3, unknown_fields: bool = True) -> st.
             schema stops there (message fields ``None``, lists and maps of
             messages empty).
         unknown_fields: give this message and its sub-messages unknown fields
-            (valid raw bytes of field numbers the class does not declare, see
+            (valid raw bytes of field numbers the class does not declare and
+            that no extension registered with it has, see
             :func:`unknown_field_bytes`), kept in the hidden ``_pbj_unknown``.
 
     Returns:
@@ -291,7 +292,8 @@ def values(cls: type, *, max_depth: int = 3, unknown_fields: bool = True) -> st.
     for o in mi.oneofs:
         kwargs[o.name] = _oneof_values(o.members, max_depth, unknown_fields, closed)
     if unknown_fields:
-        used = frozenset(f.number for f in mi.all_fields())
+        # nor the numbers of the extensions registered now: decoding reads those as extensions
+        used = frozenset(f.number for f in mi.all_fields()) | frozenset(mi.extensions)
         if mi.message_set:
             # "MessageSet" wire format: group 1 is an item (type_id, message), never an unknown field
             used |= {1}

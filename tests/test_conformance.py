@@ -293,9 +293,10 @@ def test_subprocess_driver() -> None:
     g3.map_string_string["k"] = "v"
     g3.optional_nested_message.a = 7
     p3 = g3.SerializeToString(deterministic=True)
-    # proto2: a group, an extension (extension_int32 = 42, field 120: pbj keeps it as an unknown
-    # field) and a number that closed enum NestedEnum lacks (optional_nested_enum = 7, field 21:
-    # an unknown field), in the order Google writes them.
+    # proto2: a group, an extension (extension_int32 = 42, field 120, after the group as upb writes
+    # it) and a number that closed enum NestedEnum lacks (optional_nested_enum = 7, field 21: an
+    # unknown field). pbj writes the extension in field-number order (before the group, field 201),
+    # as C++ and Java do, and the unknown field last.
     g2 = google_class(P2)(optional_int32=1)
     g2.data.group_int32 = 9
     p2 = g2.SerializeToString(deterministic=True) + bytes([0xC0, 0x07, 0x2A]) + bytes([0xA8, 0x01, 0x07])
@@ -315,7 +316,9 @@ def test_subprocess_driver() -> None:
     assert r[0].WhichOneof("result") == "protobuf_payload"
     assert google_class(P3).FromString(r[0].protobuf_payload) == g3
     assert r[1].WhichOneof("result") == "protobuf_payload"
-    assert r[1].protobuf_payload == p2
+    group = g2.SerializeToString(deterministic=True)[2:]
+    assert r[1].protobuf_payload == b"\x08\x01" + bytes([0xC0, 0x07, 0x2A]) + group + bytes([0xA8, 0x01, 0x07])
+    assert google_class(P2).FromString(r[1].protobuf_payload) == google_class(P2).FromString(p2)
     assert r[2].WhichOneof("result") == "parse_error"
     assert r[3].WhichOneof("result") == "json_payload"
     assert json.loads(r[3].json_payload) == json.loads(json_format.MessageToJson(

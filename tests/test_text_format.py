@@ -176,8 +176,9 @@ def test_unknown_fields_on_request():
 def test_extensions_by_name():
     ns = conformance.schema()
     value = pbj.decode(_p2(), bytes.fromhex("c0072a") + bytes.fromhex("cb07d00701cc07"))
-    assert pbj.to_text(value) == ""  # without the declarations they are unknown fields
-    assert pbj.to_text(value, extensions=ns) == (
+    assert pbj.unknown_fields(value) == b""  # the load registered them: decoded as extensions
+    assert pbj.get_extension(value, ns.extension("protobuf_test_messages.proto2.extension_int32")) == 42
+    assert pbj.to_text(value) == pbj.to_text(value, extensions=ns) == (
         "[protobuf_test_messages.proto2.extension_int32]: 42\n"
         "[protobuf_test_messages.proto2.groupfield] {\n  group_int32: 1\n}\n")
 
@@ -278,10 +279,13 @@ def test_conformance_messages():
         pbj.from_text(_p3(), "reserved_field: [1,]")
     with pytest.raises(pbj.TextError, match='"-foo" is not a value'):
         pbj.from_text(_p3(), "reserved_field: -foo")
-    # extensions are kept as the unknown fields pbj.decode would keep
-    ext = pbj.from_text(_p2(), "[protobuf_test_messages.proto2.extension_int32]: 42\n"
-                               "[protobuf_test_messages.proto2.groupfield] { group_int32: 1 }", extensions=ns)
-    assert pbj.unknown_fields(ext) == bytes.fromhex("c0072a") + bytes.fromhex("cb07d00701cc07")
+    # extensions are set as pbj.decode sets them, and written in field-number order
+    ext = pbj.from_text(_p2(), "[protobuf_test_messages.proto2.groupfield] { group_int32: 1 }\n"
+                               "[protobuf_test_messages.proto2.extension_int32]: 42", extensions=ns)
+    assert pbj.unknown_fields(ext) == b""
+    assert pbj.get_extension(ext, ns.extension("protobuf_test_messages.proto2.extension_int32")) == 42
+    for reverse in (False, True):
+        assert pbj.encode(ext, reverse=reverse) == bytes.fromhex("c0072a") + bytes.fromhex("cb07d00701cc07")
     assert pbj.to_text(pbj.decode(_p2(), pbj.encode(ext)), extensions=ns, one_line=True) == (
         "[protobuf_test_messages.proto2.extension_int32]: 42 [protobuf_test_messages.proto2.groupfield] "
         "{ group_int32: 1 }")
@@ -344,7 +348,7 @@ ERRORS = [
     ("anything { [type.googleapis.com/google.protobuf.Timestamp] { nanos: 'x' } }",
      'expected an integer for int32, found the string', 1, 69,
      "$.anything.[type.googleapis.com/google.protobuf.Timestamp].nanos"),
-    ("[pkg.ext]: 1", 'no extension named "pkg.ext" of message tt.Outer (pass extensions=', 1, 1, "$"),
+    ("[pkg.ext]: 1", 'no extension named "pkg.ext" of message tt.Outer (declare it with pbj.extension', 1, 1, "$"),
     ("[a/b.C]: 1", "is a type URL, which only a google.protobuf.Any may hold", 1, 1, "$"),
     ("[a..b]: 1", "is not a valid extension name or type URL", 1, 1, "$"),
 ]

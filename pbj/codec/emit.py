@@ -157,6 +157,15 @@ class Emit:
             and attr_ok(f.name) and f.declared_default is None for f in mp.fields))
         return mp if ok else None
 
+    def extensions_helper(self, role: str) -> str:
+        """The global name of :mod:`pbj.extensions.wire`'s function ``role`` (``take``, ``size_range`` ...).
+
+        Bound only in the namespace of a batch with a class with extension ranges, so the
+        namespaces of all other classes stay as they were.
+        """
+        from pbj.extensions import wire as ext_wire
+        return self.scope.shared(("extensions", role), f"ext_{role}", lambda: getattr(ext_wire, role))
+
     def stem(self, index: int) -> str:
         """The name stem of ``batch.classes[index]``."""
         return self.stems[index]

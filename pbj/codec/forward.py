@@ -32,7 +32,18 @@ from __future__ import annotations
 
 from pbj import scalars, wire
 from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
-from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import (
+    EXPLICIT,
+    EXTENSIONS,
+    FIELD,
+    IMPLICIT,
+    MAP,
+    MESSAGE,
+    PACKED,
+    FieldPlan,
+    MessagePlan,
+    row_of,
+)
 from pbj.codec.source import Source, comment
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
@@ -230,6 +241,10 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
         for step, i, members in plan.writes:
             if step == FIELD:
                 _size_field(ctx, src, plan, plan.fields[i])
+            elif step == EXTENSIONS:
+                lo, hi = plan.extension_ranges[i]
+                src(f"# extensions {lo} to {hi - 1}")
+                src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
             else:
                 _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
         src("u = o._pbj_unknown")
@@ -496,6 +511,15 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         for step, i, members in plan.writes:
             if step == FIELD:
                 _write_field(ctx, src, plan, plan.fields[i], fresh)
+            elif step == EXTENSIONS:
+                lo, hi = plan.extension_ranges[i]
+                src(f"# extensions {lo} to {hi - 1}")
+                if fresh:
+                    fn = ctx.extensions_helper("write_fresh_range")
+                    src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
+                else:
+                    fn = ctx.extensions_helper("write_range")
+                    src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
             elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
                 _write_oneof_inline(ctx, src, plan, i, members, fresh)
             elif fresh:

@@ -659,9 +659,16 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
         src("except Exception as exc:")
         with src:
             src(f"raise _locate(exc, {names}, locals()) from None")
+        if plan.extension_ranges:
+            info = ctx.const(plan.cls.__pbj_info__, f"Info_{p.stem}")
+            src("# the unknown fields that are extensions registered for this class (pbj.extensions.wire)")
+            src(f"if unk is not None: _xt, unk = {ctx.extensions_helper('take')}({info}, unk, depth)")
+            src("else: _xt = ()")
         src(f"o = _new({slots})")
         for attr, expr in p.store:
             src(ctx.set(plan, attr, expr))
+        if plan.extension_ranges:
+            src("o._pbj_extensions = _xt")
         src('o._pbj_unknown = bytes(unk) if unk is not None else b""')
         src("o._pbj_size = -1")
         src(f"o.__class__ = {cls}")

@@ -33,13 +33,28 @@ back into Python. Its fields and their meaning:
     ``j`` that is set if it is one of ``members`` (field indexes). A oneof
     appears once per run of its members between two regular fields, so a
     set member is written exactly where its number falls ("Field Order").
+    ``(EXTENSIONS, k, ())`` writes the extensions present whose field
+    number is in ``extension_ranges[k]`` (in number order), where that range
+    falls among the fields: no field number can be inside an extension
+    range, so the step never splits one (added with extensions; a class
+    without extension ranges has none).
     ``oneofs``: a :class:`OneofPlan` per oneof, in declaration order.
     ``dispatch``: ``(tag, field index, form)`` for every tag the parser
     knows, sorted by tag; ``form`` is :data:`VALUE` (the field's own wire
     type), :data:`PACKED_RUN` (a LEN run of a repeated scalar, accepted
     packed or not) or :data:`GROUP_START`. Any other tag, including a known
     field number with a wire type that does not fit, is an unknown field.
-    ``leaf``: no field is a message or a map (a candidate for inlining).
+    ``leaf``: no field is a message or a map, and the class has no
+    extension ranges (a candidate for inlining).
+    ``extension_ranges``: the class's extension ranges, ``(start, end)``
+    with ``end`` exclusive, ascending; ``()`` for most classes. A class with
+    ranges stores its extensions in the hidden attribute ``_pbj_extensions``
+    (a tuple of holder messages, :mod:`pbj.extensions`): its parser passes
+    the unknown fields to :func:`pbj.extensions.wire.take`, which decodes the
+    extensions registered for it, and its writers call the range writers of
+    :mod:`pbj.extensions.wire` at each ``EXTENSIONS`` step.
+    ``message_set``: the class has ``message_set_wire_format`` (its
+    extensions are message-set items).
 
 ``FieldPlan``
     ``name``: the attribute name (a oneof member's name for a member);
@@ -98,7 +113,7 @@ from pbj.schema import FieldInfo, MessageInfo, enum_default
 __all__ = [
     "BatchPlan", "MessagePlan", "FieldPlan", "OneofPlan", "build_batch", "build_message",
     "MESSAGE", "IMPLICIT", "EXPLICIT", "REPEATED", "PACKED", "MAP", "MEMBER",
-    "FIELD", "RUN", "VALUE", "PACKED_RUN", "GROUP_START", "row_of",
+    "FIELD", "RUN", "EXTENSIONS", "VALUE", "PACKED_RUN", "GROUP_START", "row_of",
 ]
 
 #: The type code of a message (the scalar codes are 0 to 15, ``enum`` 15).
@@ -107,7 +122,7 @@ MESSAGE = len(scalars.BY_CODE)
 # labels
 IMPLICIT, EXPLICIT, REPEATED, PACKED, MAP, MEMBER = range(6)
 # write steps
-FIELD, RUN = 0, 1
+FIELD, RUN, EXTENSIONS = 0, 1, 2
 # parse forms
 VALUE, PACKED_RUN, GROUP_START = 0, 1, 2
 
@@ -157,6 +172,8 @@ class MessagePlan(NamedTuple):
     oneofs: tuple[OneofPlan, ...]
     dispatch: tuple[tuple[int, int, int], ...]
     leaf: bool
+    extension_ranges: tuple[tuple[int, int], ...] = ()
+    message_set: bool = False
 
 
 class BatchPlan(NamedTuple):
@@ -251,6 +268,17 @@ def _writes(mi: MessageInfo, fields: tuple[FieldPlan, ...]) -> tuple:
         run.append(f.idx)
     if run:
         out.append((RUN, oneof_of[run[0]], tuple(run)))
+    if mi.extension_ranges:
+        def first_number(step: tuple[int, int, tuple[int, ...]]) -> int:
+            return fields[step[1]].number if step[0] == FIELD else fields[step[2][0]].number
+        merged: list[tuple[int, int, tuple[int, ...]]] = []
+        ranges = list(enumerate(mi.extension_ranges))
+        for step in out:
+            while ranges and ranges[0][1][0] < first_number(step):
+                merged.append((EXTENSIONS, ranges.pop(0)[0], ()))
+            merged.append(step)
+        merged.extend((EXTENSIONS, k, ()) for k, _ in ranges)
+        out = merged
     return tuple(out)
 
 
@@ -275,10 +303,11 @@ def build_message(mi: MessageInfo, index: int, sub_index: Any) -> MessagePlan:
     oneofs = tuple(
         OneofPlan(o.name, slot_of[o.name], tuple(f.idx for f in fields if f.oneof == j))
         for j, o in enumerate(mi.oneofs))
-    leaf = all(f.type != MESSAGE and f.label != MAP for f in fields)
+    leaf = all(f.type != MESSAGE and f.label != MAP for f in fields) and not mi.extension_ranges
     return MessagePlan(idx=index, full_name=mi.full_name, cls=mi.cls, slots_class=mi.cls.__pbj_slots__,
                        slots=slots, fields=fields, writes=_writes(mi, fields), oneofs=oneofs,
-                       dispatch=_dispatch(fields), leaf=leaf)
+                       dispatch=_dispatch(fields), leaf=leaf, extension_ranges=tuple(mi.extension_ranges),
+                       message_set=mi.message_set)
 
 
 def build_batch(infos: list[MessageInfo]) -> BatchPlan:

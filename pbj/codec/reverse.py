@@ -26,7 +26,18 @@ from __future__ import annotations
 
 from pbj import scalars, wire
 from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
-from pbj.codec.plan import EXPLICIT, FIELD, IMPLICIT, MAP, MESSAGE, PACKED, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import (
+    EXPLICIT,
+    EXTENSIONS,
+    FIELD,
+    IMPLICIT,
+    MAP,
+    MESSAGE,
+    PACKED,
+    FieldPlan,
+    MessagePlan,
+    row_of,
+)
 from pbj.codec.source import Source
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
@@ -281,6 +292,16 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
             rem -= budget
             if step == FIELD:
                 _put_field(ctx, src, plan, plan.fields[i], rem)
+                continue
+            if step == EXTENSIONS:
+                lo, hi = plan.extension_ranges[i]
+                src(f"# extensions {lo} to {hi - 1}")
+                src("if o._pbj_extensions:")
+                with src:
+                    src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
+                    src("mv = rb.writer_view")
+                    if rem:
+                        _ensure(src, str(rem))
                 continue
             oneof = plan.oneofs[i]
             src(describe_run(plan, i, members))

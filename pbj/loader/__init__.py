@@ -22,8 +22,11 @@ for proto2 and proto3, "Field Presence", "Encoding"):
   (entry messages get no class of their own);
 * ``json_name`` and proto2 ``default`` values are kept on each field;
 * groups (proto2) and ``DELIMITED`` message fields (editions) use the group
-  encoding; extensions are not loaded (``Namespace.extensions`` lists them;
-  on the wire they are kept and written back as unknown fields);
+  encoding;
+* every ``extend`` block (top-level or nested) becomes a :class:`pbj.Extension`
+  registered with the extended class of the load (``Namespace.extension``,
+  :mod:`pbj.extensions.loaded`); ``extensions`` ranges and
+  ``message_set_wire_format`` are kept on each class;
 * proto2 enums (and editions enums with ``enum_type = CLOSED``) are closed:
   their class has ``__pbj_closed__ = True`` and the parser keeps a number that
   is not a member as an unknown field, as Google's runtimes do.

@@ -71,7 +71,9 @@ def build_message(fields: FieldBuilder, full: str) -> type:
           "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce}
     raw = type(qualname.rsplit(".", 1)[-1], (), ns)
     message_set = bool(md.options is not None and md.options.message_set_wire_format)
-    cls = message(raw, full_name=full, syntax=syntax, message_set=message_set)
+    ranges = [range(r.start, r.end) for r in md.extension_range
+              if r.start is not None and r.end is not None and r.start < r.end]
+    cls = message(raw, full_name=full, syntax=syntax, message_set=message_set, extensions=ranges or None)
     cls.__qualname__ = qualname
     # Attributes of the class message() built from a plain type(): the checkers do not see them.
     cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
@@ -107,4 +109,6 @@ def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
         if outer is None or outer is known.get(parent) or short in outer.__pbj_fields_taken__:  # type: ignore[attr-defined]
             continue
         setattr(outer, short, cls)
-    return Namespace(messages, enums, index.files, index.extensions), known
+    from pbj.extensions.loaded import build_extensions
+    extensions = build_extensions(index, fields, messages)
+    return Namespace(messages, enums, index.files, extensions), known

@@ -24,8 +24,11 @@ class Namespace:
             entries excluded), in the order of the descriptor set.
         enums: full name -> ``enum.IntEnum`` class.
         files: the decoded ``FileDescriptorProto`` of every file, in order.
-        extensions: full name -> ``FieldDescriptorProto`` of every extension
-            declared in the schema (not applied: extensions are not supported yet).
+        extensions: full name -> :class:`pbj.Extension` of every extension
+            declared in the schema (top-level and nested ``extend`` blocks) of
+            a message class of this load, registered with that class: decoding
+            reads them, and :func:`pbj.get_extension` takes them (see
+            :mod:`pbj.extensions.loaded`).
     """
 
     def __init__(self, messages: dict[str, type], enums: dict[str, type], files: tuple,
@@ -92,6 +95,22 @@ class Namespace:
             if other != name:
                 raise TypeError(f"{expected!r} is not the message {name} (it is {other or 'not a pbj message'})")
         return found  # type: ignore[no-any-return]
+
+    def extension(self, full_name: str) -> Any:
+        """The :class:`pbj.Extension` named ``full_name`` (``pkg.ext``, ``pkg.Scope.ext``; a
+        leading dot or the brackets of ``[pkg.ext]`` are allowed).
+
+        Raises:
+            KeyError: no extension of this schema has that name.
+        """
+        name = full_name.strip("[]").lstrip(".")
+        found = self.extensions.get(name)
+        if found is None:
+            import difflib
+            close = difflib.get_close_matches(name, list(self.extensions), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise KeyError(f"no extension named {full_name!r} in this schema{hint}")
+        return found
 
     def get(self, full_name: str, default: Any = None) -> Any:
         """The message class or enum named ``full_name``, or ``default``."""

@@ -69,10 +69,21 @@ def _lookup_loaded(full_name: str) -> Any:
     return found
 
 
-def _restore_message(full_name: str, values: tuple, unknown: bytes) -> Any:
-    """Rebuild a pickled instance of a loaded message class (``__reduce__`` target)."""
+def _restore_message(full_name: str, values: tuple, unknown: bytes, extensions: tuple = ()) -> Any:
+    """Rebuild a pickled instance of a loaded message class (``__reduce__`` target).
+
+    ``extensions`` are its extensions as ``(field number, value)`` pairs, read back with the
+    extensions the class of this process registers.
+    """
     cls = _lookup_loaded(full_name)
-    return cls(**dict(zip(cls.__pbj_info__.attr_order, values, strict=True)), _pbj_unknown=unknown)
+    more = {}
+    if extensions:
+        registry = cls.__pbj_info__.extensions
+        missing = [n for n, _ in extensions if n not in registry]
+        if missing:
+            raise LookupError(f"cannot unpickle {full_name!r}: no extension numbered {missing[0]} is loaded")
+        more["_pbj_extensions"] = {registry[n]: v for n, v in extensions}
+    return cls(**dict(zip(cls.__pbj_info__.attr_order, values, strict=True)), _pbj_unknown=unknown, **more)
 
 
 def _restore_enum(full_name: str, number: int) -> Any:
@@ -82,8 +93,11 @@ def _restore_enum(full_name: str, number: int) -> Any:
 
 def message_reduce(self: Any) -> tuple:
     mi = type(self).__pbj_info__
-    return (_restore_message, (mi.full_name, stored_values(self, mi.attr_order),
-                               self._pbj_unknown))
+    values = stored_values(self, mi.attr_order)
+    if mi.extension_ranges and self._pbj_extensions:
+        pairs = tuple((h.__pbj_extension__.number, h.__pbj_extension__.value_of(h)) for h in self._pbj_extensions)
+        return (_restore_message, (mi.full_name, values, self._pbj_unknown, pairs))
+    return (_restore_message, (mi.full_name, values, self._pbj_unknown))
 
 
 def make_enum_reduce(full_name: str):

@@ -110,6 +110,7 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
     emit = opts.emit_defaults
     # a field with a declared default is read as stored: an unset field is not printed
     get = stored if getattr(cls, "__pbj_defaults__", None) else getattr
+    write_extensions = _extensions_writer(conv, opts) if mi.extension_ranges else None
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
@@ -144,8 +145,59 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
                 raise
         return out
 
+    if write_extensions is not None:
+        write_fields = write_message
+
+        def write_message(obj: Any) -> dict:  # a class with extension ranges: its fields, then "[pkg.ext]" keys
+            out = write_fields(obj)
+            if obj._pbj_extensions:
+                write_extensions(obj, out)
+            return out
+
     write_message.__name__ = write_message.__qualname__ = f"to_dict_{cls.__name__}"
     return write_message
+
+
+def _extensions_writer(conv: cattrs.Converter, opts: Options):
+    """The writer of a message's extensions: ``"[pkg.ext]": value`` after its fields, in
+    field-number order ("ProtoJSON Format": extensions are named by their full name in brackets)."""
+    writers: dict[Any, Any] = {}
+
+    def write_extensions(obj: Any, out: dict) -> None:
+        for h in obj._pbj_extensions:
+            ext = h.__pbj_extension__
+            w = writers.get(ext)
+            if w is None:
+                w = writers[ext] = value_writer(ext.type, conv, opts) or _same
+            v = ext.value_of(h)
+            key = ext.json_name
+            try:
+                out[key] = [w(x) for x in v] if ext.repeated else w(v)
+            except EncodeError as exc:
+                exc.path.insert(0, key)
+                raise
+    return write_extensions
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _extension_step(mi: Any, key: str, conv: cattrs.Converter, opts: Options, cache: dict) -> Any:
+    """``(extension, reader, null keeps)`` for a ``"[pkg.ext]"`` key of a class with extension ranges, or ``None``."""
+    if not mi.extension_ranges or not (key.startswith("[") and key.endswith("]")):
+        return None
+    name = key[1:-1]
+    for ext in mi.extensions.values():
+        if ext.full_name == name:
+            step = cache.get(ext)
+            if step is None:
+                read = value_reader(ext.type, conv, opts)
+                if ext.repeated:
+                    read = _repeated_reader(read, null_keeps(ext.type))
+                step = cache[ext] = (ext, read, null_keeps(ext.type) and not ext.repeated)
+            return step
+    return None
 
 
 def _write_member(out: dict, attr: str, v: Any, mode: int, w: Any) -> None:
@@ -265,12 +317,37 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
         finally:
             leave()
 
+    ext_steps: dict = {}
+
+    def read_extension(k: str, v: Any, kw: dict) -> bool:
+        """Read ``"[pkg.ext]": v`` into ``kw["_pbj_extensions"]``; False if ``k`` names no extension."""
+        found = _extension_step(mi, k, conv, opts, ext_steps)
+        if found is None:
+            return False
+        ext, read, keeps_null = found
+        if v is None and not keeps_null:
+            return True
+        try:
+            x = read(v)
+        except JSONError as exc:
+            exc.path.insert(0, k)
+            raise
+        if x is SKIP:
+            return True
+        values = kw.setdefault("_pbj_extensions", {})
+        if ext in values:
+            raise JSONError(f"extension {k!r} is given twice", path=[k])
+        values[ext] = x
+        return True
+
     def read_fields(d: dict) -> Any:
         kw: dict = {}
         given: dict = {}
         for k, v in d.items():
             step = by_key.get(k)
             if step is None:
+                if read_extension(k, v, kw):
+                    continue
                 if ignore:
                     continue
                 raise JSONError(f"unknown field {k!r} in message {name}", path=[k])

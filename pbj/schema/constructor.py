@@ -167,8 +167,13 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
         stores.append(f"{g.add(slots.__dict__[name].__set__, f'set{i}_')}(_pbj_self, {name})")
     stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown)")
     stores.append(f"{g.add(slots.__dict__['_pbj_size'].__set__, 'set_size')}(_pbj_self, -1)")
-    head = ", ".join(["_pbj_self", "*", *params, "_pbj_unknown=b''"]) if params else \
-        "_pbj_self, *, _pbj_unknown=b''"
+    extra = ["_pbj_unknown=b''"]
+    if mi.extension_ranges:  # the extension values: kept as given by pbj.replace, else checked
+        extra.append("_pbj_extensions=()")
+        fix = g.add(functools.partial(_extension_values, mi.cls), "fix_ext")
+        stores.append(f"{g.add(slots.__dict__['_pbj_extensions'].__set__, 'set_ext')}(_pbj_self, "
+                      f"_pbj_extensions if _pbj_extensions.__class__ is _pbj_tuple else {fix}(_pbj_extensions))")
+    head = ", ".join(["_pbj_self", "*", *params, *extra])
     lines = [f"def __init__({head}):", *(f"    {line}" for line in body + stores)]
     return "\n".join(lines) + "\n", g.values
 
@@ -188,9 +193,13 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
     known = frozenset(mi.attr_order)
     set_unknown = slots.__dict__["_pbj_unknown"].__set__
     set_size = slots.__dict__["_pbj_size"].__set__
+    set_ext = slots.__dict__["_pbj_extensions"].__set__ if mi.extension_ranges else None
 
     def __init__(self: Any, /, **kwargs: Any) -> None:
         unknown = kwargs.pop("_pbj_unknown", b"")
+        if set_ext is not None:
+            ext = kwargs.pop("_pbj_extensions", ())
+            set_ext(self, ext if ext.__class__ is tuple else _extension_values(mi.cls, ext))
         for key in kwargs:
             if key not in known:
                 raise TypeError(f"{cls_name}.__init__() got an unexpected keyword argument {key!r}")
@@ -200,6 +209,12 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
         set_size(self, -1)
 
     return __init__
+
+
+def _extension_values(cls: type, values: Any) -> tuple:
+    """The stored form of the extension values given to a constructor (a mapping: checked)."""
+    from pbj.extensions.values import stored_extensions
+    return stored_extensions(cls, values)
 
 
 _filenames: set[str] = set()

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import enum
 import inspect
+import itertools
 import keyword
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from pbj.errors import SchemaError
@@ -39,16 +40,19 @@ _ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default", "features",
 
 @overload
 def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
-            map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None) -> C: ...
+            map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None,
+            extensions: Iterable[range | int] | None = None) -> C: ...
 @overload
 def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
             map_entry: bool = False, edition: str | None = None,
-            features: dict[str, Any] | None = None) -> Callable[[C], C]: ...
+            features: dict[str, Any] | None = None,
+            extensions: Iterable[range | int] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
 def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
             message_set: bool = False, map_entry: bool = False, edition: str | None = None,
-            features: dict[str, Any] | None = None) -> Any:
+            features: dict[str, Any] | None = None,
+            extensions: Iterable[range | int] | None = None) -> Any:
     """Turn an annotated class into a protobuf message class.
 
     The result is a frozen attrs class with slots whose fields are the
@@ -74,8 +78,15 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
             (:mod:`pbj.schema.declared_features`).
         features: the message's feature settings (feature name -> value, e.g.
             ``{"field_presence": "IMPLICIT"}``); needs ``edition``.
-        message_set: proto2 ``message_set_wire_format``.
+        message_set: proto2 ``message_set_wire_format``: the extensions are
+            written as message-set items (see :mod:`pbj.extensions`); without
+            ``extensions`` the range is 4 to 2**29-1.
         map_entry: the class is a map entry (loader only).
+        extensions: the field numbers reserved for extensions, as ``range``
+            objects (``range(100, 200)`` is the ``.proto``'s ``extensions 100
+            to 199``) or single numbers (protobuf.dev "Language Guide
+            (proto2)", "Extensions"). Extensions are then declared with
+            :func:`pbj.extension`.
 
     Returns:
         The new message class (or a decorator when called with options only).
@@ -87,13 +98,15 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
             a oneof member is repeated or a map; an unknown edition, feature
             or feature value, features without an edition, or a keyword that
             contradicts a field's features; a declared default that does not
-            fit its field.
+            fit its field; an extension range is empty, outside 1..2**29-1,
+            or holds the number of a field.
     """
     if cls is None:
         return lambda c: _build_message(c, full_name=full_name, syntax=syntax, message_set=message_set,
-                                        map_entry=map_entry, edition=edition, features=features)
+                                        map_entry=map_entry, edition=edition, features=features,
+                                        extensions=extensions)
     return _build_message(cls, full_name=full_name, syntax=syntax, message_set=message_set,
-                          map_entry=map_entry, edition=edition, features=features)
+                          map_entry=map_entry, edition=edition, features=features, extensions=extensions)
 
 
 class _Annotations:
@@ -316,8 +329,40 @@ def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) 
                           field_name=fi.name) from None
 
 
+def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, message_set: bool,
+                      seen: dict[int, str]) -> tuple[tuple[int, int], ...]:
+    """The checked extension ranges of a declaration, as sorted ``(start, end)`` pairs, end exclusive."""
+    cls_name = cls.__qualname__
+    if extensions is None:
+        return ((4, MAX_FIELD_NUMBER + 1),) if message_set else ()
+    if isinstance(extensions, range | int):
+        extensions = [extensions]
+    out = []
+    for r in extensions:
+        if isinstance(r, int) and not isinstance(r, bool):
+            r = range(r, r + 1)
+        if not isinstance(r, range) or r.step != 1:
+            raise SchemaError(f"an extension range must be a range with step 1 or an int, got {r!r}",
+                              cls_name=cls_name)
+        # a message set's "max" is 2**31-1 (its type_ids are int32), else 2**29-1
+        if not r or r.start < 1 or r.stop > (2**31 if message_set else MAX_FIELD_NUMBER + 1):
+            raise SchemaError(f"extension range {r.start} to {r.stop - 1} is empty or outside "
+                              f"1..{MAX_FIELD_NUMBER}", cls_name=cls_name)
+        for number, fname in seen.items():
+            if number in r:
+                raise SchemaError(f"field number {number} is inside the extension range {r.start} to "
+                                  f"{r.stop - 1}", cls_name=cls_name, field_name=fname)
+        out.append((r.start, r.stop))
+    out.sort()
+    for (_, end), (start, stop) in itertools.pairwise(out):
+        if start < end:
+            raise SchemaError(f"extension ranges overlap at {start} to {min(end, stop) - 1}", cls_name=cls_name)
+    return tuple(out)
+
+
 def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
-                   map_entry: bool, edition: Any = None, features: Any = None) -> type:
+                   map_entry: bool, edition: Any = None, features: Any = None,
+                   extensions: Iterable[range | int] | None = None) -> type:
     cls_name = cls.__qualname__
     rules = FieldRules(cls_name, syntax, edition, features)
     if edition is not None:
@@ -345,5 +390,6 @@ def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set
     fields_.sort(key=lambda f: f.number)
     return make_class(cls, fields_, oneofs, [a for a, _ in specs], defaults, anns.raw,
                       full_name=full_name or f"{cls.__module__}.{cls.__qualname__}",
-                      syntax=syntax, message_set=message_set, map_entry=map_entry)
+                      syntax=syntax, message_set=message_set, map_entry=map_entry,
+                      extension_ranges=_extension_ranges(cls, extensions, message_set, seen))
 

@@ -47,12 +47,15 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
         order: attribute names in declaration order.
         defaults: attribute name -> default value.
         annotations: the class's annotations (as declared, unevaluated).
-        info: ``full_name``, ``syntax``, ``message_set``, ``map_entry`` for the MessageInfo.
+        info: ``full_name``, ``syntax``, ``message_set``, ``map_entry`` for the MessageInfo,
+            and optionally ``extension_ranges``: a class with extension ranges gets one more
+            hidden attribute, ``_pbj_extensions`` (its extension values, see :mod:`pbj.extensions`).
 
     Returns:
         The new class, with ``__pbj_info__`` (its MessageInfo) and ``__pbj_slots__`` (the base).
     """
-    slot_names = (*tuple(order), "_pbj_unknown", "_pbj_size")
+    ranges = tuple(info.get("extension_ranges", ()))
+    slot_names = (*tuple(order), "_pbj_unknown", "_pbj_size", *(("_pbj_extensions",) if ranges else ()))
     # Created under an all-underscore name, which turns off private-name mangling of
     # slot names such as "__x" (legal protobuf field names), then renamed.
     base = type("_", (), {"__slots__": slot_names, "__module__": cls.__module__})
@@ -71,6 +74,11 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
     ann["_pbj_size"] = int
     ns["_pbj_size"] = attrs.field(default=-1, init=False, eq=False, repr=False)
+    if ranges:
+        # the extension values: a tuple of holder instances sorted by field number (pbj.extensions)
+        ann["_pbj_extensions"] = tuple
+        ns["_pbj_extensions"] = attrs.field(default=(), eq=True, repr=False, kw_only=True,
+                                            alias="_pbj_extensions")
     ns["__annotations__"] = ann
     ns["__pbj_codec__"] = None
     new_cls = type(cls.__name__, (base,), ns)
@@ -84,7 +92,7 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     if "__attrs_init__" in new_cls.__dict__:
         del new_cls.__attrs_init__  # type: ignore[attr-defined]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
-                     map_entry=info["map_entry"], message_set=info["message_set"])
+                     map_entry=info["map_entry"], message_set=info["message_set"], extension_ranges=ranges)
     new_cls.__pbj_info__ = mi  # type: ignore[attr-defined]
     new_cls.__pbj_slots__ = base  # type: ignore[attr-defined]
     new_cls.__init__ = bootstrap_init(new_cls, defaults)  # type: ignore[misc]

@@ -105,6 +105,12 @@ class MessageInfo:
         message_set: proto2 ``message_set_wire_format``.
         reserved_names: the schema's ``reserved`` field names (loader only;
             the text format skips them).
+        extension_ranges: the ``extensions`` ranges, as ``(start, end)``
+            pairs, end exclusive, ascending (protobuf.dev "Language Guide
+            (proto2)", "Extensions"); empty for a class that has none.
+        extensions: the registry of the extensions declared for this class,
+            field number -> :class:`pbj.extensions.Extension`; the parser
+            reads the extensions registered here when it decodes the class.
         resolved: the forward references have been resolved (see
             :func:`pbj.schema.resolve`).
     """
@@ -119,6 +125,8 @@ class MessageInfo:
     message_set: bool = False
     resolved: bool = False
     reserved_names: frozenset = frozenset()
+    extension_ranges: tuple[tuple[int, int], ...] = ()
+    extensions: dict[int, Any] = attrs.Factory(dict)
 
     def all_fields(self) -> list[FieldInfo]:
         """Every field and oneof member, in field-number order."""

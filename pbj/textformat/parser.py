@@ -19,8 +19,8 @@ where the spec is silent, Google's C++ parser:
   type's zero; the last entry of a key wins);
 * ``Any`` in its expanded form ``[type.googleapis.com/pkg.Msg] { ... }``,
   resolved through the ProtoJSON type registry (``pbj.protojson``);
-* extensions ``[pkg.ext]`` when ``extensions`` declares them
-  (:mod:`pbj.textformat.extensions`); they are stored as the unknown fields
+* extensions ``[pkg.ext]`` registered with the message's class
+  (:mod:`pbj.textformat.extensions`); they are stored as the message's extensions
   ``pbj.decode`` would keep for them;
 * a reserved field name (``MessageInfo.reserved_names``) is skipped with its
   value, as the spec says; unknown fields are never parsed;
@@ -39,10 +39,11 @@ import gc
 from typing import Any
 
 from pbj.api import DEFAULT_MAX_DEPTH, encode
+from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
 from pbj.textformat.errors import TextError
-from pbj.textformat.extensions import Extension, ExtensionTable, extension_table
+from pbj.textformat.extensions import check_namespace, extension_plan, find_extension
 from pbj.textformat.plan import FieldPlan, MessagePlan, message_plan
 from pbj.textformat.reader import TokenReader
 from pbj.textformat.tokenizer import line_and_column
@@ -63,16 +64,17 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
     Args:
         cls: a pbj message class (hand-declared or loaded).
         text: the text (``bytes`` are read as UTF-8).
-        extensions: a :class:`pbj.Namespace` whose extension declarations
-            make ``[pkg.ext]`` names readable.
+        extensions: a :class:`pbj.Namespace`, or ``None``; kept for
+            compatibility: the ``[pkg.ext]`` names readable are those of the
+            extensions registered with each message's class (:mod:`pbj.extensions`).
         allow_partial: accept messages whose proto2 ``required`` fields are
             not all set (C++ ``Parser::AllowPartialMessage``).
         max_depth: how deeply messages may nest (default
             ``pbj.DEFAULT_MAX_DEPTH``, 100).
 
     Returns:
-        The message, a ``cls`` instance; extensions are kept as its unknown
-        fields (``pbj.unknown_fields``).
+        The message, a ``cls`` instance; extensions are set on it
+        (:func:`pbj.get_extension`).
 
     Raises:
         TextError: the text is not a valid text-format ``cls`` (a syntax
@@ -97,8 +99,8 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
                             offset=len(good)) from None
     elif not isinstance(text, str):
         raise TypeError(f"from_text() needs the text as str or bytes, got {type(text).__name__}")
-    table = extension_table(extensions) if extensions is not None else None
-    parser = _Parser(text, table, max_depth, allow_partial)
+    check_namespace(extensions)
+    parser = _Parser(text, max_depth, allow_partial)
     parser.advance()
     if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
         return parser.message(cls, None)
@@ -115,11 +117,10 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
 class _Parser(TokenReader):
     """One :func:`from_text` call: the token reader, and the readers of messages and fields."""
 
-    __slots__ = ("allow_partial", "table")
+    __slots__ = ("allow_partial",)
 
-    def __init__(self, text: str, table: ExtensionTable | None, max_depth: int, allow_partial: bool) -> None:
+    def __init__(self, text: str, max_depth: int, allow_partial: bool) -> None:
         super().__init__(text, max_depth)
-        self.table = table
         self.allow_partial = allow_partial
 
     # ------------------------------------------------------------ messages
@@ -162,8 +163,7 @@ class _Parser(TokenReader):
             if attr not in values:
                 self.fail(f'required field "{attr}" of message {plan.full_name} is not set', end)
         if extensions:
-            values["_pbj_unknown"] = b"".join(encode(ext.holder(**v)) for ext, v in
-                                              sorted(extensions.items(), key=lambda e: e[0].number))
+            values["_pbj_extensions"] = {ext: v[extension_plan(ext).attr] for ext, v in extensions.items()}
         return cls(**values)
 
     def field(self, p: FieldPlan, values: dict, name: str, start: int) -> None:
@@ -312,15 +312,13 @@ class _Parser(TokenReader):
             return extensions
         if "/" in name:
             self.fail(f'"[{name}]" is a type URL, which only a google.protobuf.Any may hold', start)
-        ext = None
-        if self.table is not None:
-            ext = self.table.by_name.get(name)
-        if ext is None or ext.extendee != plan.full_name:
-            hint = "" if self.table is not None else " (pass extensions= the schema that declares it)"
-            self.fail(f'no extension named "{name}" of message {plan.full_name}{hint}', start)
+        ext = find_extension(plan.cls, name)
+        if ext is None:
+            self.fail(f'no extension named "{name}" of message {plan.full_name} (declare it with '
+                      'pbj.extension, or load the schema that declares it)', start)
         if extensions is None:
             extensions = {}
-        self.field(ext.plan, extensions.setdefault(ext, {}), f"[{name}]", start)
+        self.field(extension_plan(ext), extensions.setdefault(ext, {}), f"[{name}]", start)
         return extensions
 
     def any_value(self, plan: MessagePlan, values: dict, url: str, start: int) -> None:

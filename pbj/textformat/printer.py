@@ -24,8 +24,8 @@ pbj and from protoc can be compared with ``diff``:
   ``[type.googleapis.com/pkg.Msg] { ... }`` (protobuf.dev "Text Format
   Language Specification", "Any Fields"); an ``Any`` of an unknown type or
   whose value does not decode as that type as its two plain fields;
-* extensions, when ``extensions`` gives their declarations, as
-  ``[pkg.ext]: value`` (:mod:`pbj.textformat.extensions`);
+* extensions (those registered with the class) as ``[pkg.ext]: value``,
+  in field-number order among the fields (:mod:`pbj.textformat.extensions`);
 * unknown fields, with ``print_unknown_fields=True``, after the known ones,
   by number as ``protoc --decode_raw`` shows them (:mod:`pbj.textformat.raw`);
   they can be read by eye but not parsed back (the spec's "Unknown Fields").
@@ -42,7 +42,7 @@ from pbj.errors import DecodeError, EncodeError
 from pbj.protojson.registry import resolve_any
 from pbj.schema import is_message, stored, unknown_fields
 from pbj.textformat.escapes import escape_bytes, escape_text
-from pbj.textformat.extensions import ExtensionTable, extension_table
+from pbj.textformat.extensions import check_namespace, extension_plan
 from pbj.textformat.numbers import FLOAT32_MAX, format_double, format_float, to_float32
 from pbj.textformat.plan import FieldPlan, MessagePlan, message_plan
 from pbj.textformat.raw import print_unknown, walk_fields
@@ -72,9 +72,10 @@ def to_text(obj: Any, *, one_line: bool = False, print_unknown_fields: bool = Fa
         utf8: write the characters of ``string`` fields as they are, escaping
             only ASCII controls, DEL and ``" ' \\``; by default their UTF-8
             bytes are escaped as octal, as ``protoc --decode`` does.
-        extensions: a :class:`pbj.Namespace` whose extension declarations
-            name the extensions kept among the unknown fields (printed as
-            ``[pkg.ext]: value``, with or without ``print_unknown_fields``).
+        extensions: a :class:`pbj.Namespace`, or ``None``; kept for
+            compatibility: the extensions of a message (those registered with
+            its class, :mod:`pbj.extensions`) are always printed, as
+            ``[pkg.ext]: value``.
 
     Returns:
         The text: one field a line, each line ending with ``"\\n"`` (``""``
@@ -90,8 +91,8 @@ def to_text(obj: Any, *, one_line: bool = False, print_unknown_fields: bool = Fa
     """
     if not is_message(obj) or isinstance(obj, type):
         raise TypeError(f"to_text() needs a pbj message instance, got {type(obj).__name__}")
-    table = extension_table(extensions) if extensions is not None else None
-    printer = _Printer(one_line, print_unknown_fields, expand_any, utf8, table)
+    check_namespace(extensions)
+    printer = _Printer(one_line, print_unknown_fields, expand_any, utf8)
     out: list[str] = []
     printer.message(obj, "", out)
     text = "".join(out)
@@ -189,15 +190,13 @@ def _is_set(p: FieldPlan, v: Any) -> bool:
 class _Printer:
     """One :func:`to_text` call: the options, and the writers of messages and fields."""
 
-    __slots__ = ("expand_any", "formatters", "nl", "step", "table", "unknown")
+    __slots__ = ("expand_any", "formatters", "nl", "step", "unknown")
 
-    def __init__(self, one_line: bool, unknown: bool, expand_any: bool, utf8: bool,
-                 table: ExtensionTable | None) -> None:
+    def __init__(self, one_line: bool, unknown: bool, expand_any: bool, utf8: bool) -> None:
         self.nl = " " if one_line else "\n"
         self.step = "" if one_line else "  "
         self.unknown = unknown
         self.expand_any = expand_any
-        self.table = table
         self.formatters = dict(_FORMATTERS, string=_string_formatter(utf8))
 
     def formatter(self, kind: str, p: FieldPlan):
@@ -221,9 +220,11 @@ class _Printer:
                 if p is None:
                     raise EncodeError(f"oneof value {v!r} names no member of the oneof", path=[attr])
                 extras.append((p.number, p, v[1]))
+        if cls.__pbj_info__.extension_ranges:  # type: ignore[attr-defined]
+            for h in obj._pbj_extensions:
+                ext = h.__pbj_extension__
+                extras.append((ext.number, extension_plan(ext), ext.value_of(h)))
         unknown = unknown_fields(obj)
-        if unknown and self.table is not None:
-            unknown = self.take_extensions(plan, unknown, extras)
         if len(extras) > 1:
             extras.sort(key=lambda e: e[0])
         i, n = 0, len(extras)
@@ -317,30 +318,3 @@ class _Printer:
         self.message(inner, prefix + self.step, out)
         out.append(f"{prefix}}}{self.nl}")
         return True
-
-    def take_extensions(self, plan: MessagePlan, unknown: bytes, extras: list) -> bytes:
-        """Move the extensions among ``unknown`` into ``extras``; return the unknown fields left."""
-        assert self.table is not None  # called only when extensions= was given
-        declared = self.table.by_extendee.get(plan.full_name)
-        if not declared:
-            return unknown
-        try:
-            fields = walk_fields(unknown)
-        except DecodeError:
-            return unknown  # reported by the unknown-field printer, if asked to print them
-        parts: dict[int, list[bytes]] = {}
-        rest: list[bytes] = []
-        for number, _wt, start, stop, _value in fields:
-            (parts.setdefault(number, []) if number in declared else rest).append(unknown[start:stop])
-        for number, pieces in parts.items():
-            ext = declared[number]
-            try:
-                holder: Any = decode(ext.holder, b"".join(pieces))
-            except DecodeError:  # not a valid encoding of the extension: it stays an unknown field
-                rest.extend(pieces)
-                continue
-            value = holder.value
-            if value is not None and value != ():
-                extras.append((number, ext.plan, value))
-            rest.append(unknown_fields(holder))
-        return b"".join(rest)

@@ -43,3 +43,13 @@ Account(tags=(1,))  # error: a repeated field's item of the wrong type
 Account(kind="USER")  # error: an enum field given a str
 Account(limits={"day": "3"})  # error: a map value of the wrong type
 exact: int = Account().maybe  # error: an optional field is int | None
+
+
+@pbj.message(full_name="demo.Box", syntax="proto2", extensions=range(100, 200))
+class Box:
+    size: int | None = pbj.field(1, "int32", optional=True)
+
+
+weight: pbj.Extension[int] = pbj.extension(Box, 100, "int32", name="demo.weight")
+label: str = pbj.get_extension(Box(), weight)  # error: an extension's value read as the wrong type
+other: Account = pbj.with_extensions(Box(), {weight: 5})  # error: with_extensions keeps the class

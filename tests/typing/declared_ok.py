@@ -55,3 +55,16 @@ changed: Account = pbj.replace(back, name="bob")
 # (attrs.evolve works the same at run time, but mypy refuses it: pbj classes are not attrs classes to it)
 size: int = pbj.encoded_size(changed)
 print(name, first_tag, limit, units, kind, maybe, size)
+
+
+@pbj.message(full_name="demo.Box", syntax="proto2", extensions=[range(100, 200), 300])
+class Box:
+    size: int | None = pbj.field(1, "int32", optional=True)
+
+
+weight: pbj.Extension[int | None] = pbj.extension(Box, 100, "int32", name="demo.weight")
+box: Box = pbj.with_extensions(Box(size=1), {weight: 5})
+grams: int | None = pbj.get_extension(box, weight)
+present: bool = pbj.has_extension(box, weight)
+every: Mapping[pbj.Extension[object], object] = pbj.extensions_of(box)
+print(grams, present, len(every))
