@@ -8,7 +8,8 @@ runtimes refuse to serialize or parse it (C++ ``SerializeToString`` /
 ``proto.Unmarshal``) unless asked for a partial message
 (``SerializePartialToString``, ``ParsePartialFromString``, Go
 ``AllowPartial``). The check runs at any depth: in singular, repeated and
-map-value sub-messages and in oneof members.
+map-value sub-messages, in oneof members and in the values of extensions
+(a message-typed extension whose message has a required field).
 
 The check costs nothing for classes that cannot reach a required field: whether
 a class can (through any chain of message fields) is decided once per class
@@ -20,12 +21,14 @@ to one. :mod:`pbj.api`, :mod:`pbj.protojson` and the text format call
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from pbj.errors import DecodeError, EncodeError, format_path
 from pbj.schema import info, is_message, stored
 
-__all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode"]
+__all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode",
+           "forget_answers"]
 
 #: The class attribute naming a class that cannot reach a required field: it holds the class
 #: itself (so a subclass never inherits the answer). The entry points test
@@ -35,7 +38,9 @@ FREE = "__pbj_free__"
 #: The class attribute holding (the class, whether it reaches a required field, its walk plan).
 _STATE = "__pbj_required__"
 
-_SINGLE, _REPEATED, _MAP, _ONEOF = "single", "repeated", "map", "oneof"
+_SINGLE, _REPEATED, _MAP, _ONEOF, _EXTENSIONS = "single", "repeated", "map", "oneof", "extensions"
+#: Every class holding an answer, so that :func:`forget_answers` can take them back.
+_ANSWERED: weakref.WeakSet[type] = weakref.WeakSet()
 
 
 def _state(cls: type) -> list | None:
@@ -48,7 +53,29 @@ def _remember(cls: type, reaches: bool) -> list:
     setattr(cls, _STATE, state)
     if not reaches:
         setattr(cls, FREE, cls)
+    _ANSWERED.add(cls)
     return state
+
+
+def forget_answers() -> None:
+    """Take back every class's answer: an extension that can hold a required field was registered.
+
+    Extensions are registered at any time (:func:`pbj.extension`, a schema
+    load), and one whose message type has a required field makes its
+    extendee, and every class that reaches the extendee, able to miss one. The
+    answers are decided again at the next check. Called by
+    :func:`pbj.extensions.declare.register`; rare, so it need not be cheap.
+    """
+    for cls in list(_ANSWERED):
+        for name in (_STATE, FREE):
+            if name in cls.__dict__:
+                delattr(cls, name)
+    _ANSWERED.clear()
+
+
+def _extension_holders(cls: type) -> list[type]:
+    """The holder classes of the extensions registered now for ``cls`` (:mod:`pbj.extensions`)."""
+    return [ext.holder for ext in getattr(info(cls), "extensions", {}).values()]
 
 
 def _sub_message(f: Any) -> Any:
@@ -87,6 +114,7 @@ def reaches_required(cls: type) -> bool:
             sub = _sub_message(f)
             if sub is not None and sub not in seen:
                 stack.append(sub)
+        stack.extend(h for h in _extension_holders(c) if h not in seen)
     if result:
         _remember(cls, True)
     else:  # everything reachable from cls is reachable from it: none of them reach one either
@@ -121,6 +149,8 @@ def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
             sub = _sub_message(m)
             if sub is not None and reaches_required(sub):
                 steps.append((m.number, o.name, False, _ONEOF, m.name))
+    if any(reaches_required(h) for h in _extension_holders(cls)):
+        steps.append((1 << 32, "_pbj_extensions", False, _EXTENSIONS, None))
     plan = tuple(step[1:] for step in sorted(steps, key=lambda step: step[0]))
     state[2] = plan
     return plan
@@ -161,6 +191,22 @@ def _walk(obj: Any, path: list[Any], out: list[list[Any]]) -> None:
                 _walk(item, [*path, name, (key,)], out)
         elif shape is _ONEOF and value[0] == member:
             _walk(value[1], [*path, name, member], out)
+        elif shape is _EXTENSIONS:
+            _walk_extensions(value, path, out)
+
+
+def _walk_extensions(holders: tuple, path: list[Any], out: list[list[Any]]) -> None:
+    """Walk the message values of the extensions present (path step: ``[pkg.ext]``)."""
+    for holder in holders:
+        if not reaches_required(type(holder)):
+            continue
+        ext = holder.__pbj_extension__
+        value = ext.value_of(holder)
+        if ext.repeated:
+            for i, item in enumerate(value):
+                _walk(item, [*path, ext.json_name, i], out)
+        elif value is not None:
+            _walk(value, [*path, ext.json_name], out)
 
 
 def missing_text(paths: list[list[Any]]) -> str:

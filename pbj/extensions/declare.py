@@ -32,6 +32,7 @@ import re
 import typing
 from typing import Any, Generic, TypeVar
 
+from pbj import required
 from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
@@ -157,6 +158,8 @@ def register(ext: Extension[Any]) -> None:
         raise SchemaError(f"extension {ext.full_name} = {ext.number}: the number is taken by the extension "
                           f"{other.full_name}", cls_name=info(ext.extendee).full_name)
     registry[ext.number] = ext
+    if required.reaches_required(ext.holder):  # its extendee can now miss a required field
+        required.forget_answers()
 
 
 def extension(extendee: type, number: int, type: Any, *, name: str | None = None, repeated: bool = False,
