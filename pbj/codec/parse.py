@@ -99,6 +99,11 @@ def _narrow(src: Source, kind: str, var: str) -> None:
 def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None:
     """Emit: read one scalar of ``kind`` at ``pos`` into ``var``."""
     r = scalars.row(kind)
+    if kind == "float":  # a NaN is read again keeping its bits (pbj.codec.float32)
+        src(f"{var} = _S_float.unpack_from(data, pos)[0]")
+        src(f"if {var} != {var}: {var} = _f32nan(data, pos)")
+        src("pos += 4")
+        return
     if r.width:
         src(f"{var} = _S_{kind}.unpack_from(data, pos)[0]; pos += {r.width}")
         return
@@ -209,6 +214,11 @@ def _packed_tuple(p: _Parse, src: Source, f: FieldPlan) -> None:
         src(f"if n % {r.width}:")
         with src:
             src(f'raise DecodeError("packed {kind} run of " + str(n) + " bytes is not a multiple of {r.width}")')
+        if kind == "float":  # a NaN makes the sum a NaN; then the NaNs are read again keeping their bits
+            src("_r = _unpack_from('<%df' % (n // 4), data, pos); _t = sum(_r)")
+            src("if _t != _t: _r = _f32run(data, pos, e, _r)")
+            src("pos = e")
+            return
         src(f"_r = _unpack_from('<%d{(r.struct_format or '')[1:]}' % (n // {r.width}), data, pos); pos = e")
         return
     lookup = p.enum_map(f)
