@@ -38,6 +38,7 @@ from typing import Any
 
 from pbj import wire
 from pbj.api import decode
+from pbj.depth import too_deep
 from pbj.errors import DecodeError, EncodeError
 from pbj.protojson.registry import resolve_any
 from pbj.schema import is_message, unknown_fields
@@ -86,14 +87,18 @@ def to_text(obj: Any, *, one_line: bool = False, print_unknown_fields: bool = Fa
         EncodeError: a field holds a value its type cannot have (a ``str`` in
             an ``int32`` field, an integer out of range, a lone surrogate in a
             ``string``, unknown fields that are not valid wire format), with
-            the field path.
+            the field path; or the message is nested too deep for Python's
+            recursion limit, naming its depth (:mod:`pbj.depth`).
     """
     if not is_message(obj) or isinstance(obj, type):
         raise TypeError(f"to_text() needs a pbj message instance, got {type(obj).__name__}")
     table = extension_table(extensions) if extensions is not None else None
     printer = _Printer(one_line, print_unknown_fields, expand_any, utf8, table)
     out: list[str] = []
-    printer.message(obj, "", out)
+    try:
+        printer.message(obj, "", out)
+    except RecursionError:
+        raise too_deep(obj, "pbj.to_text") from None
     text = "".join(out)
     return text.removesuffix(" ") if one_line else text
 
