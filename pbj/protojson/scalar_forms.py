@@ -80,12 +80,16 @@ def scalar_writer(kind: str):
 
 
 def enum_writer(enum_cls: type[enum.IntEnum], as_numbers: bool):
-    """The function writing a value of ``enum_cls``: its name (unknown numbers as numbers), or its number."""
+    """The function writing a value of ``enum_cls``: its name (unknown numbers as numbers), or its number.
+
+    The name is the schema's: a member the loader renamed (``__pbj_proto_names__``) is written as declared.
+    """
     if as_numbers:
         return int
     if enum_cls.__name__ == "NullValue":
         return lambda v: None
-    names = {int(m): m.name for m in enum_cls}
+    schema = getattr(enum_cls, "__pbj_proto_names__", {})  # the loader's renamed members (value_ for value)
+    names = {int(m): schema.get(m.name, m.name) for m in enum_cls}
     return lambda v: names.get(v, v if v.__class__ is int else int(v))
 
 
@@ -288,8 +292,8 @@ def enum_reader(enum_cls: type[enum.IntEnum], closed: bool, ignore_unknown: bool
     that are not members; ``ignore_unknown`` makes unknown names (and such
     numbers) read as :data:`~pbj.protojson.common.SKIP`.
     """
-    by_name = {m.name: m for m in enum_cls}
-    by_name.update(enum_cls.__members__)  # aliases
+    schema = getattr(enum_cls, "__pbj_proto_names__", {})  # the loader's renamed members (value_ for value)
+    by_name = {schema.get(k, k): m for k, m in enum_cls.__members__.items()}  # aliases included
     by_number = {int(m): m for m in enum_cls}
     name = enum_cls.__name__
     is_null = name == "NullValue"

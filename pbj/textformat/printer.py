@@ -158,14 +158,14 @@ def _string_formatter(utf8: bool):
 
 def _enum_formatter(p: FieldPlan):
     assert p.enum is not None  # an enum field's plan holds its EnumPlan
-    by_number = p.enum.by_number
+    names = p.enum.names  # the schema's names, not the Python member names (value_ for value)
     name = p.enum.name
 
     def format_enum(v: Any) -> str:
         if not isinstance(v, int):
             raise EncodeError(f"enum {name} field needs an int or a member, got {type(v).__name__}")
-        member = by_number.get(v)
-        return member.name if member is not None else str(int(v))
+        text = names.get(v)
+        return text if text is not None else str(int(v))
 
     return format_enum
 
