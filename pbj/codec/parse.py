@@ -6,7 +6,10 @@ The contract of a generated ``parse_<Name>(data, pos, end, depth, more, group=0)
   ``more`` is ``None`` or a list of further ``(pos, end)`` spans, in reverse
   order, that continue the same message: a singular sub-message that occurs
   several times is parsed once over all its occurrences, which merges them
-  as the spec says ("Last One Wins" in "Encoding") in linear time.
+  as the spec says ("Last One Wins" in "Encoding") in linear time. So is a
+  map entry's message value that occurs twice in one entry, and so are the
+  later occurrences of a oneof member that another member then replaced:
+  their value is dropped, but every occurrence is parsed, and so checked.
 * ``depth`` is how many more levels of nested messages (and groups) may
   follow; a sub-message is parsed with ``depth - 1`` and refused at 0.
 * ``group`` is 0 for a LEN body. For a group body it is the end-group tag:
@@ -18,6 +21,9 @@ The contract of a generated ``parse_<Name>(data, pos, end, depth, more, group=0)
   their field's code; anything else, including a known field number with a
   wire type that does not fit, is kept as an unknown field, as Google's
   runtimes do. Repeated scalars accept both packed and unpacked forms.
+* A closed enum's non-member number becomes an unknown field with the bytes
+  upb keeps (see ``_keep_unknown_enum``); a ``float`` NaN is read keeping its
+  bits (:mod:`pbj.codec.float32`).
 * It returns a new instance, built on the class's hidden slots base and then
   switched to the frozen class (see :mod:`pbj.schema`).
 
