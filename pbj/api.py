@@ -111,7 +111,7 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
     except PbjError:
         raise
     except Exception as exc:
-        raise _diagnose(obj, exc) from None
+        raise _diagnose(obj, exc, "pbj.encoded_size") from None
 
 
 def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) -> int:
@@ -145,13 +145,13 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     except PbjError as exc:
         buf.writer_abort()  # the bytes written before stay, even if the storage grew
         if isinstance(exc, EncodeError) and not exc.path:
-            raise _diagnose(obj, exc) from None
+            raise _diagnose(obj, exc, "pbj.write_reverse") from None
         raise
     except BaseException as exc:
         buf.writer_abort()
         if not isinstance(exc, Exception) or isinstance(exc, BufferBusyError):
             raise
-        raise _diagnose(obj, exc) from None
+        raise _diagnose(obj, exc, "pbj.write_reverse") from None
     buf.writer_commit(pos)
     return len(buf) - before
 
@@ -222,10 +222,10 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
 
 # ---------------------------------------------------------------- encode errors
 
-def _diagnose(obj: Any, exc: BaseException) -> EncodeError:
-    """Find the field whose value made encoding fail; runs only on the error path."""
+def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> EncodeError:
+    """Find the field whose value made ``what`` (the function called) fail; runs only on the error path."""
     if isinstance(exc, RecursionError):
-        return too_deep(obj, "pbj.encode")
+        return too_deep(obj, what)
     found = _find_bad(obj, [])
     if found is not None:
         path, reason = found

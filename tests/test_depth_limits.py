@@ -51,7 +51,9 @@ def test_nesting_depth_is_measured_without_recursion():
 
 
 PRINTERS = [("pbj.to_text", pbj.to_text), ("pbj.to_dict", pbj.to_dict), ("pbj.to_json", pbj.to_json)]
-WRITERS = [("pbj.encode", pbj.encode), ("pbj.encode", lambda o: pbj.encode(o, reverse=True))]
+WRITERS = [("pbj.encode", pbj.encode), ("pbj.encode", lambda o: pbj.encode(o, reverse=True)),
+           ("pbj.encoded_size", pbj.encoded_size),
+           ("pbj.write_reverse", lambda o: pbj.write_reverse(o, pbj.ReverseBuffer()))]
 
 
 def test_a_deep_decoded_message_gives_a_pbj_error_naming_the_depth():
