@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
+from pbj.depth import check_max_depth, too_deep
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
@@ -110,7 +111,7 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
     except PbjError:
         raise
     except Exception as exc:
-        raise _diagnose(obj, exc) from None
+        raise _diagnose(obj, exc, "pbj.encoded_size") from None
 
 
 def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) -> int:
@@ -144,13 +145,13 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     except PbjError as exc:
         buf.writer_abort()  # the bytes written before stay, even if the storage grew
         if isinstance(exc, EncodeError) and not exc.path:
-            raise _diagnose(obj, exc) from None
+            raise _diagnose(obj, exc, "pbj.write_reverse") from None
         raise
     except BaseException as exc:
         buf.writer_abort()
         if not isinstance(exc, Exception) or isinstance(exc, BufferBusyError):
             raise
-        raise _diagnose(obj, exc) from None
+        raise _diagnose(obj, exc, "pbj.write_reverse") from None
     buf.writer_commit(pos)
     return len(buf) - before
 
@@ -179,7 +180,8 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         A new ``cls`` instance.
 
     Raises:
-        TypeError: ``cls`` is not a pbj message class.
+        TypeError: ``cls`` is not a pbj message class, or ``max_depth`` is not an int.
+        ValueError: ``max_depth`` is negative.
         DecodeError: the bytes are not a valid encoding: truncated input, a
             length past the end, wire type 6 or 7, field number 0 or above
             2**29-1, a varint longer than 10 bytes, invalid UTF-8, nesting
@@ -194,6 +196,8 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         if not isinstance(cls, type) or not is_message(cls):
             raise TypeError(f"{cls!r} is not a pbj message class")
         codec = codec_of(cls)
+    if max_depth is not DEFAULT_MAX_DEPTH:
+        check_max_depth(max_depth, "decode")
     if data.__class__ is not bytes:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"decode needs bytes, bytearray or memoryview, not {type(data).__name__}")
@@ -218,8 +222,10 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
 
 # ---------------------------------------------------------------- encode errors
 
-def _diagnose(obj: Any, exc: BaseException) -> EncodeError:
-    """Find the field whose value made encoding fail; runs only on the error path."""
+def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> EncodeError:
+    """Find the field whose value made ``what`` (the function called) fail; runs only on the error path."""
+    if isinstance(exc, RecursionError):
+        return too_deep(obj, what)
     found = _find_bad(obj, [])
     if found is not None:
         path, reason = found

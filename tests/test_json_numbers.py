@@ -285,3 +285,22 @@ def test_float_reads_the_float32_nearest_to_the_decimal(bits: int, offset) -> No
     got = scalar_reader("float")(Decimal(text))
     assert struct.pack("<f", got) == struct.pack("<f", f) or (f == 0.0 and got == 0.0)
     assert scalar_reader("float")(text) == got
+
+
+_LONG = "1" + "0" * 5000  # more digits than int() converts (CPython's 4,300-digit limit)
+
+
+@pytest.mark.parametrize("literal, integer, floating", [
+    ("1e1000000000", E, E), ('"1e1000000000"', E, E), ("-1e1000000000", E, E),
+    ("1e-1000000000", E, 0.0), ('"-1e-1000000000"', E, -0.0),
+    (_LONG, E, E), (f'"{_LONG}"', E, E), (f"-{_LONG}", E, E),
+    ("0." + "0" * 5000 + "1", E, 0.0), (_LONG + "e-5000", 1, 1.0), (f'"{_LONG}e-5000"', 1, 1.0),
+])
+def test_huge_exponents_and_long_digit_runs(literal, integer, floating) -> None:
+    """Read exactly, by the type's rules, as Go's protojson does: no ValueError from int()'s digit limit."""
+    for kind in ALL:
+        want = floating if kind in ("float", "double") else integer
+        got = _pbj_reads(kind, literal)
+        assert _same(got, want), (kind, literal[:20], got)
+    with pytest.raises(pbj.JSONError, match=r"out of range for int32 - at `\$\.optionalInt32`"):
+        pbj.from_json(conformance.schema()[P3], f'{{"optionalInt32": "{_LONG}"}}')

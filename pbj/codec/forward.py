@@ -76,6 +76,8 @@ def value_expr(ctx: Emit, kind: str, v: str) -> str:
         return f"(_V[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> 63)) < 16384 else _venc(_zz64({v})))"
     if kind == "bool":
         return f"(_B1 if {v} else _B0)"
+    if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+        return f"(_S_float.pack({v}) if {v} == {v} else _f32b({v}))"
     return f"_S_{kind}.pack({v})"
 
 
@@ -94,7 +96,10 @@ def tagged_expr(ctx: Emit, tag: bytes, kind: str, v: str) -> str:
                 f"else {t} + _venc(_zz{bits + 1}({v})))")
     if kind == "bool":
         return f"({tv}[1] if {v} else {tv}[0])"
-    return f"{ctx.tagged_struct(tag, kind)}.pack({', '.join(str(b) for b in tag)}, {v})"
+    packed = f"{ctx.tagged_struct(tag, kind)}.pack({', '.join(str(b) for b in tag)}, {v})"
+    if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+        return f"({packed} if {v} == {v} else {ctx.tag(tag)} + _f32b({v}))"
+    return packed
 
 
 def tagged_len(ctx: Emit, tag: bytes, n: str) -> str:
@@ -338,8 +343,7 @@ def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: 
         _put_varint(ctx, src, tag, "_z", f"_venc(_zz{bits + 1}({v}))", fresh)
     else:
         width = scalars.row(kind).width or 0
-        packer = ctx.tagged_struct(tag, kind)
-        src(f"ap({packer}.pack({', '.join(str(b) for b in tag)}, {v})){_count(fresh, tl + width)}")
+        src(f"ap({tagged_expr(ctx, tag, kind, v)}){_count(fresh, tl + width)}")
 
 
 def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
@@ -441,7 +445,11 @@ def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh:
                 fmt = (row_of(f.type).struct_format or "")[1:]
                 src(f"_l = len(v) * {f.width}")
                 _put_len(ctx, src, f.tag, "_l", fresh, "_l")
-                src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
+                if kind == "float":  # a NaN makes the sum a NaN; then each value keeps its bits
+                    src("_t = sum(v)")
+                    src("ap(_spack('<%df' % len(v), *v) if _t == _t else _f32pack(v))")
+                else:
+                    src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
             elif kind == "bool":
                 src("_l = len(v)")
                 _put_len(ctx, src, f.tag, "_l", fresh, "_l")

@@ -6,7 +6,10 @@ The contract of a generated ``parse_<Name>(data, pos, end, depth, more, group=0)
   ``more`` is ``None`` or a list of further ``(pos, end)`` spans, in reverse
   order, that continue the same message: a singular sub-message that occurs
   several times is parsed once over all its occurrences, which merges them
-  as the spec says ("Last One Wins" in "Encoding") in linear time.
+  as the spec says ("Last One Wins" in "Encoding") in linear time. So is a
+  map entry's message value that occurs twice in one entry, and so are the
+  later occurrences of a oneof member that another member then replaced:
+  their value is dropped, but every occurrence is parsed, and so checked.
 * ``depth`` is how many more levels of nested messages (and groups) may
   follow; a sub-message is parsed with ``depth - 1`` and refused at 0.
 * ``group`` is 0 for a LEN body. For a group body it is the end-group tag:
@@ -18,6 +21,9 @@ The contract of a generated ``parse_<Name>(data, pos, end, depth, more, group=0)
   their field's code; anything else, including a known field number with a
   wire type that does not fit, is kept as an unknown field, as Google's
   runtimes do. Repeated scalars accept both packed and unpacked forms.
+* A closed enum's non-member number becomes an unknown field with the bytes
+  upb keeps (see ``_keep_unknown_enum``); a ``float`` NaN is read keeping its
+  bits (:mod:`pbj.codec.float32`).
 * It returns a new instance, built on the class's hidden slots base and then
   switched to the frozen class (see :mod:`pbj.schema`).
 
@@ -99,6 +105,11 @@ def _narrow(src: Source, kind: str, var: str) -> None:
 def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None:
     """Emit: read one scalar of ``kind`` at ``pos`` into ``var``."""
     r = scalars.row(kind)
+    if kind == "float":  # a NaN is read again keeping its bits (pbj.codec.float32)
+        src(f"{var} = _S_float.unpack_from(data, pos)[0]")
+        src(f"if {var} != {var}: {var} = _f32nan(data, pos)")
+        src("pos += 4")
+        return
     if r.width:
         src(f"{var} = _S_{kind}.unpack_from(data, pos)[0]; pos += {r.width}")
         return
@@ -165,25 +176,37 @@ class _Parse:
         return repr(f.default)
 
 
-def _keep_unknown_enum(p: _Parse, src: Source, number: int, var: str) -> None:
-    """Emit: keep the non-member number ``var`` of a closed enum as an unknown varint field.
+def _keep_unknown_enum(p: _Parse, src: Source, number: int, packed: bool) -> None:
+    """Emit: keep the non-member value just read of a closed enum as an unknown varint field.
 
     Closed enums (proto2; "Enum Behavior" on protobuf.dev): a number that is not a
     member is not stored in the field but kept as an unknown varint field of the same
     field number, as Google's runtimes do (a map entry holding one is kept whole).
+    The bytes are those upb keeps: a value that arrived as a field of its own is kept
+    as it arrived, tag and varint (``data[start:pos]``, an over-long varint too); an
+    element of a packed run (which began at ``_vs``) gets a varint tag of its own and
+    the canonical varint of its 64-bit value as read, not narrowed to 32 bits.
     """
-    tag = p.ctx.tag(wire.tag_bytes(number, wire.WIRE_VARINT))
     src("if unk is None: unk = bytearray()")
-    src(f"unk.extend({tag} + _venc({var}, 'enum'))")
+    if packed:
+        tag = p.ctx.tag(wire.tag_bytes(number, wire.WIRE_VARINT))
+        src(f"unk.extend({tag} + _venc(_rv(data, _vs)[0]))")
+    else:
+        src("unk.extend(data[start:pos])")
 
 
-def _read_closed_enum(p: _Parse, src: Source, f: FieldPlan, store: str) -> None:
-    """Emit: read one value of closed enum field ``f``; ``store`` (reading ``_m``) keeps a member."""
+def _read_closed_enum(p: _Parse, src: Source, f: FieldPlan, store: str, packed: bool = False) -> None:
+    """Emit: read one value of closed enum field ``f``; ``store`` (reading ``_m``) keeps a member.
+
+    ``packed``: the value is an element of a packed run (see :func:`_keep_unknown_enum`).
+    """
+    if packed:
+        src("_vs = pos")
     _read_scalar(src, "int32", "v", None)  # an enum is read and narrowed as an int32
     src(f"_m = {p.enum_map(f)}.get(v)")
     src("if _m is None:")
     with src:
-        _keep_unknown_enum(p, src, f.number, "v")
+        _keep_unknown_enum(p, src, f.number, packed)
     src("else:")
     with src:
         src(store)
@@ -197,6 +220,11 @@ def _packed_tuple(p: _Parse, src: Source, f: FieldPlan) -> None:
         src(f"if n % {r.width}:")
         with src:
             src(f'raise DecodeError("packed {kind} run of " + str(n) + " bytes is not a multiple of {r.width}")')
+        if kind == "float":  # a NaN makes the sum a NaN; then the NaNs are read again keeping their bits
+            src("_r = _unpack_from('<%df' % (n // 4), data, pos); _t = sum(_r)")
+            src("if _t != _t: _r = _f32run(data, pos, e, _r)")
+            src("pos = e")
+            return
         src(f"_r = _unpack_from('<%d{(r.struct_format or '')[1:]}' % (n // {r.width}), data, pos); pos = e")
         return
     lookup = p.enum_map(f)
@@ -259,7 +287,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
         src(f"if {loc} is None: {loc} = list({run})")
         src("while pos < e:")
         with src:
-            _read_closed_enum(p, src, f, f"{loc}.append(_m)")
+            _read_closed_enum(p, src, f, f"{loc}.append(_m)", packed=True)
         src("if pos != e:")
         with src:
             src('raise DecodeError("packed run ends inside its last element")')
@@ -359,9 +387,11 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
             src(f"{loc}_more.append((pos, e - {elen})); dup = True")
         src("else:")
         with src:
+            if oneof:
+                _check_superseded(p, src, f, loc)
             _group_body(p, src, f, "x")
             if oneof:
-                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, x)); {loc}_more = None")
+                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, x))")
             else:
                 src(f"{loc} = x")
             src(f"{loc}_s = pos; {loc}_e = e - {elen}")
@@ -384,7 +414,8 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
                 src.depth += 1
             leaf = p.ctx.leaf(f.sub) if not oneof else None
             if oneof:
-                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value})); {loc}_more = None")
+                _check_superseded(p, src, f, loc)
+                src(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value}))")
             elif leaf is not None:
                 _inline_leaf(p, src, f, leaf, loc)
             else:
@@ -395,15 +426,36 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
             src("pos = e")
         p.first[tag] = first.lines
     fin = Source()
-    if oneof:
-        fin(f"if {loc}_more is not None and {oneof}[0] == {f.name!r}:")
-    else:
-        fin(f"if {loc}_more is not None:")
+    fin(f"if {loc}_more is not None:")
     with fin:
         fin(f"{loc}_more.reverse()")
-        value = f"parse_{sub}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more)"
-        fin(f"{oneof} = _tnew(_OneOf, ({f.name!r}, {value}))" if oneof else f"{loc} = {value}")
+        # the error path names this field: ``tag`` is the last tag read, maybe another field's
+        fin("try:")
+        with fin:
+            fin(f"x = parse_{sub}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more)")
+        fin("except DecodeError as _x:")
+        with fin:
+            fin(f"_x.path.insert(0, {f.name!r}); tag = 0; raise")
+        if oneof:
+            # parsed even when another member came later: a superseded occurrence is still checked
+            fin(f"if {oneof}[0] == {f.name!r}: {oneof} = _tnew(_OneOf, ({f.name!r}, x))")
+        else:
+            fin(f"{loc} = x")
     p.finish += fin.lines
+
+
+def _check_superseded(p: _Parse, src: Source, f: FieldPlan, loc: str) -> None:
+    """Emit, before oneof member ``f`` starts a new run: parse the later occurrences of its last run.
+
+    Oneof member ``f`` was set, occurred again (those spans wait in ``{loc}_more``), then
+    another member replaced it, and now ``f`` comes back. Its value starts afresh, but the
+    waiting occurrences are still parsed, and so checked, as upb checks every occurrence
+    ("Last One Wins" in "Encoding" keeps the value, not the malformed bytes). The result is dropped.
+    """
+    src(f"if {loc}_more is not None:  # the occurrences of a superseded run, checked before they are dropped")
+    with src:
+        src(f"{loc}_more.reverse(); parse_{p.ctx.stem(f.sub)}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more)")
+        src(f"{loc}_more = None")
 
 
 def _plan_oneof(p: _Parse, j: int) -> None:
@@ -446,7 +498,7 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
                                     f"D_{f.enum.__name__}")
     else:
         value_default = repr(row_of(f.type).zero)
-    src(f"k = {key_default}; x = {value_default}; _u = False")
+    src(f"k = {key_default}; x = {value_default}; _u = False{'; _xm = None' if vkind == 'message' else ''}")
     src("while pos < e:")
     with src:
         src("t = data[pos]")
@@ -471,6 +523,10 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
     with src:
         src('raise DecodeError("map entry overruns its length")')
     if vkind == "message":
+        src("if _xm is not None:")
+        with src:
+            src("_xm.reverse()")
+            src(f"x = parse_{p.ctx.stem(f.sub)}(data, _xs, _xe, depth - 1, _xm)")
         cls = p.ctx.batch.classes[f.sub]
         empty = p.ctx.scope.shared(("empty", cls), f"EMPTY_{p.ctx.stem(f.sub)}", cls)
         src(f"if x is None: x = {empty}")
@@ -499,8 +555,17 @@ def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_
         with src:
             src('raise DecodeError("truncated input: map entry value runs past the entry")')
         if kind == "message":
+            # a value that occurs again merges into the first ("Maps": an entry is a message), over all
+            # its spans at the end of the entry, as _plan_message does
             _check_depth(src)
-            src(f"{var} = parse_{p.ctx.stem(f.sub)}(data, pos, _ee, depth - 1, None); pos = _ee")
+            src(f"if {var} is None:")
+            with src:
+                src(f"{var} = parse_{p.ctx.stem(f.sub)}(data, pos, _ee, depth - 1, None); _xs = pos; _xe = _ee")
+            src("else:")
+            with src:
+                src("if _xm is None: _xm = []")
+                src("_xm.append((pos, _ee))")
+            src("pos = _ee")
         else:
             value = str_decode("data[pos:_ee]", f.utf8) if kind == "string" else "data[pos:_ee]"
             src(f"{var} = {value}; pos = _ee")

@@ -103,7 +103,10 @@ def _put_scalar(src: Source, kind: str, v: str) -> None:
     elif kind == "bool":
         src(f"pos -= 1; mv[pos] = 1 if {v} else 0")
     else:
-        src(f"pos -= {scalars.row(kind).width}; _PI_{kind}(mv, pos, {v})")
+        if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+            src(f"pos -= 4; _PI_float(mv, pos, {v}) if {v} == {v} else _f32into(mv, pos, {v})")
+        else:
+            src(f"pos -= {scalars.row(kind).width}; _PI_{kind}(mv, pos, {v})")
 
 
 def _scalar_room(kind: str) -> int:
@@ -186,6 +189,9 @@ def _put_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, rem: int
                 src(f"_l = len(v) * {r.width}")
                 _ensure(src, f"_l + {_LEN_ROOM + rem}")
                 src(f"pos -= _l; _spack_into('<%d{(r.struct_format or '')[1:]}' % len(v), mv, pos, *v)")
+                if kind == "float":  # a NaN makes the sum a NaN; then each value keeps its bits
+                    src("_t = sum(v)")
+                    src("if _t != _t: mv[pos:pos + _l] = _f32pack(v)")
             else:
                 _ensure(src, f"len(v) * {_scalar_room(kind)} + {_LEN_ROOM + rem}")
                 src("_w = len(mv) - pos")

@@ -20,6 +20,7 @@ import struct
 from typing import Any
 
 from pbj import scalars, wire
+from pbj.codec import float32
 from pbj.errors import DecodeError
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
 
@@ -211,6 +212,12 @@ HELPERS: dict[str, Any] = {
     "_group_failed": group_failed,
     "DecodeError": DecodeError,
     "_unpack_from": struct.unpack_from,
+    # float fields: NaNs bit-exact
+    "_f32nan": float32.read_nan,
+    "_f32run": float32.packed_run,
+    "_f32b": float32.nan_bytes,
+    "_f32pack": float32.pack_run,
+    "_f32into": float32.pack_into,
 }
 for _t in scalars.SCALARS.values():
     if _t.packer is not None:

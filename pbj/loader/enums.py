@@ -18,7 +18,10 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
 
     A closed enum's class has ``__pbj_closed__ = True``: the parser keeps a
     number that is not a member as an unknown field, as Google's runtimes do.
-    Members pickle by the enum's full name.
+    Members pickle by the enum's full name. A value whose schema name cannot be
+    a member name (``value``, ``_X``: see :func:`~pbj.loader.names.enum_member_names`)
+    is listed in the class's ``__pbj_proto_names__`` (member name -> schema
+    name), which ProtoJSON and the text format write and read instead.
 
     Returns:
         Full name -> enum class, in the order of the descriptor set.
@@ -34,7 +37,8 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
             continue
         if not ed.value:
             raise SchemaError("an enum needs at least one value", cls_name=full)
-        pairs = enum_member_names([(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value])
+        schema_pairs = [(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value]
+        pairs = enum_member_names(schema_pairs)
         qualname = full[len(package) + 1:] if package else full
         try:
             # The checkers follow the functional API only with a literal name: this one is the schema's.
@@ -45,6 +49,9 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
         # Pickling by full name, and closedness, are set on the class built above (not declared on IntEnum).
         cls.__reduce_ex__ = make_enum_reduce(full)  # type: ignore[method-assign]
         cls.__doc__ = f"The enum {full}."
+        renamed = {py: schema for (py, _), (schema, _) in zip(pairs, schema_pairs, strict=True) if py != schema}
+        if renamed:  # ProtoJSON and the text format write and read the schema's names
+            cls.__pbj_proto_names__ = renamed  # type: ignore[attr-defined]
         if full in index.closed_enums:  # the parser keeps non-member numbers as unknown fields
             cls.__pbj_closed__ = True  # type: ignore[attr-defined]
         enums[full] = cls

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+from pbj.depth import too_deep
 from pbj.protojson.common import MAX_DEPTH, JSONError
 from pbj.protojson.converter import converter
 from pbj.protojson.jsontext import find_duplicate, loads
@@ -83,7 +84,8 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
             range, an ``Any`` whose type is unknown, a float beyond float32),
             with the path of attribute names; or (unless ``allow_partial``) a
             ``required`` field is not set, naming every missing path (as
-            :func:`pbj.encode`; docs/json.md).
+            :func:`pbj.encode`; docs/json.md); or the message is nested too
+            deep for Python's recursion limit, naming its depth (:mod:`pbj.depth`).
     """
     cls = type(obj)
     if not is_message(cls):
@@ -91,7 +93,10 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     conv = converter((emit_defaults, proto_names, enums_as_numbers, False), cls)
-    return conv.unstructure(obj, cls)
+    try:
+        return conv.unstructure(obj, cls)
+    except RecursionError:
+        raise too_deep(obj, "pbj.to_dict") from None
 
 
 def from_dict(cls: type[T], d: Any, *, ignore_unknown: bool = False, allow_partial: bool = False) -> T:
@@ -147,7 +152,10 @@ def to_json(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     value = to_dict(obj, emit_defaults=emit_defaults, proto_names=proto_names, enums_as_numbers=enums_as_numbers,
                     allow_partial=allow_partial)
     separators = (",", ":") if indent is None else (",", ": ")
-    return json.dumps(value, indent=indent, separators=separators, ensure_ascii=False, allow_nan=False)
+    try:
+        return json.dumps(value, indent=indent, separators=separators, ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise too_deep(obj, "pbj.to_json") from None
 
 
 def from_json(cls: type[T], text: str | bytes, *, ignore_unknown: bool = False, allow_partial: bool = False) -> T:

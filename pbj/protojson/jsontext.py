@@ -8,8 +8,8 @@ the path; a reader that meets one raises through :func:`check_object`, and
 member). Numbers with a fraction or exponent are read as ``Decimal`` so that
 no precision is lost before a reader sees the field's type, and so is the
 integer ``-0`` (an ``int`` has no sign for zero; a double field keeps it,
-as Go and C++ read it); ``NaN`` and ``Infinity`` literals are refused
-(RFC 8259 has none).
+as Go and C++ read it) and integers of more than 4,000 digits (``int()``
+refuses them); ``NaN`` and ``Infinity`` literals are refused (RFC 8259 has none).
 """
 
 from __future__ import annotations
@@ -52,9 +52,15 @@ def _bad_constant(name: str) -> Any:
 
 
 _NEGATIVE_ZERO = Decimal("-0")
+#: Longer integers are read as ``Decimal``: ``int()`` refuses more than 4,300 digits (CPython's
+#: integer string conversion limit), and no field type holds such a number; its reader then
+#: reports it out of range.
+_LONG_INT = 4000
 
 
 def _parse_int(digits: str) -> Any:
+    if len(digits) > _LONG_INT:
+        return Decimal(digits)
     return _NEGATIVE_ZERO if digits == "-0" else int(digits)
 
 

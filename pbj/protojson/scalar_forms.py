@@ -80,12 +80,16 @@ def scalar_writer(kind: str):
 
 
 def enum_writer(enum_cls: type[enum.IntEnum], as_numbers: bool):
-    """The function writing a value of ``enum_cls``: its name (unknown numbers as numbers), or its number."""
+    """The function writing a value of ``enum_cls``: its name (unknown numbers as numbers), or its number.
+
+    The name is the schema's: a member the loader renamed (``__pbj_proto_names__``) is written as declared.
+    """
     if as_numbers:
         return int
     if enum_cls.__name__ == "NullValue":
         return lambda v: None
-    names = {int(m): m.name for m in enum_cls}
+    schema = getattr(enum_cls, "__pbj_proto_names__", {})  # the loader's renamed members (value_ for value)
+    names = {int(m): schema.get(m.name, m.name) for m in enum_cls}
     return lambda v: names.get(v, v if v.__class__ is int else int(v))
 
 
@@ -100,6 +104,12 @@ def map_key_writer(key_type: str):
 
 # ---------------------------------------------------------------- readers (from JSON)
 
+def _show(v: Any) -> str:
+    """``v`` for an error message: a number of thousands of digits is cut to its start and its length."""
+    text = str(v)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
 def _int_reader(kind: str):
     bounds = row(kind).range
     assert bounds is not None  # read only for integral types, which have a range
@@ -110,22 +120,22 @@ def _int_reader(kind: str):
         if t is int:
             n = v
         elif t is str:
-            if _DIGITS_RE.fullmatch(v):
+            if len(v) <= 40 and _DIGITS_RE.fullmatch(v):  # longer ones go through Decimal (int() caps digits)
                 n = int(v)
             elif _NUMBER_RE.fullmatch(v):
                 n = _integral(Decimal(v), kind)
             else:
-                raise JSONError(f"expected an integer for {kind}, got string {v!r}")
+                raise JSONError(f"expected an integer for {kind}, got string {_show(repr(v))}")
         elif t is float:
             if not v.is_integer():
-                raise JSONError(f"expected an integer for {kind}, got {v!r}")
+                raise JSONError(f"expected an integer for {kind}, got {_show(repr(v))}")
             n = int(v)
         elif t is Decimal:
             n = _integral(v, kind)
         else:
             raise JSONError(f"expected a JSON number or string for {kind}, got {json_type(v)}")
         if n < lo or n > hi:
-            raise JSONError(f"integer {n} is out of range for {kind}")
+            raise JSONError(f"integer {_show(n)} is out of range for {kind}")
         return n
 
     return read_int
@@ -133,11 +143,11 @@ def _int_reader(kind: str):
 
 def _integral(d: Decimal, kind: str) -> int:
     if not d.is_finite():
-        raise JSONError(f"expected an integer for {kind}, got {d}")
+        raise JSONError(f"expected an integer for {kind}, got {_show(d)}")
     if d.adjusted() > 40:
-        raise JSONError(f"integer {d} is out of range for {kind}")
+        raise JSONError(f"integer {_show(d)} is out of range for {kind}")
     if d != d.to_integral_value():
-        raise JSONError(f"expected an integer for {kind}, got {d}")
+        raise JSONError(f"expected an integer for {kind}, got {_show(d)}")
     return int(d)
 
 
@@ -161,7 +171,7 @@ def _nearest_f32(exact: Fraction, approx: float, kind: str, shown: Any) -> float
         JSONError: ``exact`` rounds to infinity as a float32.
     """
     if abs(exact) >= _F32_OVERFLOW:
-        raise JSONError(f"number {shown} is out of range for {kind}")
+        raise JSONError(f"number {_show(shown)} is out of range for {kind}")
     try:
         f = _F32.unpack(_F32.pack(approx))[0]
     except OverflowError:  # approx is above the largest float32 by less than half an ulp
@@ -198,17 +208,17 @@ def _float_reader(kind: str):
             except OverflowError:
                 x = INF
             if math.isinf(x):
-                raise JSONError(f"number {v} is out of range for {kind}")
+                raise JSONError(f"number {_show(v)} is out of range for {kind}")
             exact = v
         elif t is str:
             special = _SPECIAL_FLOATS.get(v)
             if special is not None:
                 return special
             if not _NUMBER_RE.fullmatch(v):
-                raise JSONError(f"expected a number for {kind}, got string {v!r}")
+                raise JSONError(f"expected a number for {kind}, got string {_show(repr(v))}")
             x = float(v)
             if math.isinf(x):
-                raise JSONError(f"number {v} is out of range for {kind}")
+                raise JSONError(f"number {_show(v)} is out of range for {kind}")
             exact = v
         else:
             raise JSONError(f"expected a JSON number or string for {kind}, got {json_type(v)}")
@@ -219,7 +229,7 @@ def _float_reader(kind: str):
             try:
                 x = _F32.unpack(_F32.pack(x))[0]
             except OverflowError:
-                raise JSONError(f"number {v} is out of range for float") from None
+                raise JSONError(f"number {_show(v)} is out of range for float") from None
         return x
 
     return read_float
@@ -282,8 +292,8 @@ def enum_reader(enum_cls: type[enum.IntEnum], closed: bool, ignore_unknown: bool
     that are not members; ``ignore_unknown`` makes unknown names (and such
     numbers) read as :data:`~pbj.protojson.common.SKIP`.
     """
-    by_name = {m.name: m for m in enum_cls}
-    by_name.update(enum_cls.__members__)  # aliases
+    schema = getattr(enum_cls, "__pbj_proto_names__", {})  # the loader's renamed members (value_ for value)
+    by_name = {schema.get(k, k): m for k, m in enum_cls.__members__.items()}  # aliases included
     by_number = {int(m): m for m in enum_cls}
     name = enum_cls.__name__
     is_null = name == "NullValue"
@@ -301,10 +311,10 @@ def enum_reader(enum_cls: type[enum.IntEnum], closed: bool, ignore_unknown: bool
             return m
         if t is int or t is float or t is Decimal:
             if t is not int and not (v == v and float(v).is_integer()):
-                raise JSONError(f"expected an integer for enum {name}, got {v}")
+                raise JSONError(f"expected an integer for enum {name}, got {_show(v)}")
             n = int(v)
             if n < lo or n > hi:
-                raise JSONError(f"integer {n} is out of range for enum {name}")
+                raise JSONError(f"integer {_show(n)} is out of range for enum {name}")
             m = by_number.get(n)
             if m is not None:
                 return m

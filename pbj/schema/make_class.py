@@ -15,6 +15,7 @@ compares, hashes, prints and pickles its stored state instead.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import attrs
@@ -24,7 +25,10 @@ from pbj.schema.presence import install_defaults
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
-__all__ = ["make_class"]
+__all__ = ["make_class", "REPR_DEPTH"]
+
+#: How many levels of nested messages ``repr`` writes in full; deeper ones are ``Name(...)``.
+REPR_DEPTH = 100
 
 #: Names attrs' generated ``__attrs_init__`` uses itself; a field of such a name gets a
 #: stand-in alias while attrs builds the class (pbj's own ``__init__`` is used instead).
@@ -34,6 +38,29 @@ _ATTRS_OWN_NAMES = frozenset({"self", "_setattr", "_cached_setattr_get", "attr_d
 
 def _unsafe_for_attrs(name: str) -> bool:
     return name in _ATTRS_OWN_NAMES or name.startswith("__attr")
+
+
+_repr_level = threading.local()
+
+
+def _depth_limited(attrs_repr: Any) -> Any:
+    """Wrap attrs' ``__repr__``: a message :data:`REPR_DEPTH` levels below the one shown prints as ``Name(...)``.
+
+    So ``repr`` of a message of any depth returns (as Python writes ``[...]``
+    for a list holding itself) instead of raising ``RecursionError``.
+    """
+
+    def __repr__(self: Any) -> str:
+        level = getattr(_repr_level, "n", 0)
+        if level >= REPR_DEPTH:
+            return f"{type(self).__name__}(...)"
+        _repr_level.n = level + 1
+        try:
+            return attrs_repr(self)
+        finally:
+            _repr_level.n = level
+
+    return __repr__
 
 
 def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], order: list[str],
@@ -89,6 +116,7 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
         built = attrs.fields(new_cls)
         fixed = [a.evolve(alias=a.name) if a.name in order else a for a in built]
         new_cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
+    new_cls.__repr__ = _depth_limited(new_cls.__repr__)  # type: ignore[method-assign]
     if "__attrs_init__" in new_cls.__dict__:
         del new_cls.__attrs_init__  # type: ignore[attr-defined]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],

@@ -36,9 +36,11 @@ so hostile text cannot exhaust the stack.
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Any
 
 from pbj.api import DEFAULT_MAX_DEPTH, encode
+from pbj.depth import check_max_depth
 from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
@@ -81,10 +83,13 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
             error, an unknown field or enum name, a value out of range or of
             the wrong type, a bad escape or invalid UTF-8, a singular field or
             oneof set twice, a missing required field, an unresolvable
-            ``Any`` type or extension, nesting deeper than ``max_depth``),
+            ``Any`` type or extension, nesting deeper than ``max_depth`` or
+            than Python's recursion limit lets the parser follow),
             with its line, column and field path.
         TypeError: ``cls`` is not a pbj message class, ``text`` is not
-            ``str`` or ``bytes``, or ``extensions`` is not a namespace.
+            ``str`` or ``bytes``, ``extensions`` is not a namespace, or
+            ``max_depth`` is not an int.
+        ValueError: ``max_depth`` is negative.
     """
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"from_text() needs a pbj message class, got {cls!r}")
@@ -99,20 +104,31 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
                             offset=len(good)) from None
     elif not isinstance(text, str):
         raise TypeError(f"from_text() needs the text as str or bytes, got {type(text).__name__}")
+    check_max_depth(max_depth, "from_text")
     check_namespace(extensions)
     parser = _Parser(text, max_depth, allow_partial)
     parser.advance()
     if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-        return parser.message(cls, None)
+        return _read(parser, cls)
     # As pbj.decode does: the many objects a large text makes cannot form cycles, so the cyclic
     # collector would only scan them again and again while they are made.
     gc.disable()
     try:
-        return parser.message(cls, None)
+        return _read(parser, cls)
     finally:
         gc.enable()
 
 
+
+
+def _read(parser: Any, cls: type) -> Any:
+    """``parser.message(cls)``, with Python's recursion limit reported as a TextError at the depth reached."""
+    try:
+        return parser.message(cls, None)
+    except RecursionError:
+        parser.fail(f"messages are nested {parser.depth} levels deep, more than the text-format parser can "
+                    f"follow within Python's recursion limit ({sys.getrecursionlimit()}); max_depth is "
+                    f"{parser.max_depth}")
 
 class _Parser(TokenReader):
     """One :func:`from_text` call: the token reader, and the readers of messages and fields."""

@@ -31,19 +31,23 @@ class EnumPlan:
 
     Attributes:
         cls: the ``enum.IntEnum`` class.
-        by_name: every member by name, aliases included.
+        by_name: every member by its schema name, aliases included (the loader lists
+            the names it had to change in the class's ``__pbj_proto_names__``).
         by_number: the first member of each number.
+        names: number -> the schema name of its first member, as printed.
         closed: a closed enum (proto2, editions ``CLOSED``): numbers that are
             not members are refused when parsing.
         name: the class name, for messages.
     """
 
-    __slots__ = ("by_name", "by_number", "closed", "cls", "name")
+    __slots__ = ("by_name", "by_number", "closed", "cls", "name", "names")
 
     def __init__(self, cls: type[enum.IntEnum]) -> None:
         self.cls = cls
-        self.by_name = dict(cls.__members__)
+        schema = getattr(cls, "__pbj_proto_names__", {})  # member -> schema name, where they differ (loader)
+        self.by_name = {schema.get(k, k): m for k, m in cls.__members__.items()}
         self.by_number = {int(m): m for m in cls}
+        self.names = {int(m): schema.get(m.name, m.name) for m in cls}
         self.closed = bool(getattr(cls, "__pbj_closed__", False))
         self.name = cls.__qualname__
 

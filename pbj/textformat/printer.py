@@ -38,6 +38,7 @@ from typing import Any
 
 from pbj import wire
 from pbj.api import decode
+from pbj.depth import too_deep
 from pbj.errors import DecodeError, EncodeError
 from pbj.protojson.registry import resolve_any
 from pbj.schema import is_message, stored, unknown_fields
@@ -87,14 +88,18 @@ def to_text(obj: Any, *, one_line: bool = False, print_unknown_fields: bool = Fa
         EncodeError: a field holds a value its type cannot have (a ``str`` in
             an ``int32`` field, an integer out of range, a lone surrogate in a
             ``string``, unknown fields that are not valid wire format), with
-            the field path.
+            the field path; or the message is nested too deep for Python's
+            recursion limit, naming its depth (:mod:`pbj.depth`).
     """
     if not is_message(obj) or isinstance(obj, type):
         raise TypeError(f"to_text() needs a pbj message instance, got {type(obj).__name__}")
     check_namespace(extensions)
     printer = _Printer(one_line, print_unknown_fields, expand_any, utf8)
     out: list[str] = []
-    printer.message(obj, "", out)
+    try:
+        printer.message(obj, "", out)
+    except RecursionError:
+        raise too_deep(obj, "pbj.to_text") from None
     text = "".join(out)
     return text.removesuffix(" ") if one_line else text
 
@@ -158,14 +163,14 @@ def _string_formatter(utf8: bool):
 
 def _enum_formatter(p: FieldPlan):
     assert p.enum is not None  # an enum field's plan holds its EnumPlan
-    by_number = p.enum.by_number
+    names = p.enum.names  # the schema's names, not the Python member names (value_ for value)
     name = p.enum.name
 
     def format_enum(v: Any) -> str:
         if not isinstance(v, int):
             raise EncodeError(f"enum {name} field needs an int or a member, got {type(v).__name__}")
-        member = by_number.get(v)
-        return member.name if member is not None else str(int(v))
+        text = names.get(v)
+        return text if text is not None else str(int(v))
 
     return format_enum
 

@@ -117,7 +117,8 @@ class TokenReader:
         self.pos = pos
         self.advance()
         if not self.at("]"):
-            self.fail(f'expected "]" to close the name in brackets, found {self.found()}')
+            self.fail(f'expected "]" to close the name in brackets, found {self.found()} (a name in brackets holds '
+                      "letters, digits and -._~!$&()*+,;=%/ only)")
         self.advance()
         name = "".join(pieces)
         prefix, slash, type_name = name.rpartition("/")

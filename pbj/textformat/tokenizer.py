@@ -57,8 +57,13 @@ TOKEN: Callable[[str, int], _TokenMatch] = cast("Callable[[str, int], _TokenMatc
   | (?P<bad>.)
 )""", re.VERBOSE | re.DOTALL).match)
 
-#: Whitespace and comments, then a run of the characters of a type name or type URL.
-NAME_PIECE = re.compile(_SKIP + r"([A-Za-z0-9_.\-~!$&()*+,;=:@%/]+)").match
+#: Whitespace and comments, then a run of the characters of a type name or type URL: RFC 3986's
+#: unreserved characters and sub-delimiters (less ``'``, a string quote here), ``%`` and ``/``, as
+#: C++ and Google's Python parser take them (the conformance tests
+#: ``AnyFieldWithSpecialCharactersInTypeUrlPrefix``, ``...PercentEscape...``); ``:`` and ``@`` are
+#: refused as they refuse them. The skip is atomic (``(?>...)``): a comment is dropped whole, never
+#: cut short by backtracking so that its last word became a piece of the name.
+NAME_PIECE = re.compile("(?>" + _SKIP + r")([A-Za-z0-9_.\-~!$&()*+,;=%/]+)").match
 
 #: Every token kind :data:`TOKEN` reports.
 KINDS = frozenset({"ident", "float", "hex", "oct", "dec", "str", "sym", "end", "badnum", "badstr", "bad"})
