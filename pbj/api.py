@@ -220,11 +220,11 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
-    native = codec.native if _native_decode is not None else None
+    native_decode = _native_decode if codec.native is not None else None
     if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
         # the native engine hands back None for an error (or an input it leaves to Python): the
         # Python parser then raises the DecodeError it always raised
-        result = None if native is None else _native_decode(native, data, max_depth)
+        result = None if native_decode is None else native_decode(codec.native, data, max_depth)
         if result is None:
             result = codec.parse(data, 0, len(data), max_depth, None)
     else:
@@ -233,7 +233,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         # cannot form cycles, so the collector pauses until the result is complete.
         gc.disable()
         try:
-            result = None if native is None else _native_decode(native, data, max_depth)
+            result = None if native_decode is None else native_decode(codec.native, data, max_depth)
             if result is None:
                 result = codec.parse(data, 0, len(data), max_depth, None)
         finally:

@@ -189,3 +189,21 @@ def test_float_bits_survive():
         data = _encode_python(obj)
         got = check_same(cls, data)
         assert got is not None and struct.pack("<d", getattr(got, names[0])) == struct.pack("<d", x)
+
+
+def test_untracked_decode_is_opt_in_and_equal():
+    """Decoded messages are tracked by the cyclic GC unless asked (docs/performance.md: a class
+    attribute holding a decoded instance would make a cycle the collector could not see)."""
+    import gc
+
+    cls = T.target("blockitem").cls
+    item = T.block_items()[0]
+    tracked = pbj.decode(cls, item)
+    assert gc.is_tracked(tracked)
+    before = _native._engine.set_untrack(True)
+    try:
+        untracked = pbj.decode(cls, item)
+    finally:
+        _native._engine.set_untrack(before)
+    assert before is False and not gc.is_tracked(untracked)
+    assert identical(tracked, untracked) and pbj.encode(untracked) == item

@@ -179,7 +179,7 @@ def _measure(program: str, config: dict, folder: Path) -> dict:
     env.pop("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", None)
     if config["library"] == "google-upb":
         env["PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"] = "upb"
-    if config["library"] == "pbj-python" or config.get("engine") == "python":
+    if config["library"] == "pbj-python" or (config["library"] == "pbj" and config.get("engine") == "python"):
         env["PBJ_ENGINE"] = "python"  # pbj on its pure-Python engine, in the same run
         config = {**config, "library": "pbj"}
         config_path.write_text(json.dumps(config))
