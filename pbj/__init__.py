@@ -16,6 +16,7 @@ encode and decode them byte-exact with every other protobuf runtime::
 See ``docs/usage-guide.md``.
 """
 
+from pbj._native import engine, use_engine
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
@@ -48,6 +49,7 @@ __all__ = [
     "JSONError", "from_dict", "from_json", "to_dict", "to_json",
     "TextError", "from_text", "to_text",
     "Extension", "extension", "extensions_of", "get_extension", "has_extension", "with_extensions",
+    "engine", "use_engine",
 ]
 
 __version__ = "0.1.0"

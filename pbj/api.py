@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
 from typing import Any, TypeVar
 
+from pbj import _native
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
@@ -20,6 +22,10 @@ T = TypeVar("T")
 
 #: Default nesting limit of ``decode``, as Google's runtimes use.
 DEFAULT_MAX_DEPTH = MAX_DEPTH
+#: The native engine's ``decode``/``encode`` while it is in use (:func:`pbj.use_engine`), else ``None``.
+_native_decode: Any = None
+_native_encode: Any = None
+_native_reverse: Any = None
 #: Inputs of at least this many bytes are decoded with the cyclic garbage collector paused.
 _GC_PAUSE_BYTES = 16384
 
@@ -68,10 +74,19 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             buf = thread_buffer()
             pos = buf.writer_begin(empty=True)
             try:
+                if _native_reverse is not None and codec.native is not None:
+                    end = _native_reverse(codec.native, obj, buf, pos)
+                    if end is not None:
+                        return buf.writer_view[end:].tobytes()  # type: ignore[no-any-return]
+                    pos = len(buf.writer_view)  # the storage may have grown meanwhile
                 pos = codec.write_reverse(obj, buf, pos)
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
+        if _native_encode is not None and codec.native is not None:
+            out = _native_encode(codec.native, obj)
+            if out is not None:
+                return out  # type: ignore[no-any-return]
         parts: list[bytes] = []
         if obj._pbj_size < 0:
             codec.write_fresh(obj, parts, parts.append)
@@ -141,7 +156,12 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     before = len(buf)
     pos = buf.writer_begin()
     try:
-        pos = codec.write_reverse(obj, buf, pos)
+        if _native_reverse is not None and codec.native is not None:
+            end = _native_reverse(codec.native, obj, buf, pos)
+            # None: the Python writer starts again where the write began (the storage may have grown)
+            pos = end if end is not None else codec.write_reverse(obj, buf, len(buf.writer_view) - before)
+        else:
+            pos = codec.write_reverse(obj, buf, pos)
     except PbjError as exc:
         buf.writer_abort()  # the bytes written before stay, even if the storage grew
         if isinstance(exc, EncodeError) and not exc.path:
@@ -204,15 +224,22 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
+    native_decode = _native_decode if codec.native is not None else None
     if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
-        result = codec.parse(data, 0, len(data), max_depth, None)
+        # the native engine hands back None for an error (or an input it leaves to Python): the
+        # Python parser then raises the DecodeError it always raised
+        result = None if native_decode is None else native_decode(codec.native, data, max_depth)
+        if result is None:
+            result = codec.parse(data, 0, len(data), max_depth, None)
     else:
         # A large input makes many objects at once; letting the cyclic collector scan them again and
         # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
         # cannot form cycles, so the collector pauses until the result is complete.
         gc.disable()
         try:
-            result = codec.parse(data, 0, len(data), max_depth, None)
+            result = None if native_decode is None else native_decode(codec.native, data, max_depth)
+            if result is None:
+                result = codec.parse(data, 0, len(data), max_depth, None)
         finally:
             gc.enable()
     if not allow_partial and getattr(result, FREE, None) is not result.__class__:
@@ -282,3 +309,7 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
         if bad:
             return bad
     return None
+
+
+if _native.available() and os.environ.get(_native.ENGINE_ENV, "native").strip().lower() != "python":
+    _native.use_engine("native")

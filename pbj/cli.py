@@ -159,6 +159,7 @@ def _demo(args: argparse.Namespace) -> int:
     mb = len(raw) / 1e6
     exact = forward == raw and reverse == raw and items_exact
     print(f"Hedera block {BLOCK_FILE.split('.')[0]}: {len(raw):,} bytes, {len(block.items):,} items")
+    print(f"engine: {pbj.engine()}")
     print(f"schema: {len(ns.files)} files, {len(ns.messages)} messages, {len(ns.enums)} enums "
           f"loaded in {t_load:.3f} s; codecs compiled in {t_compile:.3f} s")
     print("items by kind:")

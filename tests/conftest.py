@@ -38,3 +38,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
             if name == SUMMARY_PROPERTY:
                 terminalreporter.write_sep("-", report.nodeid.rpartition("::")[2])
                 terminalreporter.write_line(text)
+
+
+@pytest.fixture
+def python_engine():
+    """Run the test on the pure-Python engine (for tests of the generated Python code itself)."""
+    import pbj
+    before = pbj.engine()
+    pbj.use_engine("python")
+    try:
+        yield
+    finally:
+        pbj.use_engine(before)

@@ -219,5 +219,8 @@ def test_hapi_like_transaction_allocations(capacity, tmp_path):
     count, size, sites = allocations(obj, capacity, tmp_path, HAPI_LOOPS)
     report(f"HAPI-like TransactionBody ({len(expected)} bytes), {capacity}-byte buffer", count, size, sites,
            HAPI_LOOPS)
-    assert 0 < count / HAPI_LOOPS <= HAPI_BOUND_PER_WRITE
+    if pbj.engine() == "native":  # the native writer stores straight into the storage: only positions (ints)
+        assert count / HAPI_LOOPS <= HAPI_BOUND_PER_WRITE
+    else:
+        assert 0 < count / HAPI_LOOPS <= HAPI_BOUND_PER_WRITE
     assert size / HAPI_LOOPS < 7000

@@ -46,7 +46,7 @@ def _calls(fn, *args) -> dict[str, int]:
     return counts
 
 
-def test_nested_groups_are_read_once():
+def test_nested_groups_are_read_once(python_engine):  # counts the generated Python parser's calls
     payload = b"\x12\x08abcdefgh" * 40_000          # 400 KB of repeated bytes at the bottom
     data = nested(99, payload)
     calls = _calls(pbj.decode, Deep, data)

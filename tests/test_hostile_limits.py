@@ -338,7 +338,7 @@ def _work_ratio(count, cls, make, n: int) -> float:
 
 
 @pytest.mark.parametrize("case", list(LINEAR_CASES))
-def test_bytecode_steps_are_linear(case):
+def test_bytecode_steps_are_linear(case, python_engine):  # counts the generated Python parser's bytecode
     name, make, n = LINEAR_CASES[case]
     t = T.target(name)
     n //= 5

@@ -118,7 +118,7 @@ def _pbj_hot(config: dict) -> tuple[dict[str, Operation], dict]:
         "decode_read": Operation(lambda b: read(decode(cls, b)), lambda: [data for _ in k]),
         "encode_reverse": Operation(lambda o: encode(o, reverse=True), lambda: [built for _ in k]),
     }
-    return ops, {"version": pbj.__version__, "backend": None, "bytes": len(data)}
+    return ops, {"version": pbj.__version__, "backend": pbj.engine(), "bytes": len(data)}
 
 
 def _upb_hot(config: dict) -> tuple[dict[str, Operation], dict]:
@@ -160,7 +160,7 @@ def _pbj_block(config: dict) -> tuple[dict[str, Operation], dict]:
         "encode_cached": Operation(lambda o: encode(o), lambda: [cached for _ in k]),
         "decode_walk": Operation(lambda b: read(decode(cls, b)), lambda: [raw for _ in k]),
     }
-    return ops, {"version": pbj.__version__, "backend": None, "bytes": len(raw)}
+    return ops, {"version": pbj.__version__, "backend": pbj.engine(), "bytes": len(raw)}
 
 
 def _upb_block(config: dict) -> tuple[dict[str, Operation], dict]:

@@ -189,6 +189,10 @@ def _measure(program: str, config: dict, folder: Path) -> dict:
     env.pop("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", None)
     if config["library"] == "google-upb":
         env["PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"] = "upb"
+    if config["library"] == "pbj-python" or (config["library"] == "pbj" and config.get("engine") == "python"):
+        env["PBJ_ENGINE"] = "python"  # pbj on its pure-Python engine, in the same run
+        config = {**config, "library": "pbj"}
+        config_path.write_text(json.dumps(config))
     started = time.time()
     _log(f"callgrind: {name}: starting")
     proc = subprocess.run(callgrind_command(program, out_file, log_file, config_path), env=env,
@@ -248,7 +252,10 @@ def run(args: argparse.Namespace, program: str) -> dict:
     if args.max_items is not None:
         settings["max_items"] = args.max_items
     started = time.time()
-    libraries = ["pbj"] + ([] if args.no_peers or "google-upb" not in args.peers else ["google-upb"])
+    engine = getattr(args, "engine", "both")
+    both = engine == "both" and pbj.engine() == "native"
+    libraries = ["pbj"] + (["pbj-python"] if both else []) + (
+        [] if args.no_peers or "google-upb" not in args.peers else ["google-upb"])
     otel_case = getattr(args, "case", None) == "otel"
     parts = ["otel"] if otel_case else ["hot"] + ([] if args.no_block else ["block"])
     results: dict = {
@@ -275,6 +282,8 @@ def run(args: argparse.Namespace, program: str) -> dict:
             settings["block_batch"] = block.pop("batch")
         results["config"] = {"quick": args.quick, **settings, "parts": parts}
         jobs = []
+        if engine == "python":
+            shared["engine"] = "python"
         for part in reversed(parts):  # the long block workers first
             for lib in libraries:
                 batch = settings[f"{part}_batch"]
@@ -349,7 +358,7 @@ def markdown(results: dict, header: bool = True) -> str:
             cells = {lib: _op(results, lib, part, op) for lib in libs}
             row = [LABELS[part, op], *(_count(c["per_op"]) if c else "n/a" for c in cells.values())]
             if "google-upb" in libs:
-                p, u = cells.get("pbj"), cells.get("google-upb")
+                p, u = cells.get("pbj"), cells.get("google-upb")  # pbj: the engine in use (native when built)
                 row.append(f"{p['per_op'] / u['per_op']:.1f}" if p and u and u["per_op"] > 0 else "n/a")
             spread = max((c["spread"] for c in cells.values() if c), default=None)
             row.append("n/a" if spread is None else f"{100 * spread:.2f}%")

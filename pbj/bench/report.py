@@ -178,6 +178,7 @@ def markdown(results: dict, header: bool = True, goals: bool = True) -> str:
         out += ["# pbj bench", ""]
     load = f"{m.get('load_average_start')} at start, {m.get('load_average_end')} at end"
     versions = ", ".join(f"{n} {lib['version']}" for n, lib in libs.items() if lib.get("available"))
+    versions += f"; pbj engine: {m.get('pbj_engine', 'python')}"
     out += [f"Machine: {m['cpu_model']}, {m['cpus']} CPUs, {m['platform']}; "
             f"{m['python_implementation']} {m['python']}; load average (1, 5, 15 min) {load}. "
             f"Run {results['created']}, {results.get('elapsed_s', 0):.0f} s.",

@@ -93,6 +93,12 @@ def _load() -> list[float] | None:
         return None
 
 
+def _engine_name() -> str:
+    import pbj
+
+    return pbj.engine()
+
+
 def machine_info() -> dict:
     """The machine and interpreter: platform, CPU model (``/proc/cpuinfo``), CPU count, Python, load average."""
     return {
@@ -104,6 +110,7 @@ def machine_info() -> dict:
         "python_implementation": platform.python_implementation(),
         "python_build": " ".join(platform.python_build()),
         "load_average_start": _load(),
+        "pbj_engine": _engine_name(),
     }
 
 
@@ -244,6 +251,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--peers", type=lambda s: [p for p in s.split(",") if p], default=list(PEERS),
                         metavar="A,B", help=f"peers to run (default: {','.join(PEERS)})")
     parser.add_argument("--no-peers", action="store_true", help="pbj only")
+    parser.add_argument("--engine", choices=("both", "native", "python"), default="both",
+                        help="pbj's engine(s) to count with --instructions: both (default, when the native engine "
+                             "is built: 'pbj' is the native one, 'pbj-python' the pure-Python one), or one")
     parser.add_argument("--no-block", action="store_true", help="the hot message only")
     parser.add_argument("--json", metavar="FILE", help="write every figure, the machine and the versions as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the comparisons (needs matplotlib)")

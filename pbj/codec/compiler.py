@@ -58,9 +58,11 @@ class Codec:
         name: the stem of the generated functions' names.
         source: the class's generated source, as compiled.
         filename: the linecache name the source is registered under.
+        native: the class's plan in the native engine's form (:mod:`pbj._native`),
+            or ``None`` when the engine is not built or declines the class.
     """
 
-    __slots__ = ("filename", "name", "parse", "size", "source", "write", "write_fresh", "write_reverse")
+    __slots__ = ("filename", "name", "native", "parse", "size", "source", "write", "write_fresh", "write_reverse")
 
     def __init__(self, name: str, namespace: dict[str, Any], source: str, filename: str) -> None:
         self.name = name
@@ -71,6 +73,7 @@ class Codec:
         self.parse = namespace[f"parse_{name}"]
         self.source = source
         self.filename = filename
+        self.native: Any = None
 
 
 def reachable(cls: type, compiled_stop: bool = True) -> list[MessageInfo]:
@@ -200,8 +203,11 @@ def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
             exec(compile(text, filename, "exec"), namespace)
     finally:
         owner.finalize(entries)
-    return [Codec(stems[mp.idx], namespace, text, filename)
-            for mp, text, (filename, _) in zip(batch.messages, texts, entries, strict=True)]
+    codecs = [Codec(stems[mp.idx], namespace, text, filename)
+              for mp, text, (filename, _) in zip(batch.messages, texts, entries, strict=True)]
+    from pbj._native import adopt  # imported here: pbj._native imports the codec package
+    adopt(batch, codecs)  # the native engine's own form of the plans, if it is built
+    return codecs
 
 
 def compile_class(cls: type) -> Codec:

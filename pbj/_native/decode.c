@@ -1,0 +1,611 @@
+/* decode.c: the native parser. Builds pbj's own objects from the plan.
+ *
+ * It follows the contract of the generated parse_<Name> (pbj/codec/parse.py) value for value:
+ * last value wins for singular fields, repeated scalars accept packed and unpacked runs, int32,
+ * uint32 and enum keep the low 32 bits, strings must be valid UTF-8, unknown fields (and known
+ * numbers with a wire type that does not fit) are kept byte for byte in arrival order, a closed
+ * enum's non-member number is kept as an unknown varint field, a map entry holding an unknown
+ * field (or a closed enum's non-member) is kept whole as an unknown field.
+ *
+ * It declines (returns NULL; the caller then runs the pure-Python parser on the same input) on
+ * every error and on two valid but rare inputs: a singular sub-message occurring more than
+ * once (which the spec merges) and nesting deeper than NATIVE_MAX_LEVEL.
+ *
+ * Memory safety: every read is checked against the end of the current message; a declared
+ * length is compared with the bytes that are there before anything is read or allocated; each
+ * nested message or group costs one level of `depth` (refused at 0) and of the native level.
+ */
+#include "engine.h"
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} UBuf;
+
+static int ubuf_add(UBuf *u, const uint8_t *p, size_t n)
+{
+    if (u->len + n > u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 64;
+        while (cap < u->len + n) cap *= 2;
+        uint8_t *b = PyMem_Realloc(u->buf, cap);
+        if (!b) return -1;
+        u->buf = b;
+        u->cap = cap;
+    }
+    memcpy(u->buf + u->len, p, n);
+    u->len += n;
+    return 0;
+}
+
+typedef struct {
+    int level;
+    int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
+} Ctx;
+
+static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                            uint32_t group_end, const uint8_t **after);
+
+/* skip the value of an unknown field whose tag was read (pbj.wire.skip_field) */
+static int skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth)
+{
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if ((tag >> 3) == 0) return -1;
+    switch (tag & 7) {
+    case 0:
+        if (rd_varint(&p, end, &v) < 0) return -1;
+        break;
+    case 1:
+        if (end - p < 8) return -1;
+        p += 8;
+        break;
+    case 2:
+        if (rd_varint(&p, end, &v) < 0 || v > (uint64_t)(end - p)) return -1;
+        p += v;
+        break;
+    case 5:
+        if (end - p < 4) return -1;
+        p += 4;
+        break;
+    case 3: {
+        if (depth <= 0) return -1;
+        if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return -1; }
+        c->level++;
+        uint32_t number = tag >> 3;
+        for (;;) {
+            uint32_t inner;
+            if (p >= end || rd_tag(&p, end, &inner) < 0) { c->level--; return -1; }
+            if ((inner & 7) == 4) {
+                if ((inner >> 3) != number) { c->level--; return -1; }
+                break;
+            }
+            if (skip_field(c, &p, end, inner, depth - 1) < 0) { c->level--; return -1; }
+        }
+        c->level--;
+        break;
+    }
+    default:
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+static inline int rd_fixed32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    if (end - *pp < 4) return -1;
+    memcpy(out, *pp, 4);  /* little-endian hosts only (checked at import) */
+    *pp += 4;
+    return 0;
+}
+
+static inline int rd_fixed64(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    if (end - *pp < 8) return -1;
+    memcpy(out, *pp, 8);
+    *pp += 8;
+    return 0;
+}
+
+/* a LEN value's span: [*pp, *e) after its length */
+static inline int rd_len(const uint8_t **pp, const uint8_t *end, const uint8_t **e)
+{
+    uint64_t n;
+    if (rd_varint(pp, end, &n) < 0 || n > (uint64_t)(end - *pp)) return -1;
+    *e = *pp + n;
+    return 0;
+}
+
+static PyObject *len_value(int type, const uint8_t *p, const uint8_t *e)
+{
+    if (type == T_STRING) return PyUnicode_DecodeUTF8((const char *)p, e - p, NULL);
+    return PyBytes_FromStringAndSize((const char *)p, e - p);
+}
+
+/* keep the closed enum's non-member `v` of field `number` as an unknown varint field */
+static int keep_enum(UBuf *u, uint32_t number, int32_t v)
+{
+    uint8_t b[16], *q = b;
+    q = put_varint(q, ((uint64_t)number << 3) | 0);
+    q = put_varint(q, (uint64_t)(int64_t)v);
+    return ubuf_add(u, b, q - b);
+}
+
+/* Read one scalar of `type` (not string/bytes) at *pp. Returns a new reference, or NULL on
+ * error. For a closed enum field whose number is not a member, returns Py_None (a new
+ * reference) and sets *raw to the number. */
+static PyObject *scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw)
+{
+    uint64_t v;
+    uint32_t w;
+    switch (type) {
+    case T_DOUBLE: {
+        double d;
+        if (rd_fixed64(pp, end, &v) < 0) return NULL;
+        memcpy(&d, &v, 8);
+        return PyFloat_FromDouble(d);
+    }
+    case T_FLOAT: {
+        float x;
+        if (rd_fixed32(pp, end, &w) < 0) return NULL;
+        memcpy(&x, &w, 4);
+        return PyFloat_FromDouble((double)x);
+    }
+    case T_FIXED64:
+        if (rd_fixed64(pp, end, &v) < 0) return NULL;
+        return PyLong_FromUnsignedLongLong(v);
+    case T_SFIXED64:
+        if (rd_fixed64(pp, end, &v) < 0) return NULL;
+        return PyLong_FromLongLong((long long)(int64_t)v);
+    case T_FIXED32:
+        if (rd_fixed32(pp, end, &w) < 0) return NULL;
+        return PyLong_FromUnsignedLong(w);
+    case T_SFIXED32:
+        if (rd_fixed32(pp, end, &w) < 0) return NULL;
+        return PyLong_FromLong((int32_t)w);
+    default:
+        break;
+    }
+    if (rd_varint(pp, end, &v) < 0) return NULL;
+    switch (type) {
+    case T_INT64: return PyLong_FromLongLong((long long)(int64_t)v);
+    case T_UINT64: return PyLong_FromUnsignedLongLong(v);
+    case T_INT32: return PyLong_FromLong((int32_t)(uint32_t)v);
+    case T_UINT32: return PyLong_FromUnsignedLong((uint32_t)v);
+    case T_BOOL: return Py_NewRef(v ? Py_True : Py_False);
+    case T_SINT32: {
+        uint32_t u = (uint32_t)v;
+        return PyLong_FromLong((int32_t)((u >> 1) ^ (0u - (u & 1))));
+    }
+    case T_SINT64:
+        return PyLong_FromLongLong((long long)(int64_t)((v >> 1) ^ (0ull - (v & 1))));
+    case T_ENUM: {
+        int32_t n = (int32_t)(uint32_t)v;
+        PyObject *key = PyLong_FromLong(n);
+        if (!key || !f->enum_map) return key;
+        PyObject *member = PyDict_GetItemWithError(f->enum_map, key);
+        if (member) {
+            Py_DECREF(key);
+            return Py_NewRef(member);
+        }
+        if (PyErr_Occurred()) { Py_DECREF(key); return NULL; }
+        if (f->closed) {
+            Py_DECREF(key);
+            *raw = n;
+            return Py_NewRef(Py_None);
+        }
+        return key;
+    }
+    default:
+        return NULL;
+    }
+}
+
+static PyObject *new_oneof(PyObject *name, PyObject *value)
+{
+    PyTypeObject *t = (PyTypeObject *)pbj_OneOf;
+    PyObject *o = t->tp_alloc(t, 2);
+    if (!o) { Py_DECREF(value); return NULL; }
+    PyTuple_SET_ITEM(o, 0, Py_NewRef(name));
+    PyTuple_SET_ITEM(o, 1, value);
+    return o;
+}
+
+/* the elements of a repeated field read so far (owned references) */
+typedef struct {
+    PyObject **items;
+    Py_ssize_t n, cap;
+} Vec;
+
+/* the state of one message being decoded */
+typedef struct {
+    PyObject **vals;   /* per slot: NULL (not on the wire), a value, a FrozenMap, or (repeated) the
+                        * tuple of a first packed run */
+    Vec *vecs;         /* per repeated slot: its elements (once there is more than a first packed run) */
+    int *cur;          /* per oneof: the field index of the member set, or -1 */
+    UBuf unk;
+} State;
+
+/* the elements of repeated slot `slot` as a Vec, moving a first packed run's tuple into it */
+static Vec *vec_of(NMessage *m, State *s, int slot)
+{
+    Vec *v = &s->vecs[m->rep_of_slot[slot]];
+    PyObject *t = s->vals[slot];
+    if (t != NULL) {
+        Py_ssize_t n = PyTuple_GET_SIZE(t);
+        if (v->cap < v->n + n) {
+            Py_ssize_t cap = v->n + n + 4;
+            PyObject **items = PyMem_Realloc(v->items, cap * sizeof(PyObject *));
+            if (!items) return NULL;
+            v->items = items;
+            v->cap = cap;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) v->items[v->n++] = Py_NewRef(PyTuple_GET_ITEM(t, i));
+        s->vals[slot] = NULL;
+        Py_DECREF(t);
+    }
+    return v;
+}
+
+/* append `x` (a new reference, stolen even on failure) */
+static int vec_push(Vec *v, PyObject *x)
+{
+    if (v->n == v->cap) {
+        Py_ssize_t cap = v->cap ? v->cap * 2 : 4;
+        PyObject **items = PyMem_Realloc(v->items, cap * sizeof(PyObject *));
+        if (!items) { Py_DECREF(x); return -1; }
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = x;
+    return 0;
+}
+
+/* store value `v` (a new reference) of field f */
+static int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+{
+    if (!v) return -1;
+    PyObject **slot = &s->vals[f->slot];
+    switch (f->label) {
+    case L_REPEATED:
+    case L_PACKED: {
+        Vec *vec = vec_of(m, s, f->slot);
+        if (!vec) { Py_DECREF(v); return -1; }
+        return vec_push(vec, v);
+    }
+    case L_MEMBER: {
+        PyObject *o = new_oneof(f->name, v);
+        if (!o) return -1;
+        Py_XSETREF(*slot, o);
+        s->cur[f->oneof] = fidx;
+        return 0;
+    }
+    default:
+        Py_XSETREF(*slot, v);
+        return 0;
+    }
+}
+
+/* a sub-message field that is already set would be merged with this occurrence: decline */
+static int is_repeat(State *s, NField *f, int fidx)
+{
+    if (f->label == L_MEMBER) return s->cur[f->oneof] == fidx;
+    if (f->label == L_EXPLICIT || f->label == L_IMPLICIT) return s->vals[f->slot] != NULL;
+    return 0;
+}
+
+static PyObject *empty_message(Ctx *c, NMessage *m)
+{
+    static const uint8_t nothing[1] = {0};
+    return decode_msg(c, m, nothing, nothing, 0, 0, NULL);
+}
+
+static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
+                     const uint8_t *end, int depth)
+{
+    const uint8_t *p = *pp, *e;
+    if (rd_len(&p, end, &e) < 0) return -1;
+    PyObject **slot = &s->vals[f->slot];
+    if (*slot == NULL && !(*slot = PyObject_CallNoArgs(pbj_FrozenMap))) return -1;
+    PyObject *k = NULL, *x = NULL;
+    int unknown = 0, raw_enum = 0;
+    while (p < e) {
+        uint32_t t;
+        if (rd_tag(&p, e, &t) < 0) goto fail;
+        if (t == f->ktag) {
+            PyObject *nk;
+            if (f->key == T_STRING) {
+                const uint8_t *ve;
+                if (rd_len(&p, e, &ve) < 0) goto fail;
+                nk = len_value(T_STRING, p, ve);
+                p = ve;
+            } else {
+                int32_t raw;
+                nk = scalar_value(f, f->key, &p, e, &raw);
+            }
+            if (!nk) goto fail;
+            Py_XSETREF(k, nk);
+        } else if (f->vtag_len == 1 && t == f->vtag[0]) {
+            PyObject *nx;
+            raw_enum = 0;
+            if (f->type == T_MESSAGE) {
+                const uint8_t *ve;
+                if (rd_len(&p, e, &ve) < 0 || depth <= 0) goto fail;
+                nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL);
+                p = ve;
+            } else if (f->type == T_STRING || f->type == T_BYTES) {
+                const uint8_t *ve;
+                if (rd_len(&p, e, &ve) < 0) goto fail;
+                nx = len_value(f->type, p, ve);
+                p = ve;
+            } else {
+                int32_t raw = 0;
+                nx = scalar_value(f, f->type, &p, e, &raw);
+                if (nx == Py_None) {  /* a closed enum's non-member: the entry is kept whole */
+                    Py_DECREF(nx);
+                    nx = PyLong_FromLong(raw);
+                    raw_enum = 1;
+                }
+            }
+            if (!nx) goto fail;
+            Py_XSETREF(x, nx);
+        } else {
+            if (skip_field(c, &p, e, t, depth) < 0) goto fail;
+            unknown = 1;
+        }
+    }
+    if (unknown || raw_enum) {
+        if (ubuf_add(&s->unk, start, e - start) < 0) goto fail;
+    } else {
+        if (!k) {
+            switch (f->key) {
+            case T_STRING: k = PyUnicode_FromStringAndSize("", 0); break;
+            case T_BOOL: k = Py_NewRef(Py_False); break;
+            default: k = PyLong_FromLong(0); break;
+            }
+            if (!k) goto fail;
+        }
+        if (!x) {
+            if (f->type == T_MESSAGE) x = empty_message(c, f->subm);
+            else if (f->map_vdefault) x = Py_NewRef(f->map_vdefault);
+            else goto fail;
+            if (!x) goto fail;
+        }
+        if (PyDict_SetItem(*slot, k, x) < 0) goto fail;
+    }
+    Py_XDECREF(k);
+    Py_XDECREF(x);
+    *pp = e;
+    return 0;
+fail:
+    Py_XDECREF(k);
+    Py_XDECREF(x);
+    return -1;
+}
+
+static int find_dispatch(NMessage *m, uint32_t tag)
+{
+    if (tag < (uint32_t)m->lut_size) return m->lut[tag] - 1;
+    int lo = 0, hi = m->ndispatch - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        uint32_t t = m->dispatch[mid].tag;
+        if (t == tag) return mid;
+        if (t < tag) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* A packed run ("Packed Repeated Fields"). The first run of a field is read straight into a
+ * tuple of the elements the run holds (counted before anything is allocated: a varint element
+ * ends in the one byte below 0x80), so the memory above the result stays below the input's size. */
+static int packed_run(NMessage *m, State *s, NField *f, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp, *e;
+    if (rd_len(&p, end, &e) < 0) return -1;
+    PyObject **slot = &s->vals[f->slot];
+    if (f->width > 1 && (e - p) % f->width) return -1;
+    if (*slot == NULL && s->vecs[m->rep_of_slot[f->slot]].n == 0) {
+        Py_ssize_t count = 0;
+        if (f->width > 1) {
+            count = (e - p) / f->width;
+        } else {
+            for (const uint8_t *q = p; q < e; q++) count += *q < 0x80;
+        }
+        PyObject *t = PyTuple_New(count);
+        if (!t) return -1;
+        Py_ssize_t i = 0;
+        while (p < e) {
+            int32_t raw = 0;
+            PyObject *v = i < count ? scalar_value(f, f->type, &p, e, &raw) : NULL;
+            if (!v) { Py_DECREF(t); return -1; }
+            if (v == Py_None) {
+                Py_DECREF(v);
+                if (keep_enum(&s->unk, f->number, raw) < 0) { Py_DECREF(t); return -1; }
+                continue;
+            }
+            PyTuple_SET_ITEM(t, i++, v);
+        }
+        if (i < count && _PyTuple_Resize(&t, i) < 0) return -1;
+        *slot = t;
+        *pp = e;
+        return 0;
+    }
+    Vec *vec = vec_of(m, s, f->slot);
+    if (!vec) return -1;
+    while (p < e) {
+        int32_t raw = 0;
+        PyObject *v = scalar_value(f, f->type, &p, e, &raw);
+        if (!v) return -1;
+        if (v == Py_None) {
+            Py_DECREF(v);
+            if (keep_enum(&s->unk, f->number, raw) < 0) return -1;
+            continue;
+        }
+        if (vec_push(vec, v) < 0) return -1;
+    }
+    *pp = e;
+    return 0;
+}
+
+/* whether decoded objects are left untracked by the cyclic garbage collector (see module.c) */
+int pbj_untrack = 0;
+
+static PyObject *finish(NMessage *m, State *s)
+{
+    /* the values first: nothing can fail once the object exists */
+    for (int i = 0; i < m->nslots; i++) {
+        int r = m->rep_of_slot[i];
+        if (r >= 0 && s->vecs[r].n) {
+            Vec *v = &s->vecs[r];
+            PyObject *t = PyTuple_New(v->n);
+            if (!t) return NULL;
+            memcpy(&PyTuple_GET_ITEM(t, 0), v->items, v->n * sizeof(PyObject *));  /* steals */
+            v->n = 0;
+            s->vals[i] = t;
+        }
+    }
+    PyObject *u = s->unk.len ? PyBytes_FromStringAndSize((const char *)s->unk.buf, s->unk.len)
+                             : Py_NewRef(pbj_empty_bytes);
+    if (!u) return NULL;
+    PyObject *o = m->gc_new ? (PyObject *)_PyObject_GC_New(m->cls) : m->cls->tp_alloc(m->cls, 0);
+    if (!o) { Py_DECREF(u); return NULL; }
+    for (int i = 0; i < m->nslots; i++) {
+        PyObject *v = s->vals[i];
+        s->vals[i] = NULL;
+        SLOT(o, m->slot_off[i]) = v ? v : Py_NewRef(m->slot_default[i]);
+    }
+    SLOT(o, m->unknown_off) = u;
+    SLOT(o, m->size_off) = PyLong_FromLong(-1);
+    if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
+    else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
+    return o;
+}
+
+#define STACK_SLOTS 48
+
+static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                            uint32_t group_end, const uint8_t **after)
+{
+    PyObject *stack_vals[STACK_SLOTS];
+    Vec stack_vecs[8];
+    int stack_cur[STACK_SLOTS];
+    State s;
+    PyObject *result = NULL;
+    int ended = 0;
+    if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return NULL; }
+    c->level++;
+    s.vals = m->nslots <= STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
+    s.cur = m->noneofs <= STACK_SLOTS ? stack_cur : PyMem_Calloc(m->noneofs, sizeof(int));
+    s.vecs = m->nrep <= 8 ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
+    s.unk.buf = NULL;
+    s.unk.len = s.unk.cap = 0;
+    if (!s.vals || !s.cur || !s.vecs) {
+        if (s.vals && s.vals != stack_vals) PyMem_Free(s.vals);
+        if (s.cur && s.cur != stack_cur) PyMem_Free(s.cur);
+        if (s.vecs && s.vecs != stack_vecs) PyMem_Free(s.vecs);
+        c->level--;
+        return NULL;
+    }
+    for (int i = 0; i < m->nslots; i++) s.vals[i] = NULL;
+    for (int i = 0; i < m->noneofs; i++) s.cur[i] = -1;
+    for (int i = 0; i < m->nrep; i++) { s.vecs[i].items = NULL; s.vecs[i].n = s.vecs[i].cap = 0; }
+
+    while (p < end) {
+        const uint8_t *start = p;
+        uint32_t tag;
+        if (rd_tag(&p, end, &tag) < 0) goto done;
+        int di = find_dispatch(m, tag);
+        if (di < 0) {
+            if ((tag & 7) == 4) {
+                if (group_end && tag == group_end) { ended = 1; break; }
+                goto done;
+            }
+            if (skip_field(c, &p, end, tag, depth) < 0) goto done;
+            if (ubuf_add(&s.unk, start, p - start) < 0) goto done;
+            continue;
+        }
+        NDispatch *d = &m->dispatch[di];
+        NField *f = &m->fields[d->field];
+        if (d->form == F_PACKED_RUN) {
+            if (packed_run(m, &s, f, &p, end) < 0) goto done;
+            continue;
+        }
+        if (f->label == L_MAP) {
+            if (map_entry(c, m, &s, f, start, &p, end, depth) < 0) goto done;
+            continue;
+        }
+        if (f->type == T_MESSAGE) {
+            PyObject *v;
+            if (depth <= 0) goto done;
+            if (is_repeat(&s, f, d->field)) { c->declined = 1; goto done; }
+            if (d->form == F_GROUP_START) {
+                uint32_t etag = (f->number << 3) | 4;
+                v = decode_msg(c, f->subm, p, end, depth - 1, etag, &p);
+            } else {
+                const uint8_t *e;
+                if (rd_len(&p, end, &e) < 0) goto done;
+                v = decode_msg(c, f->subm, p, e, depth - 1, 0, NULL);
+                p = e;
+            }
+            if (store(m, &s, f, d->field, v) < 0) goto done;
+            continue;
+        }
+        if (f->type == T_STRING || f->type == T_BYTES) {
+            const uint8_t *e;
+            if (rd_len(&p, end, &e) < 0) goto done;
+            PyObject *v = len_value(f->type, p, e);
+            p = e;
+            if (store(m, &s, f, d->field, v) < 0) goto done;
+            continue;
+        }
+        int32_t raw = 0;
+        PyObject *v = scalar_value(f, f->type, &p, end, &raw);
+        if (v == Py_None) {
+            Py_DECREF(v);
+            if (keep_enum(&s.unk, f->number, raw) < 0) goto done;
+            continue;
+        }
+        if (store(m, &s, f, d->field, v) < 0) goto done;
+    }
+    if (group_end && !ended) goto done;
+    result = finish(m, &s);
+    if (result && after) *after = p;
+done:
+    for (int i = 0; i < m->nslots; i++) Py_XDECREF(s.vals[i]);
+    if (s.vals != stack_vals) PyMem_Free(s.vals);
+    if (s.cur != stack_cur) PyMem_Free(s.cur);
+    for (int i = 0; i < m->nrep; i++) {
+        for (Py_ssize_t k = 0; k < s.vecs[i].n; k++) Py_DECREF(s.vecs[i].items[k]);
+        PyMem_Free(s.vecs[i].items);
+    }
+    if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
+    PyMem_Free(s.unk.buf);
+    c->level--;
+    return result;
+}
+
+/* decode(plan, data: bytes, max_depth: int[, explain]) -> the object, or None: hand `data` to
+ * the pure-Python parser (an error, or input the engine declines). With `explain` true, a valid
+ * input the engine declines gives NotImplemented instead of None (for the engines' tests). */
+PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 3 || nargs > 4 || !PyBytes_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "decode(plan, data: bytes, max_depth)");
+        return NULL;
+    }
+    NMessage *m = pbj_message_of(args[0]);
+    long depth = PyLong_AsLong(args[2]);
+    if (!m || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
+    if (depth > INT32_MAX) depth = INT32_MAX;
+    if (depth < INT32_MIN) depth = INT32_MIN;
+    const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
+    Ctx c = {0};
+    PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        if (nargs == 4 && c.declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;
+        Py_RETURN_NONE;
+    }
+    return r;
+}

@@ -1,0 +1,472 @@
+/* encode.c: the native forward writer: sizes cached on the objects, then one pass front to back.
+ *
+ * Same output as the generated size_<Name>/write_<Name> (pbj/codec/forward.py): fields in the
+ * plan's write order (ascending field number, a oneof's set member where its number falls),
+ * implicit-presence scalars only when not zero (-0.0 is written), map entries sorted by key,
+ * both key and value, unknown fields last. Each measured message's size is cached in its
+ * _pbj_size slot, as the Python writer caches it.
+ *
+ * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
+ * on anything it does not know to be right: a value of an unexpected Python type, an integer
+ * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
+ * oneof holding something that is not one of its members, a cached size that does not match
+ * the bytes written. Every store is bounds-checked against the output's size.
+ */
+#include "engine.h"
+#include <math.h>
+
+
+/* an int is not zero (without relying on the layout of int objects) */
+static int long_nonzero(PyObject *v)
+{
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    return overflow != 0 || n != 0;
+}
+
+int pbj_to_wire(int type, PyObject *v, WV *out)
+{
+    int overflow = 0;
+    long long n;
+    switch (type) {
+    case T_DOUBLE: {
+        if (!PyFloat_CheckExact(v)) return -1;
+        double d = PyFloat_AS_DOUBLE(v);
+        memcpy(&out->u, &d, 8);
+        return 0;
+    }
+    case T_FLOAT: {
+        if (!PyFloat_CheckExact(v)) return -1;
+        double d = PyFloat_AS_DOUBLE(v);
+        float x = (float)d;
+        if (isinf(x) && !isinf(d)) return -1;
+        uint32_t w;
+        memcpy(&w, &x, 4);
+        out->u = w;
+        return 0;
+    }
+    case T_STRING:
+        if (!PyUnicode_CheckExact(v)) return -1;
+        out->s = PyUnicode_AsUTF8AndSize(v, &out->n);
+        return out->s ? 0 : -1;
+    case T_BYTES:
+        if (!PyBytes_CheckExact(v)) return -1;
+        out->s = PyBytes_AS_STRING(v);
+        out->n = PyBytes_GET_SIZE(v);
+        return 0;
+    case T_BOOL:
+        if (v == Py_True) { out->u = 1; return 0; }
+        if (v == Py_False) { out->u = 0; return 0; }
+        if (!PyLong_CheckExact(v)) return -1;
+        out->u = long_nonzero(v);
+        return 0;
+    case T_UINT64:
+    case T_FIXED64:
+        if (!PyLong_Check(v)) return -1;
+        out->u = PyLong_AsUnsignedLongLong(v);
+        if (out->u == (uint64_t)-1 && PyErr_Occurred()) return -1;
+        return 0;
+    default:
+        break;
+    }
+    if (!PyLong_Check(v)) return -1;
+    n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (n == -1 && PyErr_Occurred())) return -1;
+    switch (type) {
+    case T_INT32: case T_ENUM: case T_SFIXED32:
+        if (n < INT32_MIN || n > INT32_MAX) return -1;
+        out->u = type == T_SFIXED32 ? (uint32_t)(int32_t)n : (uint64_t)n;
+        return 0;
+    case T_INT64: case T_SFIXED64:
+        out->u = (uint64_t)n;
+        return 0;
+    case T_UINT32: case T_FIXED32:
+        if (n < 0 || n > (long long)UINT32_MAX) return -1;
+        out->u = (uint64_t)n;
+        return 0;
+    case T_SINT32:
+        if (n < INT32_MIN || n > INT32_MAX) return -1;
+        out->u = (uint32_t)(((uint32_t)n << 1) ^ (uint32_t)((int32_t)n >> 31));
+        return 0;
+    case T_SINT64:
+        out->u = ((uint64_t)n << 1) ^ (uint64_t)(n >> 63);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+Py_ssize_t pbj_wire_size(int type, const WV *w)
+{
+    switch (type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return 8;
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32: return 4;
+    case T_BOOL: return 1;
+    case T_STRING: case T_BYTES: return varint_len((uint64_t)w->n) + w->n;
+    default: return varint_len(w->u);
+    }
+}
+
+/* implicit presence ("Field Presence"): 1 written, 0 not, -1 decline */
+int pbj_implicit_present(int type, PyObject *v)
+{
+    switch (type) {
+    case T_DOUBLE: case T_FLOAT: {
+        if (!PyFloat_CheckExact(v)) return -1;
+        double d = PyFloat_AS_DOUBLE(v);
+        return d != 0.0 || signbit(d);
+    }
+    case T_STRING:
+        if (!PyUnicode_CheckExact(v)) return -1;
+        return PyUnicode_GET_LENGTH(v) != 0;
+    case T_BYTES:
+        if (!PyBytes_CheckExact(v)) return -1;
+        return PyBytes_GET_SIZE(v) != 0;
+    default:
+        if (!PyLong_Check(v)) return -1;
+        return long_nonzero(v);
+    }
+}
+
+static Py_ssize_t cached_size(PyObject *o, NMessage *m)
+{
+    PyObject *s = SLOT(o, m->size_off);
+    if (s == NULL || !PyLong_CheckExact(s)) return -2;
+    return PyLong_AsSsize_t(s);
+}
+
+static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
+{
+    PyObject *s = PyLong_FromSsize_t(n);
+    if (!s) return -1;
+    Py_XSETREF(SLOT(o, m->size_off), s);
+    return 0;
+}
+
+/* the size of sub-message `v` of field f (cached or measured), or -1 */
+static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
+{
+    if (Py_TYPE(v) != f->subm->cls) return -1;
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (s < 0) s = pbj_size_of(f->subm, v, level + 1);
+    return s;
+}
+
+static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
+{
+    return taglen + varint_len((uint64_t)s) + s;
+}
+
+/* the size of one present singular value of f with its tag, or -1 */
+static Py_ssize_t single_size(NField *f, PyObject *v, int level)
+{
+    if (f->type == T_MESSAGE) {
+        Py_ssize_t s = sub_size(f, v, level);
+        if (s < 0) return -1;
+        return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
+    }
+    WV w;
+    if (pbj_to_wire(f->type, v, &w) < 0) return -1;
+    return f->tag_len + pbj_wire_size(f->type, &w);
+}
+
+static Py_ssize_t map_entry_size(NField *f, PyObject *k, PyObject *x, int level)
+{
+    WV w;
+    if (pbj_to_wire(f->key, k, &w) < 0) return -1;
+    Py_ssize_t e = 1 + pbj_wire_size(f->key, &w);
+    if (f->type == T_MESSAGE) {
+        Py_ssize_t s = sub_size(f, x, level);
+        if (s < 0) return -1;
+        e += 1 + varint_len((uint64_t)s) + s;
+    } else {
+        if (pbj_to_wire(f->type, x, &w) < 0) return -1;
+        e += 1 + pbj_wire_size(f->type, &w);
+    }
+    return e;
+}
+
+static Py_ssize_t field_size(NMessage *m, NField *f, PyObject *v, int level)
+{
+    if (v == NULL) return -1;
+    switch (f->label) {
+    case L_IMPLICIT: {
+        if (f->type == T_MESSAGE) return v == Py_None ? 0 : single_size(f, v, level);
+        int p = pbj_implicit_present(f->type, v);
+        if (p <= 0) return p;
+        return single_size(f, v, level);
+    }
+    case L_EXPLICIT:
+        return v == Py_None ? 0 : single_size(f, v, level);
+    case L_REPEATED: case L_PACKED: {
+        if (!PyTuple_CheckExact(v)) return -1;
+        Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
+        if (len == 0) return 0;
+        if (f->label == L_PACKED) {
+            for (Py_ssize_t i = 0; i < len; i++) {
+                WV w;
+                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &w) < 0) return -1;
+                n += pbj_wire_size(f->type, &w);
+            }
+            return len_field(f->tag_len, n);
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            Py_ssize_t s = single_size(f, PyTuple_GET_ITEM(v, i), level);
+            if (s < 0) return -1;
+            n += s;
+        }
+        return n;
+    }
+    case L_MAP: {
+        if (!PyDict_Check(v)) return -1;
+        Py_ssize_t pos = 0, n = 0;
+        PyObject *k, *x;
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            Py_ssize_t e = map_entry_size(f, k, x, level);
+            if (e < 0) return -1;
+            n += len_field(f->tag_len, e);
+        }
+        return n;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* the member of oneof j that `v` (a OneOf) sets, as a field index, or -1 */
+int pbj_oneof_member(NMessage *m, int j, PyObject *v)
+{
+    if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return -1;
+    PyObject *name = PyTuple_GET_ITEM(v, 0);
+    if (!PyUnicode_Check(name)) return -1;
+    NOneof *o = &m->oneofs[j];
+    for (int k = 0; k < o->nmembers; k++) {
+        NField *f = &m->fields[o->members[k]];
+        if (f->name == name || PyUnicode_Compare(f->name, name) == 0) return o->members[k];
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    return -1;
+}
+
+int pbj_in_run(NWrite *w, int field)
+{
+    for (int k = 0; k < w->nmembers; k++) if (w->members[k] == field) return 1;
+    return 0;
+}
+
+Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
+{
+    if (level >= NATIVE_MAX_LEVEL) return -1;
+    Py_ssize_t n = 0;
+    for (int i = 0; i < m->nwrites; i++) {
+        NWrite *w = &m->writes[i];
+        Py_ssize_t s;
+        if (w->step == W_FIELD) {
+            NField *f = &m->fields[w->index];
+            s = field_size(m, f, SLOT(o, m->slot_off[f->slot]), level);
+        } else {
+            PyObject *v = SLOT(o, m->slot_off[m->oneofs[w->index].slot]);
+            if (v == NULL) return -1;
+            if (v == Py_None) continue;
+            int fi = pbj_oneof_member(m, w->index, v);
+            if (fi < 0) return -1;
+            if (!pbj_in_run(w, fi)) continue;
+            s = single_size(&m->fields[fi], PyTuple_GET_ITEM(v, 1), level);
+        }
+        if (s < 0) return -1;
+        n += s;
+    }
+    PyObject *u = SLOT(o, m->unknown_off);
+    if (u == NULL || !PyBytes_CheckExact(u)) return -1;
+    n += PyBytes_GET_SIZE(u);
+    if (set_size(o, m, n) < 0) return -1;
+    return n;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+typedef struct {
+    uint8_t *q, *lim;
+} W;
+
+static inline int w_raw(W *w, const void *p, size_t n)
+{
+    if ((size_t)(w->lim - w->q) < n) return -1;
+    memcpy(w->q, p, n);
+    w->q += n;
+    return 0;
+}
+
+static inline int w_varint(W *w, uint64_t v)
+{
+    if (w->lim - w->q < 10 && w->lim - w->q < varint_len(v)) return -1;
+    w->q = put_varint(w->q, v);
+    return 0;
+}
+
+static int w_value(W *w, int type, const WV *v)
+{
+    switch (type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
+        uint8_t b[8];
+        for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v->u >> (8 * i));
+        return w_raw(w, b, 8);
+    }
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
+        uint8_t b[4];
+        for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v->u >> (8 * i));
+        return w_raw(w, b, 4);
+    }
+    case T_BOOL:
+        return w_varint(w, v->u ? 1 : 0);
+    case T_STRING: case T_BYTES:
+        if (w_varint(w, (uint64_t)v->n) < 0) return -1;
+        return w_raw(w, v->s, (size_t)v->n);
+    default:
+        return w_varint(w, v->u);
+    }
+}
+
+static int write_msg(NMessage *m, PyObject *o, W *w, int level);
+
+static int w_sub(W *w, NField *f, PyObject *v, int level)
+{
+    Py_ssize_t s = sub_size(f, v, level);
+    if (s < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
+    if (!f->group && w_varint(w, (uint64_t)s) < 0) return -1;
+    uint8_t *before = w->q;
+    if (write_msg(f->subm, v, w, level + 1) < 0) return -1;
+    if (w->q - before != s) return -1;  /* a cached size that lies */
+    if (f->group) return w_raw(w, f->end_tag, f->end_tag_len);
+    return 0;
+}
+
+static int w_single(W *w, NField *f, PyObject *v, int level)
+{
+    if (f->type == T_MESSAGE) return w_sub(w, f, v, level);
+    WV x;
+    if (pbj_to_wire(f->type, v, &x) < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
+    return w_value(w, f->type, &x);
+}
+
+static int w_map(W *w, NField *f, PyObject *v, int level)
+{
+    if (!PyDict_Check(v)) return -1;
+    if (PyDict_GET_SIZE(v) == 0) return 0;
+    PyObject *keys = PyDict_Keys(v);
+    if (!keys || PyList_Sort(keys) < 0) { Py_XDECREF(keys); return -1; }
+    Py_ssize_t len = PyList_GET_SIZE(keys);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *k = PyList_GET_ITEM(keys, i);
+        PyObject *x = PyDict_GetItemWithError(v, k);
+        WV kw, xw;
+        if (!x) goto fail;
+        Py_ssize_t e = map_entry_size(f, k, x, level);
+        if (e < 0 || w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)e) < 0) goto fail;
+        if (pbj_to_wire(f->key, k, &kw) < 0 || w_raw(w, &f->ktag, 1) < 0 || w_value(w, f->key, &kw) < 0) goto fail;
+        if (f->type == T_MESSAGE) {
+            Py_ssize_t s = sub_size(f, x, level);
+            if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto fail;
+            uint8_t *before = w->q;
+            if (write_msg(f->subm, x, w, level + 1) < 0 || w->q - before != s) goto fail;
+        } else {
+            if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto fail;
+        }
+    }
+    Py_DECREF(keys);
+    return 0;
+fail:
+    Py_DECREF(keys);
+    return -1;
+}
+
+static int w_field(W *w, NMessage *m, NField *f, PyObject *v, int level)
+{
+    if (v == NULL) return -1;
+    switch (f->label) {
+    case L_IMPLICIT: {
+        if (f->type == T_MESSAGE) return v == Py_None ? 0 : w_single(w, f, v, level);
+        int p = pbj_implicit_present(f->type, v);
+        if (p <= 0) return p;
+        return w_single(w, f, v, level);
+    }
+    case L_EXPLICIT:
+        return v == Py_None ? 0 : w_single(w, f, v, level);
+    case L_REPEATED: case L_PACKED: {
+        if (!PyTuple_CheckExact(v)) return -1;
+        Py_ssize_t len = PyTuple_GET_SIZE(v);
+        if (len == 0) return 0;
+        if (f->label == L_PACKED) {
+            Py_ssize_t n = 0;
+            WV x;
+            for (Py_ssize_t i = 0; i < len; i++) {
+                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0) return -1;
+                n += pbj_wire_size(f->type, &x);
+            }
+            if (w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)n) < 0) return -1;
+            for (Py_ssize_t i = 0; i < len; i++) {
+                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0 || w_value(w, f->type, &x) < 0) return -1;
+            }
+            return 0;
+        }
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (w_single(w, f, PyTuple_GET_ITEM(v, i), level) < 0) return -1;
+        }
+        return 0;
+    }
+    case L_MAP:
+        return w_map(w, f, v, level);
+    default:
+        return -1;
+    }
+}
+
+static int write_msg(NMessage *m, PyObject *o, W *w, int level)
+{
+    if (level >= NATIVE_MAX_LEVEL) return -1;
+    for (int i = 0; i < m->nwrites; i++) {
+        NWrite *st = &m->writes[i];
+        if (st->step == W_FIELD) {
+            NField *f = &m->fields[st->index];
+            if (w_field(w, m, f, SLOT(o, m->slot_off[f->slot]), level) < 0) return -1;
+            continue;
+        }
+        PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);
+        if (v == NULL) return -1;
+        if (v == Py_None) continue;
+        int fi = pbj_oneof_member(m, st->index, v);
+        if (fi < 0) return -1;
+        if (!pbj_in_run(st, fi)) continue;
+        if (w_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level) < 0) return -1;
+    }
+    PyObject *u = SLOT(o, m->unknown_off);
+    if (u == NULL || !PyBytes_CheckExact(u)) return -1;
+    return w_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
+}
+
+/* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer. */
+PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "encode(plan, obj)");
+        return NULL;
+    }
+    NMessage *m = pbj_message_of(args[0]);
+    PyObject *o = args[1];
+    if (!m || Py_TYPE(o) != m->cls) goto decline;
+    Py_ssize_t n = cached_size(o, m);
+    if (n == -2) goto decline;
+    if (n < 0 && (n = pbj_size_of(m, o, 0)) < 0) goto decline;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (!out) goto decline;
+    W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n};
+    if (write_msg(m, o, &w, 0) < 0 || w.q != w.lim) {
+        Py_DECREF(out);
+        goto decline;
+    }
+    return out;
+decline:
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}

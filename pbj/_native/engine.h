@@ -1,0 +1,183 @@
+/* pbj native engine: the compact plan and what the engine's files share.
+ *
+ * The engine runs the codec plan of pbj.codec.plan, converted once per class
+ * by plan.c from the tuples pbj/_native/__init__.py (native_plan) builds.
+ * Every function that can fail returns an error value (NULL or -1) with or
+ * without a Python exception set; the caller of the engine (pbj.api) then
+ * hands the same input to the pure-Python engine, which raises the error it
+ * always raised. So the engine never has to say *why* it failed, only *that*
+ * it did: a decline and an error look the same from outside.
+ */
+#ifndef PBJ_ENGINE_H
+#define PBJ_ENGINE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* type codes: pbj.scalars.BY_CODE order, MESSAGE after them */
+enum {
+    T_DOUBLE, T_FLOAT, T_INT64, T_UINT64, T_INT32, T_FIXED64, T_FIXED32, T_BOOL,
+    T_STRING, T_BYTES, T_UINT32, T_SFIXED32, T_SFIXED64, T_SINT32, T_SINT64, T_ENUM,
+    T_MESSAGE
+};
+/* labels (pbj.codec.plan) */
+enum { L_IMPLICIT, L_EXPLICIT, L_REPEATED, L_PACKED, L_MAP, L_MEMBER };
+/* parse forms */
+enum { F_VALUE, F_PACKED_RUN, F_GROUP_START };
+/* write steps */
+enum { W_FIELD, W_RUN };
+/* what a slot holds while decoding */
+enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
+
+/* Deepest C recursion the engine allows itself (messages, groups, skipped groups); deeper
+ * input is declined and the pure-Python engine (with its own limits) decides. */
+#define NATIVE_MAX_LEVEL 200
+#define MAX_FIELD_NUMBER 536870911u
+
+typedef struct NMessage NMessage;
+
+typedef struct {
+    uint32_t number;
+    int slot;          /* index into NMessage.slot_off */
+    int label, type, key, oneof;
+    int group, closed;
+    int width;         /* fixed width (4/8), 1 for bool, else 0 */
+    uint8_t tag[5], tag_len;        /* tag written before each value */
+    uint8_t end_tag[5], end_tag_len;
+    uint8_t vtag[5], vtag_len;      /* the value's own tag (unpacked element, map value tag) */
+    uint8_t ktag;                   /* map key tag (field 1) */
+    PyObject *name;       /* attribute (or member) name, owned */
+    PyObject *enum_map;   /* dict int -> member, owned, or NULL */
+    PyObject *map_vdefault; /* a map's value default (scalars, enums), owned, or NULL */
+    int sub;              /* index into the batch's classes, or -1 */
+    NMessage *subm;       /* borrowed: lives as long as this class */
+} NField;
+
+typedef struct {
+    uint32_t tag;
+    int field;
+    int form;
+} NDispatch;
+
+typedef struct {
+    int slot;
+    int nmembers;
+    int *members;        /* field indexes */
+} NOneof;
+
+typedef struct {
+    int step, index;
+    int nmembers;
+    int *members;
+} NWrite;
+
+struct NMessage {
+    PyTypeObject *cls;          /* borrowed */
+    int nslots;
+    Py_ssize_t *slot_off;       /* byte offsets of the slots in an instance */
+    int *slot_kind;
+    PyObject **slot_default;    /* owned (None, (), EMPTY_MAP, a default value) */
+    int nrep;                   /* repeated slots */
+    int *rep_of_slot;           /* slot -> index among the repeated slots, or -1 */
+    int gc_new;                 /* instances can be made with PyObject_GC_New (all slots are set) */
+    Py_ssize_t unknown_off, size_off;
+    int nfields;
+    NField *fields;
+    int ndispatch;
+    NDispatch *dispatch;
+    int lut_size;               /* tags below this are looked up in lut */
+    int16_t *lut;               /* tag -> dispatch index + 1, 0 = unknown */
+    int noneofs;
+    NOneof *oneofs;
+    int nwrites;
+    NWrite *writes;
+};
+
+/* module state kept in globals (one interpreter) */
+extern PyObject *pbj_FrozenMap, *pbj_OneOf, *pbj_EMPTY_MAP, *pbj_empty_tuple, *pbj_empty_bytes;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+/* plan.c */
+PyObject *pbj_build(PyObject *self, PyObject *args);
+NMessage *pbj_message_of(PyObject *capsule);
+/* decode.c */
+PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* encode.c */
+PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level);
+/* one scalar in its wire form (encode.c) */
+typedef struct {
+    uint64_t u;          /* varint or fixed-width bits */
+    const char *s;       /* LEN value */
+    Py_ssize_t n;
+} WV;
+int pbj_to_wire(int type, PyObject *v, WV *out);
+Py_ssize_t pbj_wire_size(int type, const WV *w);
+int pbj_implicit_present(int type, PyObject *v);
+int pbj_oneof_member(NMessage *m, int j, PyObject *v);
+int pbj_in_run(NWrite *w, int field);
+/* reverse.c */
+PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- shared wire helpers ---- */
+
+/* Read a varint of at most 10 bytes in [*pp, end); 0 on success. Follows pbj.wire.read_varint:
+ * the 10th byte may only be 0 or 1. */
+static inline int rd_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p >= end) return -1;
+    uint64_t b = *p++;
+    if (b < 0x80) { *out = b; *pp = p; return 0; }
+    uint64_t r = b & 0x7f;
+    int shift = 7;
+    for (;;) {
+        if (p >= end) return -1;
+        b = *p++;
+        if (shift == 63) {
+            if (b > 1) return -1;
+            r |= b << 63;
+            break;
+        }
+        r |= (b & 0x7f) << shift;
+        if (b < 0x80) break;
+        shift += 7;
+    }
+    *out = r;
+    *pp = p;
+    return 0;
+}
+
+/* Read a tag: as pbj.wire.read_tag (at most 5 bytes, below 2**32, field number <= 2**29-1). */
+static inline int rd_tag(const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) { *out = *p; *pp = p + 1; return 0; }
+    uint64_t v;
+    if (rd_varint(&p, end, &v) < 0) return -1;
+    if (p - *pp > 2) {
+        if (p - *pp > 5 || v > 0xFFFFFFFFu || (v >> 3) > MAX_FIELD_NUMBER) return -1;
+    }
+    *out = (uint32_t)v;
+    *pp = p;
+    return 0;
+}
+
+static inline int varint_len(uint64_t v)
+{
+    int n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+#endif

@@ -1,0 +1,71 @@
+/* module.c: the pbj._native._engine extension module.
+ *
+ * Functions (all used by pbj only, through pbj/_native/__init__.py and pbj.api):
+ *   build(messages, externals) -> [capsule | None]   plan.c
+ *   decode(plan, data, max_depth) -> obj | None       decode.c
+ *   encode(plan, obj) -> bytes | None                 encode.c
+ *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
+ *   setup(FrozenMap, OneOf, EMPTY_MAP)                the containers decoded values use
+ * None always means: run the pure-Python engine on the same input.
+ */
+#include "engine.h"
+
+PyObject *pbj_FrozenMap, *pbj_OneOf, *pbj_EMPTY_MAP, *pbj_empty_tuple, *pbj_empty_bytes;
+
+static PyObject *setup(PyObject *self, PyObject *args)
+{
+    PyObject *fm, *oneof, *empty;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyType_Type, &fm, &PyType_Type, &oneof, &empty)) return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)fm, &PyDict_Type) || !PyType_IsSubtype((PyTypeObject *)oneof, &PyTuple_Type)
+        || ((PyTypeObject *)oneof)->tp_basicsize != PyTuple_Type.tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "setup(FrozenMap, OneOf, EMPTY_MAP): unexpected container types");
+        return NULL;
+    }
+    Py_XSETREF(pbj_FrozenMap, Py_NewRef(fm));
+    Py_XSETREF(pbj_OneOf, Py_NewRef(oneof));
+    Py_XSETREF(pbj_EMPTY_MAP, Py_NewRef(empty));
+    Py_RETURN_NONE;
+}
+
+extern int pbj_untrack;
+
+static PyObject *set_untrack(PyObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    int before = pbj_untrack;
+    pbj_untrack = on;
+    return PyBool_FromLong(before);
+}
+
+static PyMethodDef methods[] = {
+    {"set_untrack", set_untrack, METH_O,
+     "set_untrack(on) -> the previous setting: leave decoded messages untracked by the cyclic GC."},
+    {"setup", setup, METH_VARARGS, "setup(FrozenMap, OneOf, EMPTY_MAP): the containers decoded values use."},
+    {"build", pbj_build, METH_VARARGS, "build(messages, externals) -> list of plan capsules (None: declined)."},
+    {"decode", (PyCFunction)(void (*)(void))pbj_decode, METH_FASTCALL,
+     "decode(plan, data, max_depth) -> the decoded object, or None (run the Python parser)."},
+    {"encode", (PyCFunction)(void (*)(void))pbj_encode, METH_FASTCALL,
+     "encode(plan, obj) -> bytes, or None (run the Python writer)."},
+    {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,
+     "write_reverse(plan, obj, buf, pos) -> new pos, or None (run the Python writer)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "pbj._native._engine",
+    "pbj's native codec engine (see pbj/_native/__init__.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__engine(void)
+{
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one != 1) {
+        PyErr_SetString(PyExc_ImportError, "pbj's native engine needs a little-endian machine");
+        return NULL;
+    }
+    pbj_empty_tuple = PyTuple_New(0);
+    pbj_empty_bytes = PyBytes_FromStringAndSize("", 0);
+    if (!pbj_empty_tuple || !pbj_empty_bytes) return NULL;
+    return PyModule_Create(&module);
+}

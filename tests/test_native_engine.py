@@ -1,0 +1,209 @@
+"""The native engine (pbj/_native) against the pure-Python engine: same values, same bytes, same errors.
+
+Both engines run on the same input in the same process: the native decode
+(``_engine.decode``) and the generated Python parser (``codec.parse``) must
+give the same value, type for type (an enum member stays a member, a float
+keeps its bits, unknown fields are the same bytes), or the native one must
+decline an input the Python one refuses. Every value either engine decodes is
+encoded by both writers and the bytes compared, with sizes fresh and cached.
+
+Inputs: random bytes, mutations of valid encodings of ``pbj.testing.values``
+and of the real block's ``BlockItem`` encodings (:mod:`fuzz.targets`).
+
+Skipped where the extension is not built (the pure-Python install).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pbj
+import pbj.testing
+from fuzz import targets as T
+from fuzz.native_checks import _encode_python, _python_decode, check_same, identical
+from pbj import _native
+from pbj.codec import codec_of
+from pbj.schema import info
+
+pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
+
+_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                       HealthCheck.filter_too_much])
+_TARGETS = ["everything", "maps", "node", "choice", "presence", "unpacked", "proto2", "blockitem"]
+
+
+@pytest.fixture(scope="module", params=_TARGETS)
+def target(request):
+    return T.target(request.param)
+
+
+def _ops() -> st.SearchStrategy[list[tuple[int, int, bytes]]]:
+    return st.lists(st.tuples(st.integers(0, 6), st.integers(0, 1 << 24), st.binary(max_size=9)),
+                    min_size=1, max_size=4)
+
+
+def test_random_bytes(target):
+    @settings(max_examples=200, **_SETTINGS)
+    @given(st.binary(max_size=64))
+    def run(data):
+        check_same(target.cls, data)
+    run()
+
+
+def test_valid_and_mutated_encodings(target):
+    @settings(max_examples=60, **_SETTINGS)
+    @given(pbj.testing.values(target.cls, max_depth=2), _ops())
+    def run(x, ops):
+        data = _encode_python(x)
+        # a writer's output has no repeated singular sub-message: the engine decodes it itself
+        assert type(_native._engine.decode(codec_of(target.cls).native, data, 100, True)) is target.cls
+        assert check_same(target.cls, data) is not None
+        check_same(target.cls, T.mutate(data, ops))
+    run()
+
+
+@settings(max_examples=200, **_SETTINGS)
+@given(st.data())
+def test_block_item_mutations(data):
+    items = T.block_items()
+    item = items[data.draw(st.integers(0, len(items) - 1))]
+    if data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(item)))
+        raw = item[i:data.draw(st.integers(i, len(item)))]
+    else:
+        raw = T.mutate(item, data.draw(_ops()))
+    check_same(T.target("blockitem").cls, raw)
+
+
+def test_every_block_item_decodes_natively_and_round_trips():
+    cls = T.target("blockitem").cls
+    for item in T.block_items():
+        obj = check_same(cls, item)
+        assert obj is not None
+        assert _native._engine.encode(codec_of(cls).native, obj) == item
+
+
+def test_the_whole_block():
+    block_cls = pbj.load_descriptor_set(T.hapi_set())["com.hedera.hapi.block.stream.Block"]
+    raw = T.block_bytes()
+    obj = check_same(block_cls, raw)
+    assert obj is not None and len(obj.items) == 2442
+    assert _native._engine.encode(codec_of(block_cls).native, obj) == raw
+
+
+def test_duplicate_sub_message_is_merged_through_python():
+    """A singular sub-message twice on the wire is merged ("Last One Wins"): the engine declines, Python merges."""
+    cls = T.target("node").cls
+    t = T.target("node")
+    data = b"\x1a\x03\x0a\x01a" + b"\x1a\x03\x0a\x01z"
+    codec = codec_of(cls)
+    assert _native._engine.decode(codec.native, data, 100, True) is NotImplemented
+    assert pbj.decode(cls, data) == _python_decode(cls, data)
+    assert pbj.encode(pbj.decode(cls, data)) == t.google.FromString(data).SerializeToString()
+
+
+def test_errors_are_the_python_engines(target):
+    """pbj.decode raises the same DecodeError (text, path, offset) whichever engine is in use."""
+    data = b"\x0a\x05abc"  # a length past the end
+    before = pbj.engine()
+    try:
+        pbj.use_engine("python")
+        with pytest.raises(pbj.DecodeError) as want:
+            pbj.decode(target.cls, data)
+        pbj.use_engine("native")
+        with pytest.raises(pbj.DecodeError) as got:
+            pbj.decode(target.cls, data)
+    finally:
+        pbj.use_engine(before)
+    assert (str(got.value), got.value.path, got.value.offset) == (str(want.value), want.value.path, want.value.offset)
+
+
+@pbj.message(syntax="proto2")
+class Deep:
+    child: Deep | None = pbj.field(1, "Deep")
+    group: Deep | None = pbj.field(2, "Deep", group=True)
+    kids: tuple[Deep, ...] = pbj.field(3, "Deep", repeated=True)
+
+
+def _nested(levels: int, kind: int) -> bytes:
+    data = b""
+    for _ in range(levels):
+        if kind == 0:
+            data = b"\x0a" + pbj.wire.encode_varint(len(data)) + data
+        elif kind == 1:
+            data = b"\x13" + data + b"\x14"
+        else:
+            data = b"\x1a" + pbj.wire.encode_varint(len(data)) + data
+    return data
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_depth_limit_is_the_same(kind):
+    """Nesting up to and past max_depth: the same value or the same refusal; past 200 levels, Python decides."""
+    for levels in (0, 1, 2, 50, 99, 100, 101, 150, 199, 200, 201, 300):
+        data = _nested(levels, kind)
+        for limit in (0, 1, 2, 50, 100, 150, 1000):
+            native = _native._engine.decode(codec_of(Deep).native, data, limit, True)
+            try:
+                python = codec_of(Deep).parse(data, 0, len(data), limit, None)
+            except pbj.DecodeError:
+                python = None
+            if native is NotImplemented:
+                assert levels >= 200
+                continue
+            assert (native is None) == (python is None), (kind, levels, limit)
+            if native is not None:
+                assert identical(native, python) if levels <= 50 else _encode_python(native) == data
+            assert (python is None) == (levels > limit)
+
+
+def test_engine_selection():
+    assert pbj.engine() in ("native", "python")
+    with pytest.raises(ValueError):
+        pbj.use_engine("fast")
+    env = dict(os.environ, PBJ_ENGINE="python")
+    out = subprocess.run([sys.executable, "-c", "import pbj; print(pbj.engine())"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "python"
+    env["PBJ_ENGINE"] = "native"
+    out = subprocess.run([sys.executable, "-c", "import pbj; print(pbj.engine())"], env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "native"
+
+
+def test_float_bits_survive():
+    cls = T.target("everything").cls
+    mi = info(cls)
+    names = [f.name for f in mi.fields if f.type == "double" and not f.repeated and not f.optional]
+    assert names
+    for x in (math.nan, -0.0, math.inf, -math.inf, 5e-324, 1.7976931348623157e308):
+        obj = pbj.testing.unchecked(cls, **{names[0]: x})
+        data = _encode_python(obj)
+        got = check_same(cls, data)
+        assert got is not None and struct.pack("<d", getattr(got, names[0])) == struct.pack("<d", x)
+
+
+def test_untracked_decode_is_opt_in_and_equal():
+    """Decoded messages are tracked by the cyclic GC unless asked (docs/performance.md: a class
+    attribute holding a decoded instance would make a cycle the collector could not see)."""
+    import gc
+
+    cls = T.target("blockitem").cls
+    item = T.block_items()[0]
+    tracked = pbj.decode(cls, item)
+    assert gc.is_tracked(tracked)
+    before = _native._engine.set_untrack(True)
+    try:
+        untracked = pbj.decode(cls, item)
+    finally:
+        _native._engine.set_untrack(before)
+    assert before is False and not gc.is_tracked(untracked)
+    assert identical(tracked, untracked) and pbj.encode(untracked) == item
