@@ -55,7 +55,9 @@ else:
 
 _S_SINGULAR, _S_REPEATED, _S_MAP, _S_ONEOF = range(4)
 _FIELD_PLAN = frozenset({"name", "proto_name", "number", "idx", "slot", "label", "type", "group", "tag", "end_tag",
-                         "width", "sub", "enum", "closed", "key", "default", "oneof"})
+                         "width", "sub", "enum", "closed", "key", "default", "oneof",
+                         # the writers read the stored state (None when unset), never the declared default
+                         "declared_default"})
 _MESSAGE_PLAN = frozenset({"idx", "full_name", "cls", "slots_class", "slots", "fields", "writes", "oneofs",
                            "dispatch", "leaf"})
 
@@ -124,7 +126,10 @@ def _slot_table(mp: P.MessagePlan) -> tuple[tuple[Any, ...], tuple[int, ...]] | 
 
 
 def _field(f: P.FieldPlan) -> tuple[Any, ...] | None:
-    if not _extras_unset(f, _FIELD_PLAN):
+    # ``utf8`` false (proto2, utf8_validation NONE): the engine still decodes and encodes UTF-8
+    # strictly, and hands a string that is not valid UTF-8 (or holds the surrogates that stand for
+    # such bytes) to Python, which keeps its bytes (surrogateescape): same values, same bytes.
+    if not _extras_unset(f._replace(utf8=False), _FIELD_PLAN):
         return None
     if f.group and f.type != P.MESSAGE:
         return None

@@ -122,13 +122,13 @@ static PyObject *len_value(int type, const uint8_t *p, const uint8_t *e)
     return PyBytes_FromStringAndSize((const char *)p, e - p);
 }
 
-/* keep the closed enum's non-member `v` of field `number` as an unknown varint field */
-static int keep_enum(UBuf *u, uint32_t number, int32_t v)
+/* A closed enum's non-member number ("Enumerations", closed enums): the Python parser keeps the
+ * field's bytes as they arrived (upb does, over-long varints included), which only it can tell
+ * apart, so the engine leaves such input to Python (a decline, not an error). */
+static int keep_enum(Ctx *c)
 {
-    uint8_t b[16], *q = b;
-    q = put_varint(q, ((uint64_t)number << 3) | 0);
-    q = put_varint(q, (uint64_t)(int64_t)v);
-    return ubuf_add(u, b, q - b);
+    c->declined = 1;
+    return -1;
 }
 
 /* Read one scalar of `type` (not string/bytes) at *pp. Returns a new reference, or NULL on
@@ -148,6 +148,16 @@ static PyObject *scalar_value(NField *f, int type, const uint8_t **pp, const uin
     case T_FLOAT: {
         float x;
         if (rd_fixed32(pp, end, &w) < 0) return NULL;
+        if ((w & 0x7F800000u) == 0x7F800000u && (w & 0x7FFFFFu)) {
+            /* a NaN keeps its bits: sign, then the 23 payload bits at the top of the binary64's 52,
+             * quiet bit as it arrived (the x86 conversion would quiet a signalling NaN), as
+             * pbj/codec/float32.py holds it */
+            uint64_t wide = ((uint64_t)(w & 0x80000000u) << 32) | 0x7FF0000000000000ull
+                            | ((uint64_t)(w & 0x7FFFFFu) << 29);
+            double d;
+            memcpy(&d, &wide, 8);
+            return PyFloat_FromDouble(d);
+        }
         memcpy(&x, &w, 4);
         return PyFloat_FromDouble((double)x);
     }
@@ -330,6 +340,9 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             raw_enum = 0;
             if (f->type == T_MESSAGE) {
                 const uint8_t *ve;
+                /* a second occurrence of the entry's message value is merged with the first
+                 * (a map entry is a message): left to Python, as for any singular sub-message */
+                if (x) { c->declined = 1; goto fail; }
                 if (rd_len(&p, e, &ve) < 0 || depth <= 0) goto fail;
                 nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL);
                 p = ve;
@@ -399,7 +412,7 @@ static int find_dispatch(NMessage *m, uint32_t tag)
 /* A packed run ("Packed Repeated Fields"). The first run of a field is read straight into a
  * tuple of the elements the run holds (counted before anything is allocated: a varint element
  * ends in the one byte below 0x80), so the memory above the result stays below the input's size. */
-static int packed_run(NMessage *m, State *s, NField *f, const uint8_t **pp, const uint8_t *end)
+static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **pp, const uint8_t *end)
 {
     const uint8_t *p = *pp, *e;
     if (rd_len(&p, end, &e) < 0) return -1;
@@ -421,7 +434,7 @@ static int packed_run(NMessage *m, State *s, NField *f, const uint8_t **pp, cons
             if (!v) { Py_DECREF(t); return -1; }
             if (v == Py_None) {
                 Py_DECREF(v);
-                if (keep_enum(&s->unk, f->number, raw) < 0) { Py_DECREF(t); return -1; }
+                if (keep_enum(c) < 0) { Py_DECREF(t); return -1; }
                 continue;
             }
             PyTuple_SET_ITEM(t, i++, v);
@@ -439,7 +452,7 @@ static int packed_run(NMessage *m, State *s, NField *f, const uint8_t **pp, cons
         if (!v) return -1;
         if (v == Py_None) {
             Py_DECREF(v);
-            if (keep_enum(&s->unk, f->number, raw) < 0) return -1;
+            if (keep_enum(c) < 0) return -1;
             continue;
         }
         if (vec_push(vec, v) < 0) return -1;
@@ -528,7 +541,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         NDispatch *d = &m->dispatch[di];
         NField *f = &m->fields[d->field];
         if (d->form == F_PACKED_RUN) {
-            if (packed_run(m, &s, f, &p, end) < 0) goto done;
+            if (packed_run(c, m, &s, f, &p, end) < 0) goto done;
             continue;
         }
         if (f->label == L_MAP) {
@@ -563,7 +576,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         PyObject *v = scalar_value(f, f->type, &p, end, &raw);
         if (v == Py_None) {
             Py_DECREF(v);
-            if (keep_enum(&s.unk, f->number, raw) < 0) goto done;
+            if (keep_enum(c) < 0) goto done;
             continue;
         }
         if (store(m, &s, f, d->field, v) < 0) goto done;

@@ -38,9 +38,16 @@ int pbj_to_wire(int type, PyObject *v, WV *out)
     case T_FLOAT: {
         if (!PyFloat_CheckExact(v)) return -1;
         double d = PyFloat_AS_DOUBLE(v);
+        uint32_t w;
+        if (d != d) {  /* a NaN narrows bit for bit, as pbj/codec/float32.py's nan_bits */
+            uint64_t wide;
+            memcpy(&wide, &d, 8);
+            uint32_t payload = (uint32_t)(wide >> 29) & 0x7FFFFFu;
+            out->u = (uint32_t)((wide >> 32) & 0x80000000u) | 0x7F800000u | (payload ? payload : 0x400000u);
+            return 0;
+        }
         float x = (float)d;
         if (isinf(x) && !isinf(d)) return -1;
-        uint32_t w;
         memcpy(&w, &x, 4);
         out->u = w;
         return 0;
