@@ -198,11 +198,12 @@ def test_untracked_decode_is_opt_in_and_equal():
 
     cls = T.target("blockitem").cls
     item = T.block_items()[0]
-    tracked = pbj.decode(cls, item)
+    plan = codec_of(cls).native
+    tracked = _native._engine.decode(plan, item, 100)
     assert gc.is_tracked(tracked)
     before = _native._engine.set_untrack(True)
     try:
-        untracked = pbj.decode(cls, item)
+        untracked = _native._engine.decode(plan, item, 100)
     finally:
         _native._engine.set_untrack(before)
     assert before is False and not gc.is_tracked(untracked)
