@@ -208,3 +208,39 @@ def test_untracked_decode_is_opt_in_and_equal():
         _native._engine.set_untrack(before)
     assert before is False and not gc.is_tracked(untracked)
     assert identical(tracked, untracked) and pbj.encode(untracked) == item
+
+
+@pbj.message
+class Wide:
+    d: float = pbj.field(1, "double")
+    blob: bytes = pbj.field(2, "bytes")
+    kids: tuple[Wide, ...] = pbj.field(3, "Wide", repeated=True)
+
+
+def test_a_declined_write_falls_back_after_the_buffer_grew():
+    """The reverse writer declines a value it does not know (an int in a double field) after it grew
+    the buffer: the Python writer starts again where the write began and the bytes are right."""
+    odd = pbj.testing.unchecked(Wide, d=3, blob=b"x" * 10_000)  # struct.pack("<d", 3) works in Python
+    expected = pbj.encode(Wide(d=3.0, blob=b"x" * 10_000))
+    nested = pbj.testing.unchecked(Wide, kids=(odd, Wide(blob=b"y" * 5_000)))
+    nested_expected = pbj.encode(Wide(kids=(Wide(d=3.0, blob=b"x" * 10_000), Wide(blob=b"y" * 5_000))))
+    plan = codec_of(Wide).native
+    assert _native._engine.encode(plan, odd) is None                # the forward writer declines too
+    for obj, want in ((odd, expected), (nested, nested_expected)):
+        buf = pbj.ReverseBuffer(16)
+        buf.write_bytes(b"tail")
+        assert pbj.write_reverse(obj, buf) == len(want)
+        assert buf.to_bytes() == want + b"tail"
+        assert pbj.encode(obj, reverse=True) == want == pbj.encode(obj)
+
+
+def test_a_refused_write_leaves_the_buffer_as_it_was():
+    bad = pbj.testing.unchecked(Wide, d="not a number", blob=b"z" * 10_000)
+    buf = pbj.ReverseBuffer(16)
+    buf.write_bytes(b"tail")
+    with pytest.raises(pbj.EncodeError) as err:
+        pbj.write_reverse(bad, buf)
+    assert err.value.path == ["d"]
+    assert buf.to_bytes() == b"tail"
+    with pytest.raises(pbj.EncodeError):
+        pbj.encode(bad)
