@@ -11,8 +11,9 @@ setup(
     ext_modules=[
         Extension(
             "pbj._native._engine",
-            sources=[f"pbj/_native/{name}.c" for name in ("module", "plan", "decode", "encode", "reverse")],
-            depends=["pbj/_native/engine.h"],
+            sources=[f"pbj/_native/{name}.c"
+                     for name in ("module", "plan", "read", "decode", "values", "encode", "reverse")],
+            depends=["pbj/_native/engine.h", "pbj/_native/read.h"],
             extra_compile_args=["-std=c11", "-O2"],
             optional=True,
         )

@@ -153,8 +153,9 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     codec = _codec(obj)
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
-    before = len(buf)
     pos = buf.writer_begin()
+    # measured under the claim: another thread's write cannot commit between the two reads
+    before = len(buf.writer_view) - pos
     try:
         if _native_reverse is not None and codec.native is not None:
             end = _native_reverse(codec.native, obj, buf, pos)
@@ -162,6 +163,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
             pos = end if end is not None else codec.write_reverse(obj, buf, len(buf.writer_view) - before)
         else:
             pos = codec.write_reverse(obj, buf, pos)
+        written = len(buf.writer_view) - pos - before
     except PbjError as exc:
         buf.writer_abort()  # the bytes written before stay, even if the storage grew
         if isinstance(exc, EncodeError) and not exc.path:
@@ -173,7 +175,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
             raise
         raise _diagnose(obj, exc, "pbj.write_reverse") from None
     buf.writer_commit(pos)
-    return len(buf) - before
+    return written
 
 
 def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH,

@@ -15,6 +15,7 @@ Skipped where the extension is not built (the pure-Python install).
 
 from __future__ import annotations
 
+import enum
 import math
 import os
 import struct
@@ -198,12 +199,119 @@ def test_untracked_decode_is_opt_in_and_equal():
 
     cls = T.target("blockitem").cls
     item = T.block_items()[0]
-    tracked = pbj.decode(cls, item)
+    plan = codec_of(cls).native
+    tracked = _native._engine.decode(plan, item, 100)
     assert gc.is_tracked(tracked)
     before = _native._engine.set_untrack(True)
     try:
-        untracked = pbj.decode(cls, item)
+        untracked = _native._engine.decode(plan, item, 100)
     finally:
         _native._engine.set_untrack(before)
     assert before is False and not gc.is_tracked(untracked)
     assert identical(tracked, untracked) and pbj.encode(untracked) == item
+
+
+@pbj.message
+class Wide:
+    d: float = pbj.field(1, "double")
+    blob: bytes = pbj.field(2, "bytes")
+    kids: tuple[Wide, ...] = pbj.field(3, "Wide", repeated=True)
+
+
+def test_a_declined_write_falls_back_after_the_buffer_grew():
+    """The reverse writer declines a value it does not know (an int in a double field) after it grew
+    the buffer: the Python writer starts again where the write began and the bytes are right."""
+    odd = pbj.testing.unchecked(Wide, d=3, blob=b"x" * 10_000)  # struct.pack("<d", 3) works in Python
+    expected = pbj.encode(Wide(d=3.0, blob=b"x" * 10_000))
+    nested = pbj.testing.unchecked(Wide, kids=(odd, Wide(blob=b"y" * 5_000)))
+    nested_expected = pbj.encode(Wide(kids=(Wide(d=3.0, blob=b"x" * 10_000), Wide(blob=b"y" * 5_000))))
+    plan = codec_of(Wide).native
+    assert _native._engine.encode(plan, odd) is None                # the forward writer declines too
+    for obj, want in ((odd, expected), (nested, nested_expected)):
+        buf = pbj.ReverseBuffer(16)
+        buf.write_bytes(b"tail")
+        assert pbj.write_reverse(obj, buf) == len(want)
+        assert buf.to_bytes() == want + b"tail"
+        assert pbj.encode(obj, reverse=True) == want == pbj.encode(obj)
+
+
+def test_a_refused_write_leaves_the_buffer_as_it_was():
+    bad = pbj.testing.unchecked(Wide, d="not a number", blob=b"z" * 10_000)
+    buf = pbj.ReverseBuffer(16)
+    buf.write_bytes(b"tail")
+    with pytest.raises(pbj.EncodeError) as err:
+        pbj.write_reverse(bad, buf)
+    assert err.value.path == ["d"]
+    assert buf.to_bytes() == b"tail"
+    with pytest.raises(pbj.EncodeError):
+        pbj.encode(bad)
+
+
+# ----------------------------------------------------- issue 12's wire rules, in the engine
+
+@pbj.message(full_name="nat12.V")
+class _V:
+    c: int = pbj.field(1, "int32")
+    d: int = pbj.field(2, "int32")
+
+
+@pbj.message(full_name="nat12.M")
+class _M:
+    m: pbj.FrozenMap[int, _V] = pbj.map_field(1, "int32", _V)
+
+
+@pbj.message(full_name="nat12.F")
+class _F:
+    f: float = pbj.field(1, "float")
+    fs: tuple[float, ...] = pbj.field(2, "float", repeated=True)
+
+
+def _f32_bits(x: float) -> int:
+    from pbj.codec.float32 import nan_bits
+    return nan_bits(x) if x != x else struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+@pytest.mark.parametrize("bits", [0x7F800001, 0xFF800001, 0x7FC00000, 0x7FBFFFFF, 0xFFFFFFFF, 0x7F812345])
+def test_float_nan_bits_in_the_engine(bits):
+    """A float NaN decoded in C keeps its bits (signalling ones too) and both C writers put them back."""
+    four = struct.pack("<I", bits)
+    data = b"\x0d" + four + b"\x12\x08" + four + four
+    codec = codec_of(_F)
+    native = _native._engine.decode(codec.native, data, 100, True)
+    assert native is not None and native is not NotImplemented  # decoded in C, not handed over
+    assert _f32_bits(native.f) == bits and [_f32_bits(v) for v in native.fs] == [bits, bits]
+    assert identical(native, _python_decode(_F, data))
+    assert _native._engine.encode(codec.native, native) == data == _encode_python(native)
+    assert pbj.encode(native, reverse=True) == data
+
+
+def test_map_value_twice_is_merged_through_python():
+    """A map entry whose message value occurs twice is merged (it is a message): the engine declines."""
+    data = bytes.fromhex("0a0a08011202080112021002")
+    codec = codec_of(_M)
+    assert _native._engine.decode(codec.native, data, 100, True) is NotImplemented
+    assert pbj.decode(_M, data) == _M(m={1: _V(c=1, d=2)})
+    assert pbj.encode(pbj.decode(_M, data)) == bytes.fromhex("0a080801120408011002")
+
+
+class _E(enum.IntEnum):
+    A = 0
+    B = 1
+
+
+_E.__pbj_closed__ = True  # type: ignore[attr-defined]  # a proto2 enum
+
+
+@pbj.message(full_name="nat12.C", syntax="proto2")
+class _C:
+    e: _E | None = pbj.field(1, _E, optional=True)
+
+
+@pytest.mark.parametrize("hex_in", ["088080808008", "08cd8000", "088780808010"])
+def test_closed_enum_non_member_keeps_its_bytes_through_python(hex_in):
+    """A closed enum's non-member is kept as it arrived: the engine leaves the input to Python."""
+    data = bytes.fromhex(hex_in)
+    assert _native._engine.decode(codec_of(_C).native, data, 100, True) is NotImplemented
+    back = pbj.decode(_C, data)
+    assert back.e is None and pbj.unknown_fields(back) == data
+    assert pbj.encode(back) == pbj.encode(back, reverse=True) == data

@@ -26,8 +26,12 @@ What the native engine does (see docs/performance.md for figures):
   repeated fields, oneofs, maps, groups, closed enums, unknown fields kept
   byte for byte, proto2 and editions defaults and presence, the depth limit;
   ``max_size`` is checked before either engine runs). It hands to Python
-  every input that is an error, a singular sub-message that occurs more than
-  once (merged by the spec) and nesting deeper than 200 levels.
+  every input that is an error, a singular sub-message (a map entry's message
+  value too) that occurs more than once (merged by the spec), a closed enum's
+  non-member number (kept as it arrived), a string that is not UTF-8 in a field
+  that keeps any bytes, and nesting deeper than 200 levels. A ``float`` NaN
+  keeps its bits as :mod:`pbj.codec.float32` holds them. Classes with
+  extension ranges are declined (their plan's ``extension_ranges``).
 * ``encode`` (forward writer, sizes cached on the objects as the Python writer
   caches them): every field kind; it hands to Python any object holding a
   value of an unexpected Python type or out of its type's range.

@@ -15,201 +15,10 @@
  * length is compared with the bytes that are there before anything is read or allocated; each
  * nested message or group costs one level of `depth` (refused at 0) and of the native level.
  */
-#include "engine.h"
-
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-} UBuf;
-
-static int ubuf_add(UBuf *u, const uint8_t *p, size_t n)
-{
-    if (u->len + n > u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 64;
-        while (cap < u->len + n) cap *= 2;
-        uint8_t *b = PyMem_Realloc(u->buf, cap);
-        if (!b) return -1;
-        u->buf = b;
-        u->cap = cap;
-    }
-    memcpy(u->buf + u->len, p, n);
-    u->len += n;
-    return 0;
-}
-
-typedef struct {
-    int level;
-    int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
-} Ctx;
+#include "read.h"
 
 static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
                             uint32_t group_end, const uint8_t **after);
-
-/* skip the value of an unknown field whose tag was read (pbj.wire.skip_field) */
-static int skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth)
-{
-    const uint8_t *p = *pp;
-    uint64_t v;
-    if ((tag >> 3) == 0) return -1;
-    switch (tag & 7) {
-    case 0:
-        if (rd_varint(&p, end, &v) < 0) return -1;
-        break;
-    case 1:
-        if (end - p < 8) return -1;
-        p += 8;
-        break;
-    case 2:
-        if (rd_varint(&p, end, &v) < 0 || v > (uint64_t)(end - p)) return -1;
-        p += v;
-        break;
-    case 5:
-        if (end - p < 4) return -1;
-        p += 4;
-        break;
-    case 3: {
-        if (depth <= 0) return -1;
-        if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return -1; }
-        c->level++;
-        uint32_t number = tag >> 3;
-        for (;;) {
-            uint32_t inner;
-            if (p >= end || rd_tag(&p, end, &inner) < 0) { c->level--; return -1; }
-            if ((inner & 7) == 4) {
-                if ((inner >> 3) != number) { c->level--; return -1; }
-                break;
-            }
-            if (skip_field(c, &p, end, inner, depth - 1) < 0) { c->level--; return -1; }
-        }
-        c->level--;
-        break;
-    }
-    default:
-        return -1;
-    }
-    *pp = p;
-    return 0;
-}
-
-static inline int rd_fixed32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
-{
-    if (end - *pp < 4) return -1;
-    memcpy(out, *pp, 4);  /* little-endian hosts only (checked at import) */
-    *pp += 4;
-    return 0;
-}
-
-static inline int rd_fixed64(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-    if (end - *pp < 8) return -1;
-    memcpy(out, *pp, 8);
-    *pp += 8;
-    return 0;
-}
-
-/* a LEN value's span: [*pp, *e) after its length */
-static inline int rd_len(const uint8_t **pp, const uint8_t *end, const uint8_t **e)
-{
-    uint64_t n;
-    if (rd_varint(pp, end, &n) < 0 || n > (uint64_t)(end - *pp)) return -1;
-    *e = *pp + n;
-    return 0;
-}
-
-static PyObject *len_value(int type, const uint8_t *p, const uint8_t *e)
-{
-    if (type == T_STRING) return PyUnicode_DecodeUTF8((const char *)p, e - p, NULL);
-    return PyBytes_FromStringAndSize((const char *)p, e - p);
-}
-
-/* A closed enum's non-member number ("Enumerations", closed enums): the Python parser keeps the
- * field's bytes as they arrived (upb does, over-long varints included), which only it can tell
- * apart, so the engine leaves such input to Python (a decline, not an error). */
-static int keep_enum(Ctx *c)
-{
-    c->declined = 1;
-    return -1;
-}
-
-/* Read one scalar of `type` (not string/bytes) at *pp. Returns a new reference, or NULL on
- * error. For a closed enum field whose number is not a member, returns Py_None (a new
- * reference) and sets *raw to the number. */
-static PyObject *scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw)
-{
-    uint64_t v;
-    uint32_t w;
-    switch (type) {
-    case T_DOUBLE: {
-        double d;
-        if (rd_fixed64(pp, end, &v) < 0) return NULL;
-        memcpy(&d, &v, 8);
-        return PyFloat_FromDouble(d);
-    }
-    case T_FLOAT: {
-        float x;
-        if (rd_fixed32(pp, end, &w) < 0) return NULL;
-        if ((w & 0x7F800000u) == 0x7F800000u && (w & 0x7FFFFFu)) {
-            /* a NaN keeps its bits: sign, then the 23 payload bits at the top of the binary64's 52,
-             * quiet bit as it arrived (the x86 conversion would quiet a signalling NaN), as
-             * pbj/codec/float32.py holds it */
-            uint64_t wide = ((uint64_t)(w & 0x80000000u) << 32) | 0x7FF0000000000000ull
-                            | ((uint64_t)(w & 0x7FFFFFu) << 29);
-            double d;
-            memcpy(&d, &wide, 8);
-            return PyFloat_FromDouble(d);
-        }
-        memcpy(&x, &w, 4);
-        return PyFloat_FromDouble((double)x);
-    }
-    case T_FIXED64:
-        if (rd_fixed64(pp, end, &v) < 0) return NULL;
-        return PyLong_FromUnsignedLongLong(v);
-    case T_SFIXED64:
-        if (rd_fixed64(pp, end, &v) < 0) return NULL;
-        return PyLong_FromLongLong((long long)(int64_t)v);
-    case T_FIXED32:
-        if (rd_fixed32(pp, end, &w) < 0) return NULL;
-        return PyLong_FromUnsignedLong(w);
-    case T_SFIXED32:
-        if (rd_fixed32(pp, end, &w) < 0) return NULL;
-        return PyLong_FromLong((int32_t)w);
-    default:
-        break;
-    }
-    if (rd_varint(pp, end, &v) < 0) return NULL;
-    switch (type) {
-    case T_INT64: return PyLong_FromLongLong((long long)(int64_t)v);
-    case T_UINT64: return PyLong_FromUnsignedLongLong(v);
-    case T_INT32: return PyLong_FromLong((int32_t)(uint32_t)v);
-    case T_UINT32: return PyLong_FromUnsignedLong((uint32_t)v);
-    case T_BOOL: return Py_NewRef(v ? Py_True : Py_False);
-    case T_SINT32: {
-        uint32_t u = (uint32_t)v;
-        return PyLong_FromLong((int32_t)((u >> 1) ^ (0u - (u & 1))));
-    }
-    case T_SINT64:
-        return PyLong_FromLongLong((long long)(int64_t)((v >> 1) ^ (0ull - (v & 1))));
-    case T_ENUM: {
-        int32_t n = (int32_t)(uint32_t)v;
-        PyObject *key = PyLong_FromLong(n);
-        if (!key || !f->enum_map) return key;
-        PyObject *member = PyDict_GetItemWithError(f->enum_map, key);
-        if (member) {
-            Py_DECREF(key);
-            return Py_NewRef(member);
-        }
-        if (PyErr_Occurred()) { Py_DECREF(key); return NULL; }
-        if (f->closed) {
-            Py_DECREF(key);
-            *raw = n;
-            return Py_NewRef(Py_None);
-        }
-        return key;
-    }
-    default:
-        return NULL;
-    }
-}
 
 static PyObject *new_oneof(PyObject *name, PyObject *value)
 {
@@ -310,6 +119,15 @@ static PyObject *empty_message(Ctx *c, NMessage *m)
     return decode_msg(c, m, nothing, nothing, 0, 0, NULL);
 }
 
+/* A closed enum's non-member number ("Enum Behavior", closed enums): the Python parser keeps the
+ * field's bytes as they arrived (as upb does, an over-long varint included), which only it can
+ * tell, so the engine leaves such input to Python (a decline, not an error). */
+static int keep_enum(Ctx *c)
+{
+    c->declined = 1;
+    return -1;
+}
+
 static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
                      const uint8_t *end, int depth)
 {
@@ -327,11 +145,11 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             if (f->key == T_STRING) {
                 const uint8_t *ve;
                 if (rd_len(&p, e, &ve) < 0) goto fail;
-                nk = len_value(T_STRING, p, ve);
+                nk = pbj_len_value(T_STRING, p, ve);
                 p = ve;
             } else {
                 int32_t raw;
-                nk = scalar_value(f, f->key, &p, e, &raw);
+                nk = pbj_scalar_value(f, f->key, &p, e, &raw);
             }
             if (!nk) goto fail;
             Py_XSETREF(k, nk);
@@ -349,11 +167,11 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             } else if (f->type == T_STRING || f->type == T_BYTES) {
                 const uint8_t *ve;
                 if (rd_len(&p, e, &ve) < 0) goto fail;
-                nx = len_value(f->type, p, ve);
+                nx = pbj_len_value(f->type, p, ve);
                 p = ve;
             } else {
                 int32_t raw = 0;
-                nx = scalar_value(f, f->type, &p, e, &raw);
+                nx = pbj_scalar_value(f, f->type, &p, e, &raw);
                 if (nx == Py_None) {  /* a closed enum's non-member: the entry is kept whole */
                     Py_DECREF(nx);
                     nx = PyLong_FromLong(raw);
@@ -363,12 +181,12 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             if (!nx) goto fail;
             Py_XSETREF(x, nx);
         } else {
-            if (skip_field(c, &p, e, t, depth) < 0) goto fail;
+            if (pbj_skip_field(c, &p, e, t, depth) < 0) goto fail;
             unknown = 1;
         }
     }
     if (unknown || raw_enum) {
-        if (ubuf_add(&s->unk, start, e - start) < 0) goto fail;
+        if (pbj_ubuf_add(&s->unk, start, e - start) < 0) goto fail;
     } else {
         if (!k) {
             switch (f->key) {
@@ -430,7 +248,7 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
         Py_ssize_t i = 0;
         while (p < e) {
             int32_t raw = 0;
-            PyObject *v = i < count ? scalar_value(f, f->type, &p, e, &raw) : NULL;
+            PyObject *v = i < count ? pbj_scalar_value(f, f->type, &p, e, &raw) : NULL;
             if (!v) { Py_DECREF(t); return -1; }
             if (v == Py_None) {
                 Py_DECREF(v);
@@ -448,7 +266,7 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
     if (!vec) return -1;
     while (p < e) {
         int32_t raw = 0;
-        PyObject *v = scalar_value(f, f->type, &p, e, &raw);
+        PyObject *v = pbj_scalar_value(f, f->type, &p, e, &raw);
         if (!v) return -1;
         if (v == Py_None) {
             Py_DECREF(v);
@@ -534,8 +352,8 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
                 if (group_end && tag == group_end) { ended = 1; break; }
                 goto done;
             }
-            if (skip_field(c, &p, end, tag, depth) < 0) goto done;
-            if (ubuf_add(&s.unk, start, p - start) < 0) goto done;
+            if (pbj_skip_field(c, &p, end, tag, depth) < 0) goto done;
+            if (pbj_ubuf_add(&s.unk, start, p - start) < 0) goto done;
             continue;
         }
         NDispatch *d = &m->dispatch[di];
@@ -567,13 +385,13 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         if (f->type == T_STRING || f->type == T_BYTES) {
             const uint8_t *e;
             if (rd_len(&p, end, &e) < 0) goto done;
-            PyObject *v = len_value(f->type, p, e);
+            PyObject *v = pbj_len_value(f->type, p, e);
             p = e;
             if (store(m, &s, f, d->field, v) < 0) goto done;
             continue;
         }
         int32_t raw = 0;
-        PyObject *v = scalar_value(f, f->type, &p, end, &raw);
+        PyObject *v = pbj_scalar_value(f, f->type, &p, end, &raw);
         if (v == Py_None) {
             Py_DECREF(v);
             if (keep_enum(c) < 0) goto done;

@@ -105,10 +105,10 @@ PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* encode.c */
+/* encode.c (values.c: what both writers share, below) */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level);
-/* one scalar in its wire form (encode.c) */
+/* one scalar in its wire form (values.c) */
 typedef struct {
     uint64_t u;          /* varint or fixed-width bits */
     const char *s;       /* LEN value */

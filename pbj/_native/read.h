@@ -1,0 +1,54 @@
+/* read.h: reading one value from the wire, shared by decode.c (messages) and read.c (values).
+ *
+ * Every reader takes the end of the message being read and fails (returns -1 or NULL) rather
+ * than read past it; a declared length is compared with the bytes that remain first.
+ */
+#ifndef PBJ_READ_H
+#define PBJ_READ_H
+
+#include "engine.h"
+
+/* the unknown fields of one message, in arrival order */
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} UBuf;
+
+/* one decode call: the native recursion level, and whether the input was declined (valid, but
+ * left to Python) rather than refused */
+typedef struct {
+    int level;
+    int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
+} Ctx;
+
+int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n);
+int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
+PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
+PyObject *pbj_scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw);
+
+static inline int rd_fixed32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    if (end - *pp < 4) return -1;
+    memcpy(out, *pp, 4);  /* little-endian hosts only (checked at import) */
+    *pp += 4;
+    return 0;
+}
+
+static inline int rd_fixed64(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    if (end - *pp < 8) return -1;
+    memcpy(out, *pp, 8);
+    *pp += 8;
+    return 0;
+}
+
+/* a LEN value's span: [*pp, *e) after its length */
+static inline int rd_len(const uint8_t **pp, const uint8_t *end, const uint8_t **e)
+{
+    uint64_t n;
+    if (rd_varint(pp, end, &n) < 0 || n > (uint64_t)(end - *pp)) return -1;
+    *e = *pp + n;
+    return 0;
+}
+
+#endif
