@@ -169,5 +169,8 @@ def with_extensions(obj: M, values: Mapping[Extension[Any], Any], /) -> M:
     if not is_message(cls) or not info(cls).extension_ranges:
         raise TypeError(f"{cls.__qualname__} has no extension ranges")
     stored = stored_extensions(cls, values, _holders(obj))
-    import attrs
-    return attrs.evolve(obj, _pbj_extensions=stored)  # type: ignore[misc]
+    from pbj.schema.resolve import replace
+
+    # pbj.replace copies the stored state: a field left unset (one with a declared default
+    # included) stays unset, as in Google's runtimes, where setting an extension touches nothing else
+    return replace(obj, _pbj_extensions=stored)

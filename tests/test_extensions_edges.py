@@ -1,0 +1,68 @@
+"""Extension edge cases found by a newcomer: presence kept by with_extensions, invalid UTF-8 in
+ProtoJSON, duplicate names, packing by syntax, late registration (protobuf.dev "Language Guide
+(proto2)", "Extensions"; "Encoding", "Packed Repeated Fields"), against Google's protobuf.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import pbj
+from tests.oracle import google_class, protoc
+
+PROTOS = Path(__file__).parent / "protos"
+
+
+@pbj.message(full_name="pbjedge.Box", syntax="proto2", extensions=range(100, 200))
+class Box:
+    level: int = pbj.field(1, "int32", optional=True, default=5)
+
+
+COLOUR = pbj.extension(Box, 100, "string", name="pbjedge.colour")
+NAMES = pbj.extension(Box, 101, "string", name="pbjedge.names", repeated=True)
+COUNT = pbj.extension(Box, 102, "int32", name="pbjedge.count")
+UNPACKED = pbj.extension(Box, 103, "int32", name="pbjedge.unpacked", repeated=True)
+HAND = {e.full_name: e for e in (COLOUR, NAMES, COUNT, UNPACKED)}
+
+
+@cache
+def loaded() -> pbj.Namespace:
+    return pbj.load_descriptor_set(protoc(["ext_edges.proto"], [PROTOS]))
+
+
+def _sources():
+    return [pytest.param((Box, HAND.__getitem__), id="hand"),
+            pytest.param((loaded()["pbjedge.Box"], loaded().extension), id="loaded")]
+
+
+def both_writers(msg) -> bytes:
+    forward, reverse = pbj.encode(msg), pbj.encode(msg, reverse=True)
+    assert forward == reverse
+    assert pbj.encoded_size(msg) == len(forward)
+    return forward
+
+
+def _google(**extensions):
+    G = google_class("pbjedge.Box")
+    g = G()
+    for name, value in extensions.items():
+        ext = G.DESCRIPTOR.file.pool.FindExtensionByName(f"pbjedge.{name}")
+        if isinstance(value, tuple):
+            g.Extensions[ext].extend(value)
+        else:
+            g.Extensions[ext] = value
+    return g
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_with_extensions_keeps_an_unset_defaulted_field_unset(source):
+    cls, ext = source
+    box = pbj.with_extensions(cls(), {ext("pbjedge.colour"): "red"})
+    assert not pbj.has(box, "level") and box.level == 5
+    assert both_writers(box) == _google(colour="red").SerializeToString() == bytes.fromhex("a20603726564")
+    assert pbj.with_extensions(box, {ext("pbjedge.colour"): None}) == cls()
+    set_level = pbj.with_extensions(cls(level=5), {ext("pbjedge.count"): 1})
+    assert pbj.has(set_level, "level") and both_writers(set_level) == bytes.fromhex("0805b00601")
