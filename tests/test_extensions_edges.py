@@ -5,6 +5,9 @@ ProtoJSON, duplicate names, packing by syntax, late registration (protobuf.dev "
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -66,3 +69,40 @@ def test_with_extensions_keeps_an_unset_defaulted_field_unset(source):
     assert pbj.with_extensions(box, {ext("pbjedge.colour"): None}) == cls()
     set_level = pbj.with_extensions(cls(level=5), {ext("pbjedge.count"): 1})
     assert pbj.has(set_level, "level") and both_writers(set_level) == bytes.fromhex("0805b00601")
+
+
+@pytest.mark.parametrize("source", _sources())
+@pytest.mark.parametrize(("payload", "where"), [("a20602ff41", "[pbjedge.colour]"),
+                                                 ("aa060141aa0602ff41", "[pbjedge.names][1]")])
+def test_json_refuses_an_extension_string_that_is_not_utf8(source, payload, where):
+    cls, _ = source
+    data = bytes.fromhex(payload)
+    google = google_class("pbjedge.Box").FromString(data)  # Google keeps the bytes of a proto2 string too
+    assert google.SerializeToString() == data
+    msg = pbj.decode(cls, data)
+    assert both_writers(msg) == data
+    with pytest.raises(pbj.EncodeError, match="not valid UTF-8") as err:
+        pbj.to_json(msg)
+    assert str(err.value).endswith(f"`$.{where}`")
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_json_of_valid_string_extensions_matches_google(source):
+    from google.protobuf import json_format
+
+    cls, ext = source
+    msg = pbj.with_extensions(cls(), {ext("pbjedge.colour"): "é", ext("pbjedge.names"): ("a", "b")})
+    google = _google(colour="é", names=("a", "b"))
+    assert both_writers(msg) == google.SerializeToString()
+    assert json.loads(pbj.to_json(msg)) == json_format.MessageToDict(google)
+
+
+def test_cli_decode_refuses_an_extension_string_that_is_not_utf8(tmp_path):
+    fds = tmp_path / "edges.binpb"
+    fds.write_bytes(protoc(["ext_edges.proto"], [PROTOS]))
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(bytes.fromhex("aa0602ff41"))
+    done = subprocess.run([sys.executable, "-m", "pbj", "decode", "--descriptor-set", str(fds), "--type",
+                           "pbjedge.Box", str(bad)], capture_output=True)
+    assert done.returncode == 1 and done.stdout == b""
+    assert b"not valid UTF-8" in done.stderr and b"`$.[pbjedge.names][0]`" in done.stderr
