@@ -63,6 +63,8 @@ class FieldRules:
 
                 field_features(self.base, features, cls_name, fi.name, False)  # raises
             fi.utf8 = not (strings and self.proto2)
+            if self.proto2 and packed_given is None:
+                fi.packed = False  # proto2 packs only with [packed = true] ("Encoding", "Packed Repeated Fields")
             return
         from pbj.descriptor import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
         from pbj.schema.declared_features import field_features

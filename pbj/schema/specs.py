@@ -55,8 +55,10 @@ def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None
             messages): its name as a string (looked up in the class's module)
             or a zero-argument callable returning it.
         repeated: a repeated field; the value is a tuple (lists are converted).
-        packed: write a repeated scalar packed (default: ``True``, as proto3
-            does, "Packed Repeated Fields"); ``False`` writes one tag per element.
+        packed: write a repeated scalar packed (default: ``True`` as proto3
+            does, ``False`` in a ``syntax="proto2"`` class as proto2 does, the
+            class's ``repeated_field_encoding`` under an edition; "Packed
+            Repeated Fields"); ``False`` writes one tag per element.
         optional: explicit presence: the value is ``None`` when absent and a set
             zero is written ("Field Presence"). Message fields always have it.
         json_name: the ProtoJSON name; default lowerCamelCase of ``name``.
