@@ -58,3 +58,44 @@ def test_repeated_scalars_are_unpacked_unless_declared_packed(cls):
     assert both_writers(msg) == google.SerializeToString() == expected
     assert [f.packed for f in pbj.fields(cls)] == [False, True, False, False, False]
     assert pbj.decode(cls, bytes.fromhex("0a020102")).loose == (1, 2)  # packed input is read too
+
+
+@pytest.mark.parametrize("cls", _classes())
+def test_enums_are_closed(cls):
+    loaded()
+    cls = cls()
+    shade = pbj.fields(cls)[3].type
+    assert shade.__pbj_closed__ is True
+    data = bytes.fromhex("2005" "1801 1807 1800")  # shade = 5, shades = [1, 7, 0]: 5 and 7 are not members
+    google = google_class("pbjp2.Rules").FromString(data)
+    msg = pbj.decode(cls, data)
+    assert msg.shade is None and not google.HasField("shade")
+    assert [int(s) for s in msg.shades] == list(google.shades) == [1, 0]
+    # the numbers that are not members are unknown fields, as Google keeps them
+    assert both_writers(msg) == google.SerializeToString() == bytes.fromhex("1801 1800 2005 1807")
+    with pytest.raises(ValueError, match="closed enum"):
+        cls(shade=5)
+    with pytest.raises(pbj.JSONError):
+        pbj.from_json(cls, '{"shade": 5}')
+
+
+def test_an_enum_marked_open_stays_open_in_a_proto2_class():
+    @pbj.enum_features(enum_type="OPEN")
+    class Loose(enum.IntEnum):
+        ZERO = 0
+
+    @pbj.message(syntax="proto2")
+    class UsesLoose:
+        v: Loose | None = pbj.field(1, Loose, optional=True)
+
+    assert pbj.decode(UsesLoose, bytes.fromhex("0805")).v == 5
+
+
+def test_a_non_member_default_is_refused():
+    class Plain(enum.IntEnum):
+        ONE = 1
+
+    with pytest.raises(pbj.SchemaError, match="closed enum"):
+        @pbj.message(syntax="proto2")
+        class BadDefault:
+            v: Plain = pbj.field(1, Plain, optional=True, default=7)

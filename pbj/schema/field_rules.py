@@ -24,6 +24,17 @@ def _is_enum(t: Any) -> bool:
     return isinstance(t, type) and issubclass(t, enum.IntEnum)
 
 
+def _close_plain_enum(t: Any) -> None:
+    """Mark a plain ``enum.IntEnum`` (one nobody marked open or closed) closed: used by a
+    proto2 class it is a proto2 enum, and proto2 enums are closed ("Language Guide (proto2)",
+    "Enumerations"; "Enum Behavior"). Closedness belongs to the enum, as in protobuf, where the
+    file declaring an enum decides it: the codec, the constructor, ProtoJSON and the text format
+    read the mark. ``@pbj.enum_features(enum_type="OPEN")`` (or a loaded open enum) stays open.
+    """
+    if _is_enum(t) and "__pbj_closed__" not in t.__dict__:
+        t.__pbj_closed__ = True
+
+
 class FieldRules:
     """How a class's fields get presence, packing, group encoding and UTF-8 checks.
 
@@ -65,6 +76,8 @@ class FieldRules:
             fi.utf8 = not (strings and self.proto2)
             if self.proto2 and packed_given is None:
                 fi.packed = False  # proto2 packs only with [packed = true] ("Encoding", "Packed Repeated Fields")
+            if self.proto2:
+                _close_plain_enum(fi.map_value if fi.is_map else fi.type)
             return
         from pbj.descriptor import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
         from pbj.schema.declared_features import field_features
