@@ -106,3 +106,27 @@ def test_cli_decode_refuses_an_extension_string_that_is_not_utf8(tmp_path):
                            "pbjedge.Box", str(bad)], capture_output=True)
     assert done.returncode == 1 and done.stdout == b""
     assert b"not valid UTF-8" in done.stderr and b"`$.[pbjedge.names][0]`" in done.stderr
+
+
+def test_two_extensions_cannot_share_a_full_name():
+    from google.protobuf import descriptor_pb2, descriptor_pool
+
+    @pbj.message(full_name="pbjedge.Twice", syntax="proto2", extensions=range(100, 200))
+    class Twice:
+        size: int | None = pbj.field(1, "int32", optional=True)
+
+    first = pbj.extension(Twice, 100, "int32", name="pbjedge.twice")
+    with pytest.raises(pbj.SchemaError, match="the name is taken by the extension pbjedge.twice = 100"):
+        pbj.extension(Twice, 101, "int32", name="pbjedge.twice")
+    assert pbj.fields(Twice) and pbj.with_extensions(Twice(), {first: 1}) is not None
+    assert [e.number for e in pbj.schema.info(Twice).extensions.values()] == [100]
+    # Google's descriptor pool refuses the same schema
+    fd = descriptor_pb2.FileDescriptorProto(name="twice.proto", package="pbjedge", syntax="proto2")
+    msg = fd.message_type.add(name="Twice")
+    msg.extension_range.add(start=100, end=200)
+    for number in (100, 101):
+        fd.extension.add(name="twice", number=number, extendee=".pbjedge.Twice",
+                         type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
+                         label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    with pytest.raises(TypeError, match="twice"):
+        descriptor_pool.DescriptorPool().Add(fd)

@@ -150,13 +150,20 @@ def register(ext: Extension[Any]) -> None:
     """Register ``ext`` with its extended class, so the parser reads it.
 
     Raises:
-        SchemaError: another extension (of another full name) has its number.
+        SchemaError: another extension (of another full name) has its number, or
+            another extension (of another number) has its full name: ProtoJSON
+            and the text format name an extension by its full name, and
+            Google's descriptor pool refuses a duplicate symbol.
     """
     registry = info(ext.extendee).extensions
     other = registry.get(ext.number)
     if other is not None and other.full_name != ext.full_name:
         raise SchemaError(f"extension {ext.full_name} = {ext.number}: the number is taken by the extension "
                           f"{other.full_name}", cls_name=info(ext.extendee).full_name)
+    for other in registry.values():
+        if other.full_name == ext.full_name and other.number != ext.number:
+            raise SchemaError(f"extension {ext.full_name} = {ext.number}: the name is taken by the extension "
+                              f"{other.full_name} = {other.number}", cls_name=info(ext.extendee).full_name)
     registry[ext.number] = ext
     if required.reaches_required(ext.holder):  # its extendee can now miss a required field
         required.forget_answers()
@@ -196,7 +203,8 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             ``number`` is outside them; the number is taken by another
             extension; the type is not a scalar name, enum or message class; a
             message-set extension is not a singular message; ``packed`` or
-            ``group`` does not fit the type.
+            ``group`` does not fit the type; another extension of ``extendee``
+            has the full name.
     """
     if not (_is_class(extendee) and is_message(extendee)):
         raise SchemaError(f"an extension extends a @pbj.message class, not {extendee!r}")
