@@ -130,3 +130,40 @@ def test_two_extensions_cannot_share_a_full_name():
                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
     with pytest.raises(TypeError, match="twice"):
         descriptor_pool.DescriptorPool().Add(fd)
+
+
+@pbj.message(full_name="pbjedged.Holder", edition="2023", extensions=range(100, 200))
+class EdHolder:
+    a: int = pbj.field(1, "int32")
+
+
+ED_NUMS = pbj.extension(EdHolder, 100, "int32", name="pbjedged.nums", repeated=True, syntax="editions")
+ED_LOOSE = pbj.extension(EdHolder, 101, "int32", name="pbjedged.loose", repeated=True, packed=False,
+                         syntax="editions")
+
+
+@pytest.mark.parametrize("syntax", ["proto3", "editions"])
+def test_hand_declared_repeated_scalar_extensions_pack_as_their_syntax_says(syntax):
+    ns = pbj.load_descriptor_set(protoc(["ext_edges_ed.proto"], [PROTOS]))
+    G = google_class("pbjedged.Holder")
+    g = G()
+    g.Extensions[G.DESCRIPTOR.file.pool.FindExtensionByName("pbjedged.nums")].extend([1, 2])
+    g.Extensions[G.DESCRIPTOR.file.pool.FindExtensionByName("pbjedged.loose")].extend([3])
+    expected = bytes.fromhex("a206020102" "a80603")
+    assert g.SerializeToString() == expected
+    loaded_host = pbj.with_extensions(ns["pbjedged.Holder"](), {ns.extension("pbjedged.nums"): (1, 2),
+                                                                ns.extension("pbjedged.loose"): (3,)})
+    assert both_writers(loaded_host) == expected
+    nums = ED_NUMS if syntax == "editions" else pbj.extension(
+        EdHolder, 102, "int32", name=f"pbjedged.nums_{syntax}", repeated=True, syntax=syntax)
+    assert nums.packed and not ED_LOOSE.packed and not UNPACKED.packed  # UNPACKED: proto2's default
+    hand = pbj.with_extensions(EdHolder(), {nums: (1, 2), ED_LOOSE: (3,)})
+    if syntax == "editions":
+        assert both_writers(hand) == expected
+    else:  # number 102, after loose
+        assert both_writers(hand) == bytes.fromhex("a80603" "b206020102")
+
+
+def test_an_unknown_syntax_is_refused():
+    with pytest.raises(pbj.SchemaError, match="syntax 'proto4'"):
+        pbj.extension(EdHolder, 110, "int32", name="pbjedged.bad", syntax="proto4")

@@ -187,8 +187,10 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             text format name it ``[name]``. Default: the extendee's full name,
             ``"."`` and ``ext_<number>``.
         repeated: a repeated extension (the value is a tuple).
-        packed: write a repeated scalar packed; default ``False``, as proto2
-            ("Packed Repeated Fields").
+        packed: write a repeated scalar packed; default as the declaring
+            file's syntax says ("Packed Repeated Fields"): ``False`` in proto2,
+            ``True`` in proto3 and editions (``repeated_field_encoding = PACKED``;
+            a loaded extension follows its resolved features).
         group: write a message with the group encoding (proto2 ``group``).
         default: the declared default, the value :func:`pbj.get_extension`
             reads while the extension is absent (singular extensions only).
@@ -203,13 +205,17 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             ``number`` is outside them; the number is taken by another
             extension; the type is not a scalar name, enum or message class; a
             message-set extension is not a singular message; ``packed`` or
-            ``group`` does not fit the type; another extension of ``extendee``
+            ``group`` does not fit the type; ``syntax`` is not one of
+            ``"proto2"``, ``"proto3"``, ``"editions"``; another extension of ``extendee``
             has the full name.
     """
     if not (_is_class(extendee) and is_message(extendee)):
         raise SchemaError(f"an extension extends a @pbj.message class, not {extendee!r}")
     mi = info(extendee)
     full_name = name or f"{mi.full_name}.ext_{number}"
+    if syntax not in _SYNTAXES:
+        raise SchemaError(f"extension {full_name}: syntax {syntax!r} is not one of {', '.join(_SYNTAXES)}",
+                          cls_name=mi.full_name)
     if not mi.extension_ranges:
         raise SchemaError(f"extension {full_name}: {mi.full_name} declares no extension ranges "
                           "(@pbj.message(extensions=range(...)))", cls_name=mi.full_name)
@@ -230,6 +236,8 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     packable = not is_msg and type not in ("string", "bytes")
     if packed and not (repeated and packable):
         raise SchemaError(f"extension {full_name}: packed applies to repeated scalars only", cls_name=mi.full_name)
+    if packed is None:  # proto3 and editions (repeated_field_encoding = PACKED) pack, proto2 does not
+        packed = repeated and packable and syntax != "proto2"
     if mi.message_set and (repeated or not is_msg or group):
         raise SchemaError(f"extension {full_name} of the message set {mi.full_name} must be a singular "
                           "message (not a group)", cls_name=mi.full_name)
@@ -252,6 +260,9 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     holder.__pbj_extension__ = ext  # type: ignore[attr-defined]
     register(ext)
     return ext
+
+
+_SYNTAXES = ("proto2", "proto3", "editions")
 
 
 def _is_class(t: Any) -> bool:
