@@ -116,7 +116,7 @@ def test_two_extensions_cannot_share_a_full_name():
         size: int | None = pbj.field(1, "int32", optional=True)
 
     first = pbj.extension(Twice, 100, "int32", name="pbjedge.twice")
-    with pytest.raises(pbj.SchemaError, match="the name is taken by the extension pbjedge.twice = 100"):
+    with pytest.raises(pbj.SchemaError, match=r"the name is taken by the extension pbjedge\.twice = 100"):
         pbj.extension(Twice, 101, "int32", name="pbjedge.twice")
     assert pbj.fields(Twice) and pbj.with_extensions(Twice(), {first: 1}) is not None
     assert [e.number for e in pbj.schema.info(Twice).extensions.values()] == [100]
