@@ -167,3 +167,24 @@ def test_hand_declared_repeated_scalar_extensions_pack_as_their_syntax_says(synt
 def test_an_unknown_syntax_is_refused():
     with pytest.raises(pbj.SchemaError, match="syntax 'proto4'"):
         pbj.extension(EdHolder, 110, "int32", name="pbjedged.bad", syntax="proto4")
+
+
+def test_an_extension_registered_after_decoding_is_read_and_replaced_not_written_twice():
+    @pbj.message(full_name="pbjedge.Late", syntax="proto2", extensions=range(100, 200))
+    class Late:
+        size: int | None = pbj.field(1, "int32", optional=True)
+
+    data = bytes.fromhex("0802" "a00605" "a80601" "f80101")  # [late] = 5, [rep] = (1,), field 31
+    old = pbj.decode(Late, data)
+    assert pbj.unknown_fields(old) == bytes.fromhex("a00605a80601f80101")
+    late = pbj.extension(Late, 100, "int32", name="pbjedge.late")
+    rep = pbj.extension(Late, 101, "int32", name="pbjedge.rep", repeated=True)
+    assert pbj.has_extension(old, late) and pbj.get_extension(old, late) == 5
+    assert pbj.get_extension(old, rep) == (1,) and dict(pbj.extensions_of(old)) == {late: 5, rep: (1,)}
+    new = pbj.with_extensions(old, {late: 7})
+    assert both_writers(new) == bytes.fromhex("0802" "a00607" "a80601" "f80101")
+    assert pbj.get_extension(pbj.decode(Late, both_writers(new)), late) == 7
+    assert pbj.unknown_fields(new) == bytes.fromhex("f80101")
+    cleared = pbj.with_extensions(old, {late: None, rep: ()})
+    assert both_writers(cleared) == bytes.fromhex("0802f80101") and not pbj.has_extension(cleared, late)
+    assert both_writers(old) == data  # the decoded message itself is unchanged
