@@ -42,6 +42,7 @@ def extension_plan(ext: Extension[Any]) -> FieldPlan:
             f = info(info(ext.holder).fields[0].type).fields[1]  # the item's ``message = 3``
         plan = FieldPlan(f, ext.full_name.rpartition(".")[0])
         plan.name = f"[{printed_name(ext)}]"
+        plan.path = ext.json_name  # errors name ``$.[pkg.ext]...``, as ProtoJSON's do
         _plans[ext] = plan
     return plan
 
