@@ -210,6 +210,6 @@ def with_extensions(obj: M, values: Mapping[Extension[Any], Any], /) -> M:
 
     # pbj.replace copies the stored state: a field left unset (one with a declared default
     # included) stays unset, as in Google's runtimes, where setting an extension touches nothing else
-    if unknown is obj._pbj_unknown:
+    if unknown is obj._pbj_unknown:  # type: ignore[attr-defined]
         return replace(obj, _pbj_extensions=stored)
     return replace(obj, _pbj_extensions=stored, _pbj_unknown=unknown)
