@@ -39,17 +39,17 @@ _ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default", "features",
 
 
 @overload
-def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+def message(cls: C, /, *, full_name: str | None = None, syntax: str | None = None, message_set: bool = False,
             map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> C: ...
 @overload
-def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+def message(*, full_name: str | None = None, syntax: str | None = None, message_set: bool = False,
             map_entry: bool = False, edition: str | None = None,
             features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
-def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
+def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str | None = None,
             message_set: bool = False, map_entry: bool = False, edition: str | None = None,
             features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> Any:
@@ -69,7 +69,7 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
     Args:
         cls: the class (when used as ``@pbj.message``).
         full_name: the protobuf full name (the loader sets it).
-        syntax: ``"proto3"`` (default) or ``"proto2"`` (whose ``string``
+        syntax: ``"proto3"`` (the default without ``edition``) or ``"proto2"`` (whose ``string``
             fields are not UTF-8-validated: any bytes round-trip, see
             :mod:`pbj.codec.plan` ``utf8``).
         edition: ``"2023"`` or ``"2024"``: the class follows that edition's
@@ -97,7 +97,9 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
             name, enum or message class; an annotation does not fit the type;
             a oneof member is repeated or a map; an unknown edition, feature
             or feature value, features without an edition, or a keyword that
-            contradicts a field's features; a declared default that does not
+            contradicts a field's features (or a field's own feature that does
+            not apply to it, as protoc refuses); ``syntax`` other than
+            ``"proto2"``/``"proto3"``, or given with ``edition``; a declared default that does not
             fit its field; an extension range is empty, outside 1..2**29-1,
             or holds the number of a field.
     """
@@ -360,10 +362,16 @@ def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, messa
     return tuple(out)
 
 
-def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
+def _build_message(cls: type, *, full_name: str | None, syntax: str | None, message_set: bool,
                    map_entry: bool, edition: Any = None, features: Any = None,
                    extensions: Iterable[range | int] | None = None) -> type:
     cls_name = cls.__qualname__
+    if syntax is not None and syntax not in ("proto2", "proto3", "editions"):
+        raise SchemaError(f"syntax {syntax!r} is not \"proto2\" or \"proto3\"", cls_name=cls_name)
+    if edition is not None and syntax not in (None, "editions"):
+        raise SchemaError(f"syntax={syntax!r} and edition={edition!r}: a file has a syntax or an edition, "
+                          "not both (as protoc says)", cls_name=cls_name)
+    syntax = syntax or "proto3"
     rules = FieldRules(cls_name, syntax, edition, features)
     if edition is not None:
         syntax = "editions"
