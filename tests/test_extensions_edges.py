@@ -188,3 +188,31 @@ def test_an_extension_registered_after_decoding_is_read_and_replaced_not_written
     cleared = pbj.with_extensions(old, {late: None, rep: ()})
     assert both_writers(cleared) == bytes.fromhex("0802f80101") and not pbj.has_extension(cleared, late)
     assert both_writers(old) == data  # the decoded message itself is unchanged
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_the_constructor_checks_its_extensions_keyword(source):
+    cls, ext = source
+    colour = ext("pbjedge.colour")
+    built = cls(_pbj_extensions={colour: "red"})
+    assert built == pbj.with_extensions(cls(), {colour: "red"})
+    assert both_writers(built) == _google(colour="red").SerializeToString()
+    holders = built._pbj_extensions
+    assert pbj.replace(built, level=1)._pbj_extensions == holders  # the stored tuple passes through replace
+    for bad in (((100, 5),), (holders[0], holders[0]), {100: "red"}, [("x", 1)]):
+        with pytest.raises(TypeError, match="extensions"):
+            cls(_pbj_extensions=bad)
+    with pytest.raises(TypeError, match=r"pbjedge\.colour"):
+        cls(_pbj_extensions={colour: 5})
+    other = pbj.with_extensions(Box() if cls is not Box else loaded()["pbjedge.Box"](),
+                                {(HAND.__getitem__ if cls is not Box else loaded().extension)("pbjedge.colour"): "x"})
+    with pytest.raises(TypeError, match="extensions"):  # the holders of another class's extension
+        cls(_pbj_extensions=other._pbj_extensions)
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_repr_shows_extensions_by_their_text_format_names(source):
+    cls, ext = source
+    box = pbj.with_extensions(cls(), {ext("pbjedge.colour"): "red", ext("pbjedge.names"): ("a",)})
+    assert repr(box) == "Box(level=None, [pbjedge.colour]='red', [pbjedge.names]=('a',))"
+    assert repr(cls()) == "Box(level=None)" and eval(repr(cls()), {"Box": cls}) == cls()
