@@ -156,7 +156,8 @@ def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
                 value.encode()
             except UnicodeEncodeError as e:
                 if utf8:
-                    raise BadValue(ValueError, f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
+                    raise BadValue(ValueError,
+                                   f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
                 _check_escaped(value)
         return value
     # bytes
