@@ -216,3 +216,18 @@ def test_repr_shows_extensions_by_their_text_format_names(source):
     box = pbj.with_extensions(cls(), {ext("pbjedge.colour"): "red", ext("pbjedge.names"): ("a",)})
     assert repr(box) == "Box(level=None, [pbjedge.colour]='red', [pbjedge.names]=('a',))"
     assert repr(cls()) == "Box(level=None)" and eval(repr(cls()), {"Box": cls}) == cls()
+
+
+def test_extension_defaults_are_checked_as_field_defaults():
+    @pbj.message(full_name="pbjedge.Dflt", syntax="proto2", extensions=range(100, 200))
+    class Dflt:
+        size: int | None = pbj.field(1, "int32", optional=True)
+
+    with pytest.raises(pbj.SchemaError, match="only a singular scalar or enum field can declare a default"):
+        pbj.extension(Dflt, 100, Dflt, name="pbjedge.msg", default=Dflt(size=1))  # protoc refuses it too
+    with pytest.raises(pbj.SchemaError, match="does not fit"):
+        pbj.extension(Dflt, 101, "int32", name="pbjedge.big", default=2**31)
+    raw = pbj.extension(Dflt, 102, "string", name="pbjedge.raw", default="\udcffA")  # proto2: any bytes
+    assert pbj.get_extension(Dflt(), raw) == "\udcffA"
+    f32 = pbj.extension(Dflt, 103, "float", name="pbjedge.f32", default=0.1)
+    assert pbj.get_extension(Dflt(), f32) == 0.10000000149011612  # the float32 value, as a loaded one reads

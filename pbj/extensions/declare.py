@@ -37,9 +37,9 @@ from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
 from pbj.schema import info, is_message, message
+from pbj.schema.declare import declared_default
 from pbj.schema.records import FieldInfo
 from pbj.schema.specs import MISSING
-from pbj.schema.values import BadValue, coerce_value
 
 __all__ = ["Extension", "extension", "register"]
 
@@ -193,7 +193,9 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             a loaded extension follows its resolved features).
         group: write a message with the group encoding (proto2 ``group``).
         default: the declared default, the value :func:`pbj.get_extension`
-            reads while the extension is absent (singular extensions only).
+            reads while the extension is absent: a singular scalar or enum
+            extension only, checked as ``pbj.field(default=...)`` (a float's
+            is rounded to float32).
         syntax: the syntax of the declaring file (``"proto2"``, ``"proto3"``
             or ``"editions"``): the holder class's syntax.
 
@@ -247,12 +249,12 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
                      message_set=mi.message_set, syntax=syntax)
     if default is MISSING:
         default = () if repeated else None
-    elif default is not None:
+    elif default is not None:  # checked as pbj.field(default=...) is, on the holder's field
         try:
-            default = coerce_value(type, default)
-        except BadValue as bad:
-            raise SchemaError(f"extension {full_name}: default {default!r}: {bad.reason}",
-                              cls_name=mi.full_name) from None
+            default = declared_default(full_name, info(holder).fields[0], default, is_msg)
+        except SchemaError as err:
+            reason = str(err).removeprefix(f"{full_name}.{info(holder).fields[0].name}: ")
+            raise SchemaError(f"extension {full_name}: {reason}", cls_name=mi.full_name) from None
     ext: Extension[Any] = Extension(
         full_name=full_name, extendee=extendee, number=number, type=type, repeated=repeated,
         packed=bool(packed), group=group, message_set=mi.message_set, default=default,

@@ -13,6 +13,7 @@ import enum
 import inspect
 import itertools
 import keyword
+import struct
 import sys
 import types
 import typing
@@ -300,7 +301,7 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     rules.apply(fi, spec.features, cls_name, optional_given=spec.optional, packed_given=spec.packed,
                 group_given=spec.group, is_msg=is_msg, packable=packable, utf8=spec.utf8)
     if spec.default is not MISSING and spec.default is not None:
-        fi.default = _declared_default(cls_name, fi, spec.default, is_msg)
+        fi.default = declared_default(cls_name, fi, spec.default, is_msg)
     if spec.repeated:
         return fi, ()
     if fi.optional:
@@ -308,7 +309,7 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     return fi, (SCALARS[t].zero if scalar else enum_default(t))
 
 
-def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
+def declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
     """The stored form of a declared default ("Language Guide (proto2)", "Default Values").
 
     Raises:
@@ -325,10 +326,13 @@ def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) 
                           "a field with implicit presence always reads its zero value", cls_name=cls_name,
                           field_name=fi.name)
     try:
-        return coerce_field(fi, default)
+        value = coerce_field(fi, default)
     except BadValue as bad:
         raise SchemaError(f"default {default!r} does not fit the field: {bad.reason}", cls_name=cls_name,
                           field_name=fi.name) from None
+    if fi.type == "float":  # a float field holds float32: read the value the wire would give back, as protoc's
+        value = struct.unpack("<f", struct.pack("<f", value))[0]
+    return value
 
 
 def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, message_set: bool,

@@ -69,7 +69,8 @@ def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None
             Values"): the attribute reads it while the field is unset
             (``pbj.has`` tells presence). Needs explicit presence
             (``optional=True`` or ``required=True``, or editions
-            ``EXPLICIT``); a singular scalar or enum field only.
+            ``EXPLICIT``); a singular scalar or enum field only. A ``float``
+            field's is rounded to float32, as the field holds it.
         group: proto2 group encoding for a message field.
         required: proto2 ``required``.
         features: editions feature settings of this field (feature name ->
