@@ -21,6 +21,15 @@ import enum
 from pbj.schema import field as _f
 from pbj.schema import message
 
+
+class _OpenEnum(enum.IntEnum):
+    """The base of this module's enums: open, although descriptor.proto is proto2 (whose enums
+    are closed, see :mod:`pbj.schema.field_rules`), so a number a newer protoc writes is read as
+    a plain ``int`` that the loader can name in its error (``edition 99997 is not supported``)
+    rather than hidden among the unknown fields."""
+
+    __pbj_closed__ = False
+
 __all__ = [
     "Edition", "SymbolVisibility", "FileDescriptorSet", "FileDescriptorProto", "DescriptorProto",
     "ExtensionRange", "ReservedRange", "ExtensionRangeOptions", "FieldDescriptorProto",
@@ -38,7 +47,7 @@ def _msg(name: str):
     return message(full_name=_P + name, syntax="proto2")
 
 
-class Edition(enum.IntEnum):
+class Edition(_OpenEnum):
     """The edition of a ``.proto`` file (``syntax = "proto2"`` is ``EDITION_PROTO2`` …)."""
 
     EDITION_UNKNOWN = 0
@@ -52,7 +61,7 @@ class Edition(enum.IntEnum):
     EDITION_MAX = 0x7FFFFFFF
 
 
-class SymbolVisibility(enum.IntEnum):
+class SymbolVisibility(_OpenEnum):
     """The ``export``/``local`` visibility of a message or enum (edition 2024)."""
 
     VISIBILITY_UNSET = 0
@@ -62,7 +71,7 @@ class SymbolVisibility(enum.IntEnum):
 
 # ----------------------------------------------------------------- features
 
-class FieldPresence(enum.IntEnum):
+class FieldPresence(_OpenEnum):
     """``FeatureSet.FieldPresence``: whether singular fields track presence."""
 
     FIELD_PRESENCE_UNKNOWN = 0
@@ -71,7 +80,7 @@ class FieldPresence(enum.IntEnum):
     LEGACY_REQUIRED = 3
 
 
-class EnumType(enum.IntEnum):
+class EnumType(_OpenEnum):
     """``FeatureSet.EnumType``: open or closed enums."""
 
     ENUM_TYPE_UNKNOWN = 0
@@ -79,7 +88,7 @@ class EnumType(enum.IntEnum):
     CLOSED = 2
 
 
-class RepeatedFieldEncoding(enum.IntEnum):
+class RepeatedFieldEncoding(_OpenEnum):
     """``FeatureSet.RepeatedFieldEncoding``: packed or expanded repeated scalars."""
 
     REPEATED_FIELD_ENCODING_UNKNOWN = 0
@@ -87,7 +96,7 @@ class RepeatedFieldEncoding(enum.IntEnum):
     EXPANDED = 2
 
 
-class Utf8Validation(enum.IntEnum):
+class Utf8Validation(_OpenEnum):
     """``FeatureSet.Utf8Validation``."""
 
     UTF8_VALIDATION_UNKNOWN = 0
@@ -95,7 +104,7 @@ class Utf8Validation(enum.IntEnum):
     NONE = 3
 
 
-class MessageEncoding(enum.IntEnum):
+class MessageEncoding(_OpenEnum):
     """``FeatureSet.MessageEncoding``: ``DELIMITED`` is the group encoding."""
 
     MESSAGE_ENCODING_UNKNOWN = 0
@@ -103,7 +112,7 @@ class MessageEncoding(enum.IntEnum):
     DELIMITED = 2
 
 
-class JsonFormat(enum.IntEnum):
+class JsonFormat(_OpenEnum):
     """``FeatureSet.JsonFormat``."""
 
     JSON_FORMAT_UNKNOWN = 0
@@ -146,7 +155,7 @@ class UninterpretedOption:
     aggregate_value: str | None = _f(8, "string", optional=True)
 
 
-class OptimizeMode(enum.IntEnum):
+class OptimizeMode(_OpenEnum):
     """``FileOptions.OptimizeMode``."""
 
     SPEED = 1
@@ -194,7 +203,7 @@ class MessageOptions:
     uninterpreted_option: tuple[UninterpretedOption, ...] = _f(999, UninterpretedOption, repeated=True)
 
 
-class CType(enum.IntEnum):
+class CType(_OpenEnum):
     """``FieldOptions.CType``."""
 
     STRING = 0
@@ -202,7 +211,7 @@ class CType(enum.IntEnum):
     STRING_PIECE = 2
 
 
-class JSType(enum.IntEnum):
+class JSType(_OpenEnum):
     """``FieldOptions.JSType``."""
 
     JS_NORMAL = 0
@@ -210,7 +219,7 @@ class JSType(enum.IntEnum):
     JS_NUMBER = 2
 
 
-class OptionRetention(enum.IntEnum):
+class OptionRetention(_OpenEnum):
     """``FieldOptions.OptionRetention``."""
 
     RETENTION_UNKNOWN = 0
@@ -273,7 +282,7 @@ class ServiceOptions:
     uninterpreted_option: tuple[UninterpretedOption, ...] = _f(999, UninterpretedOption, repeated=True)
 
 
-class IdempotencyLevel(enum.IntEnum):
+class IdempotencyLevel(_OpenEnum):
     """``MethodOptions.IdempotencyLevel``."""
 
     IDEMPOTENCY_UNKNOWN = 0
@@ -301,7 +310,7 @@ class ExtensionRangeOptions:
 
 # -------------------------------------------------------------- descriptors
 
-class Type(enum.IntEnum):
+class Type(_OpenEnum):
     """``FieldDescriptorProto.Type``: the protobuf type of a field."""
 
     TYPE_DOUBLE = 1
@@ -324,7 +333,7 @@ class Type(enum.IntEnum):
     TYPE_SINT64 = 18
 
 
-class Label(enum.IntEnum):
+class Label(_OpenEnum):
     """``FieldDescriptorProto.Label``."""
 
     LABEL_OPTIONAL = 1
@@ -465,7 +474,7 @@ class SourceCodeInfo:
     location: tuple[Location, ...] = _f(1, Location, repeated=True)
 
 
-class Semantic(enum.IntEnum):
+class Semantic(_OpenEnum):
     """``GeneratedCodeInfo.Annotation.Semantic``."""
 
     NONE = 0

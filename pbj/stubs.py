@@ -126,7 +126,8 @@ def _describe(ns: Namespace, f: FieldInfo) -> str:
         return t if isinstance(t, str) else _full_name(ns, t)
     if f.is_map:
         return f"map<{f.map_key}, {name(f.map_value)}>"
-    label = "repeated " if f.repeated else "optional " if f.optional and f.type.__class__ is str else ""
+    label = "repeated " if f.repeated else "required " if f.required else \
+        "optional " if f.optional and f.type.__class__ is str else ""
     return f"{label}{name(f.type)}"
 
 

@@ -311,3 +311,14 @@ def test_classes_without_declared_defaults_pay_nothing():
 def test_bad_declared_defaults_are_schema_errors(spec, match):
     with pytest.raises(SchemaError, match=match):
         pbj.message(type("Bad", (), {"__annotations__": {"a": "int"}, "a": spec()}))
+
+
+def test_a_float_default_reads_its_float32_value_as_the_loaded_class_does(loaded):
+    @pbj.message(full_name="pbjdefaults.Defaults", syntax="proto2")
+    class Written:  # default=1.1 as the .proto writes it, not pre-rounded
+        fl: float = pbj.field(11, "float", optional=True, default=1.1)
+
+    google = google_class("pbjdefaults.Defaults")(req=1)
+    assert Written().fl == loaded["pbjdefaults.Defaults"](req=1).fl == google.fl == 1.100000023841858
+    assert pbj.fields(Written)[0].default == 1.100000023841858
+    assert not pbj.has(Written(), "fl") and _both_writers(Written()) == b""

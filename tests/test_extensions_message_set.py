@@ -113,8 +113,29 @@ def test_building_a_message_set():
     assert pbj.decode(Set, g.SerializeToString()) == s
     assert pbj.to_dict(s) == {"[pbjext.ItemA.ext]": {"x": 1}, "[pbjext.ItemB.ext]": {"y": "hi"}}
     assert pbj.from_dict(Set, pbj.to_dict(s)) == s
-    assert pbj.to_text(s) == '[pbjext.ItemA.ext] {\n  x: 1\n}\n[pbjext.ItemB.ext] {\n  y: "hi"\n}\n'
+    # protoc and Google's Python print a canonical message-set extension under its type's name
+    assert pbj.to_text(s) == '[pbjext.ItemA] {\n  x: 1\n}\n[pbjext.ItemB] {\n  y: "hi"\n}\n'
     assert pbj.from_text(Set, pbj.to_text(s)) == s
+
+
+@pytest.mark.parametrize("source", ["hand", "loaded"])
+def test_text_format_names_message_set_extensions_as_protoc(source):
+    from google.protobuf import text_format
+
+    ns = loaded()
+    cls = ns["pbjext.Set"] if source == "loaded" else Set
+    data = item(tid(1000), msg(A1)) + item(tid(2000), msg(B1))
+    google = google_class("pbjext.Set").FromString(data)
+    ours = pbj.decode(cls, data)
+    printed = text_format.MessageToString(google)
+    assert pbj.to_text(ours) == printed == '[pbjext.ItemA] {\n  x: 1\n}\n[pbjext.ItemB] {\n  y: "hi"\n}\n'
+    assert pbj.to_text(ours, one_line=True) == text_format.MessageToString(google, as_one_line=True)
+    for text in (printed, '[pbjext.ItemA.ext] { x: 1 } [pbjext.ItemB] { y: "hi" }'):  # both names are read
+        assert pbj.from_text(cls, text) == ours
+        assert both_writers(pbj.from_text(cls, text)) == data
+        assert text_format.Parse(text, google_class("pbjext.Set")()) == google
+    with pytest.raises(pbj.TextError, match="set twice"):
+        pbj.from_text(cls, "[pbjext.ItemA] { x: 1 } [pbjext.ItemA.ext] { x: 2 }")
 
 
 def test_message_set_extensions_must_be_singular_messages():

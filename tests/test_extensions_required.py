@@ -91,3 +91,28 @@ def test_a_missing_required_field_in_an_extension_is_refused_both_ways(source):
     fixed = outer(h=pbj.with_extensions(host(x=1), {s["pbjextreq.one"]: need(a=0, b=3),
                                                     s["pbjextreq.many"]: [need(a=1), need(a=2)]}))
     assert pbj.decode(outer, pbj.encode(fixed)) == fixed
+
+
+@pytest.mark.parametrize("source", ["hand", "loaded"])
+def test_text_and_json_errors_inside_an_extension_name_it_in_the_path(source):
+    from google.protobuf import text_format
+
+    s = schema(source)
+    outer = s["pbjextreq.Outer"]
+    text = "h { x: 1 [pbjextreq.one] { b: 3 } }"
+    parsed = text_format.Parse(text, google_class("pbjextreq.Outer")())  # Google reads it partially
+    assert not parsed.IsInitialized() and parsed.FindInitializationErrors() == ["h.one.a"]
+    with pytest.raises(pbj.TextError) as terr:
+        pbj.from_text(outer, text)
+    assert terr.value.path == ["h", "[pbjextreq.one]"]
+    with pytest.raises(pbj.TextError) as terr:
+        pbj.from_text(outer, "h { [pbjextreq.many] { a: 1 } [pbjextreq.many] { b: 2 } }")
+    assert terr.value.path == ["h", "[pbjextreq.many]", 1]
+    with pytest.raises(pbj.TextError) as terr:
+        pbj.from_text(outer, 'h { [pbjextreq.one] { a: "x" } }')
+    assert terr.value.path == ["h", "[pbjextreq.one]", "a"]
+    with pytest.raises(pbj.JSONError, match=r"\$\.h\.\[pbjextreq\.one\]\.a"):
+        pbj.from_json(outer, '{"h": {"[pbjextreq.one]": {"b": 3}}}')
+    ok = pbj.from_text(outer, "h { [pbjextreq.one] { a: 1 } }")
+    assert pbj.encode(ok) == pbj.encode(ok, reverse=True) == google_class("pbjextreq.Outer").FromString(
+        pbj.encode(ok)).SerializeToString()

@@ -161,3 +161,20 @@ def test_a_root_message_named_namespace(tmp_path):
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m.startswith("rootdemo")]:
             del sys.modules[name]
+
+
+def test_a_required_field_is_described_as_required(tmp_path):
+    from tests.oracle import protoc
+
+    (tmp_path / "req.proto").write_text('syntax = "proto2";\npackage pbjstubreq;\n'
+                                        "message R { required int32 need = 1; optional int32 may = 2; "
+                                        "optional string s = 3; }\n")
+    (tmp_path / "reqed.proto").write_text('edition = "2023";\npackage pbjstubreqed;\n'
+                                          "message R { int32 need = 1 [features.field_presence = LEGACY_REQUIRED]; }\n")
+    ns = pbj.load_descriptor_set(protoc(["req.proto", "reqed.proto"], [tmp_path]))
+    write_stubs(ns, tmp_path / "out", "reqstubs")
+    text = next((tmp_path / "out").rglob("pbjstubreq/__init__.pyi")).read_text()
+    assert '"""field 1: required int32"""' in text and '"""field 2: optional int32"""' in text
+    assert '"""field 3: optional string"""' in text
+    edtext = next((tmp_path / "out").rglob("pbjstubreqed/__init__.pyi")).read_text()
+    assert '"""field 1: required int32"""' in edtext

@@ -120,6 +120,23 @@ def test_the_constructor_takes_escaped_bytes_but_no_other_lone_surrogate(kind, l
 
 
 @pytest.mark.parametrize("kind", ["declared", "loaded"])
+@pytest.mark.parametrize("field", ["s", "r", "m", "w"])
+def test_the_constructor_refuses_escaped_bytes_that_spell_valid_utf8(kind, loaded, field):
+    cls = _u(kind, loaded)
+    spelled = "\udcc3\udca9"  # the bytes c3 a9: "é", which decoding gives back as "é"
+    value = {"s": spelled, "r": ("x", spelled), "m": {"k": spelled}, "w": pbj.OneOf("w", spelled)}[field]
+    with pytest.raises(ValueError, match="spell valid UTF-8") as err:
+        cls(**{"o" if field == "w" else field: value})
+    assert "U." in str(err.value)  # names class and field
+    # escapes of invalid UTF-8 next to valid text round-trip, as Google keeps the bytes
+    ok = cls(s="é\udcc3(")
+    data = pbj.encode(ok)
+    assert data == pbj.encode(ok, reverse=True) == b"\x0a\x04\xc3\xa9\xc3("
+    assert google_class("pbjutf8.U").FromString(data).SerializeToString() == data
+    assert pbj.decode(cls, data) == ok
+
+
+@pytest.mark.parametrize("kind", ["declared", "loaded"])
 def test_editions_utf8_validation_none_and_verify(kind, loaded):
     cls = V if kind == "declared" else loaded["pbjutf8.ed.V"]
     data = b"\x0a\x02\xc3\x28"

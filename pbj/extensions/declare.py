@@ -37,9 +37,9 @@ from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
 from pbj.schema import info, is_message, message
+from pbj.schema.declare import declared_default
 from pbj.schema.records import FieldInfo
 from pbj.schema.specs import MISSING
-from pbj.schema.values import BadValue, coerce_value
 
 __all__ = ["Extension", "extension", "register"]
 
@@ -150,13 +150,20 @@ def register(ext: Extension[Any]) -> None:
     """Register ``ext`` with its extended class, so the parser reads it.
 
     Raises:
-        SchemaError: another extension (of another full name) has its number.
+        SchemaError: another extension (of another full name) has its number, or
+            another extension (of another number) has its full name: ProtoJSON
+            and the text format name an extension by its full name, and
+            Google's descriptor pool refuses a duplicate symbol.
     """
     registry = info(ext.extendee).extensions
     other = registry.get(ext.number)
     if other is not None and other.full_name != ext.full_name:
         raise SchemaError(f"extension {ext.full_name} = {ext.number}: the number is taken by the extension "
                           f"{other.full_name}", cls_name=info(ext.extendee).full_name)
+    for other in registry.values():
+        if other.full_name == ext.full_name and other.number != ext.number:
+            raise SchemaError(f"extension {ext.full_name} = {ext.number}: the name is taken by the extension "
+                              f"{other.full_name} = {other.number}", cls_name=info(ext.extendee).full_name)
     registry[ext.number] = ext
     if required.reaches_required(ext.holder):  # its extendee can now miss a required field
         required.forget_answers()
@@ -180,11 +187,15 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             text format name it ``[name]``. Default: the extendee's full name,
             ``"."`` and ``ext_<number>``.
         repeated: a repeated extension (the value is a tuple).
-        packed: write a repeated scalar packed; default ``False``, as proto2
-            ("Packed Repeated Fields").
+        packed: write a repeated scalar packed; default as the declaring
+            file's syntax says ("Packed Repeated Fields"): ``False`` in proto2,
+            ``True`` in proto3 and editions (``repeated_field_encoding = PACKED``;
+            a loaded extension follows its resolved features).
         group: write a message with the group encoding (proto2 ``group``).
         default: the declared default, the value :func:`pbj.get_extension`
-            reads while the extension is absent (singular extensions only).
+            reads while the extension is absent: a singular scalar or enum
+            extension only, checked as ``pbj.field(default=...)`` (a float's
+            is rounded to float32).
         syntax: the syntax of the declaring file (``"proto2"``, ``"proto3"``
             or ``"editions"``): the holder class's syntax.
 
@@ -196,12 +207,17 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
             ``number`` is outside them; the number is taken by another
             extension; the type is not a scalar name, enum or message class; a
             message-set extension is not a singular message; ``packed`` or
-            ``group`` does not fit the type.
+            ``group`` does not fit the type; ``syntax`` is not one of
+            ``"proto2"``, ``"proto3"``, ``"editions"``; another extension of ``extendee``
+            has the full name.
     """
     if not (_is_class(extendee) and is_message(extendee)):
         raise SchemaError(f"an extension extends a @pbj.message class, not {extendee!r}")
     mi = info(extendee)
     full_name = name or f"{mi.full_name}.ext_{number}"
+    if syntax not in _SYNTAXES:
+        raise SchemaError(f"extension {full_name}: syntax {syntax!r} is not one of {', '.join(_SYNTAXES)}",
+                          cls_name=mi.full_name)
     if not mi.extension_ranges:
         raise SchemaError(f"extension {full_name}: {mi.full_name} declares no extension ranges "
                           "(@pbj.message(extensions=range(...)))", cls_name=mi.full_name)
@@ -222,6 +238,8 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     packable = not is_msg and type not in ("string", "bytes")
     if packed and not (repeated and packable):
         raise SchemaError(f"extension {full_name}: packed applies to repeated scalars only", cls_name=mi.full_name)
+    if packed is None:  # proto3 and editions (repeated_field_encoding = PACKED) pack, proto2 does not
+        packed = repeated and packable and syntax != "proto2"
     if mi.message_set and (repeated or not is_msg or group):
         raise SchemaError(f"extension {full_name} of the message set {mi.full_name} must be a singular "
                           "message (not a group)", cls_name=mi.full_name)
@@ -231,12 +249,12 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
                      message_set=mi.message_set, syntax=syntax)
     if default is MISSING:
         default = () if repeated else None
-    elif default is not None:
+    elif default is not None:  # checked as pbj.field(default=...) is, on the holder's field
         try:
-            default = coerce_value(type, default)
-        except BadValue as bad:
-            raise SchemaError(f"extension {full_name}: default {default!r}: {bad.reason}",
-                              cls_name=mi.full_name) from None
+            default = declared_default(full_name, info(holder).fields[0], default, is_msg)
+        except SchemaError as err:
+            reason = str(err).removeprefix(f"{full_name}.{info(holder).fields[0].name}: ")
+            raise SchemaError(f"extension {full_name}: {reason}", cls_name=mi.full_name) from None
     ext: Extension[Any] = Extension(
         full_name=full_name, extendee=extendee, number=number, type=type, repeated=repeated,
         packed=bool(packed), group=group, message_set=mi.message_set, default=default,
@@ -244,6 +262,9 @@ def extension(extendee: type, number: int, type: Any, *, name: str | None = None
     holder.__pbj_extension__ = ext  # type: ignore[attr-defined]
     register(ext)
     return ext
+
+
+_SYNTAXES = ("proto2", "proto3", "editions")
 
 
 def _is_class(t: Any) -> bool:

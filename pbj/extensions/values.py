@@ -33,9 +33,35 @@ M = TypeVar("M")
 
 
 def _holders(obj: Any) -> tuple:
+    return _promoted(obj)[0]
+
+
+def _promoted(obj: Any) -> tuple[tuple, bytes]:
+    """``obj``'s extension holders and unknown fields, with the unknown occurrences of every
+    extension registered since ``obj`` was decoded read as that extension (upb's "promote").
+
+    The bytes ``obj`` encodes to are the meaning: the holders come from decoding them again
+    (last value wins, repeats concatenate, messages merge, as the parser does), so reading and
+    setting an extension registered late see the value the wire holds, and setting it replaces
+    those occurrences rather than writing both.
+
+    Raises:
+        TypeError: ``obj`` is not a pbj message.
+        DecodeError: an unknown occurrence of a registered extension is malformed.
+    """
     if not is_message(obj) or isinstance(obj, type):
         raise TypeError(f"{obj!r} is not a pbj message")
-    return getattr(obj, "_pbj_extensions", ())
+    holders = getattr(obj, "_pbj_extensions", ())
+    unknown = obj._pbj_unknown
+    cls = type(obj)
+    if not unknown or not info(cls).extensions:
+        return holders, unknown
+    from pbj.api import decode, encode
+
+    if not decode(cls, unknown, allow_partial=True)._pbj_extensions:
+        return holders, unknown  # nothing registered among the unknown fields
+    whole = decode(cls, encode(obj, allow_partial=True), allow_partial=True)
+    return whole._pbj_extensions, whole._pbj_unknown
 
 
 def _check_extendee(obj: Any, ext: Any) -> None:
@@ -59,12 +85,17 @@ def get_extension(obj: Any, ext: Extension[T], /) -> T:
         obj: a message of the class ``ext`` extends.
         ext: the :class:`~pbj.extensions.Extension`.
 
+    An extension registered after ``obj`` was decoded is read from ``obj``'s
+    unknown fields (as upb promotes them), so the value is what ``obj``'s bytes
+    hold. A message with unknown fields pays a parse of them on each call.
+
     Returns:
         The value; when absent, ``ext.default``: the declared default, else
         ``None`` (``()`` for a repeated extension).
 
     Raises:
         TypeError: ``obj`` is not a message of ``ext.extendee``, or ``ext`` is not an extension.
+        DecodeError: the unknown occurrences of a registered extension are malformed.
     """
     _check_extendee(obj, ext)
     h = _find(obj, ext)
@@ -150,7 +181,12 @@ def with_extensions(obj: M, values: Mapping[Extension[Any], Any], /) -> M:
     """A copy of ``obj`` with the extensions of ``values`` set (``None`` or ``()`` clears one).
 
     The message is immutable: this is the ``pbj.replace`` of extensions.
-    Fields, unknown fields and the other extensions are kept.
+    Fields, unknown fields and the other extensions are kept, except that the
+    unknown occurrences of an extension registered after ``obj`` was decoded
+    are read as that extension first (see :func:`get_extension`), so setting
+    it replaces them. Google's runtimes keep them unknown and write both (the
+    stale copy last, so a reader gets the old value back); pbj does not lose
+    the value just set.
 
     Args:
         obj: a message of a class with extension ranges.
@@ -168,6 +204,12 @@ def with_extensions(obj: M, values: Mapping[Extension[Any], Any], /) -> M:
     cls = type(obj)
     if not is_message(cls) or not info(cls).extension_ranges:
         raise TypeError(f"{cls.__qualname__} has no extension ranges")
-    stored = stored_extensions(cls, values, _holders(obj))
-    import attrs
-    return attrs.evolve(obj, _pbj_extensions=stored)  # type: ignore[misc]
+    holders, unknown = _promoted(obj)
+    stored = stored_extensions(cls, values, holders)
+    from pbj.schema.resolve import replace
+
+    # pbj.replace copies the stored state: a field left unset (one with a declared default
+    # included) stays unset, as in Google's runtimes, where setting an extension touches nothing else
+    if unknown is obj._pbj_unknown:  # type: ignore[attr-defined]
+        return replace(obj, _pbj_extensions=stored)
+    return replace(obj, _pbj_extensions=stored, _pbj_unknown=unknown)

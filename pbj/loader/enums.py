@@ -52,7 +52,8 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
         renamed = {py: schema for (py, _), (schema, _) in zip(pairs, schema_pairs, strict=True) if py != schema}
         if renamed:  # ProtoJSON and the text format write and read the schema's names
             cls.__pbj_proto_names__ = renamed  # type: ignore[attr-defined]
-        if full in index.closed_enums:  # the parser keeps non-member numbers as unknown fields
-            cls.__pbj_closed__ = True  # type: ignore[attr-defined]
+        # the parser keeps a closed enum's non-member numbers as unknown fields; an open one is
+        # marked too, so a proto2 message using it keeps it open (see pbj.schema.field_rules)
+        cls.__pbj_closed__ = full in index.closed_enums  # type: ignore[attr-defined]
         enums[full] = cls
     return enums

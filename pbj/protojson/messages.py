@@ -168,12 +168,16 @@ def _extensions_writer(conv: cattrs.Converter, opts: Options):
             ext = h.__pbj_extension__
             w = writers.get(ext)
             if w is None:
-                w = writers[ext] = value_writer(ext.type, conv, opts) or _same
+                # a proto2 string extension may hold bytes that are not UTF-8, as a field may
+                w = value_writer(ext.type, conv, opts) if ext.message_set else _value_writer(ext.field, conv, opts)
+                w = writers[ext] = w or _same
             v = ext.value_of(h)
             key = ext.json_name
             try:
                 out[key] = [w(x) for x in v] if ext.repeated else w(v)
             except EncodeError as exc:
+                if ext.repeated:
+                    exc.path.insert(0, _failing_index(v, w))
                 exc.path.insert(0, key)
                 raise
     return write_extensions

@@ -172,7 +172,7 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
         extra.append("_pbj_extensions=()")
         fix = g.add(functools.partial(_extension_values, mi.cls), "fix_ext")
         stores.append(f"{g.add(slots.__dict__['_pbj_extensions'].__set__, 'set_ext')}(_pbj_self, "
-                      f"_pbj_extensions if _pbj_extensions.__class__ is _pbj_tuple else {fix}(_pbj_extensions))")
+                      f"_pbj_extensions if _pbj_extensions == () else {fix}(_pbj_extensions))")
     head = ", ".join(["_pbj_self", "*", *params, *extra])
     lines = [f"def __init__({head}):", *(f"    {line}" for line in body + stores)]
     return "\n".join(lines) + "\n", g.values
@@ -199,7 +199,7 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
         unknown = kwargs.pop("_pbj_unknown", b"")
         if set_ext is not None:
             ext = kwargs.pop("_pbj_extensions", ())
-            set_ext(self, ext if ext.__class__ is tuple else _extension_values(mi.cls, ext))
+            set_ext(self, ext if ext == () else _extension_values(mi.cls, ext))
         for key in kwargs:
             if key not in known:
                 raise TypeError(f"{cls_name}.__init__() got an unexpected keyword argument {key!r}")
@@ -212,8 +212,23 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
 
 
 def _extension_values(cls: type, values: Any) -> tuple:
-    """The stored form of the extension values given to a constructor (a mapping: checked)."""
+    """The stored form of the extension values given to a constructor: a mapping extension ->
+    value (checked), or the stored tuple of holders ``pbj.replace`` passes (checked to be one).
+
+    Raises:
+        TypeError: a tuple that is not the holders of extensions of ``cls`` in number order,
+            or what :func:`pbj.extensions.values.stored_extensions` refuses.
+    """
     from pbj.extensions.values import stored_extensions
+    if values.__class__ is tuple:
+        last = 0
+        for h in values:
+            ext = getattr(type(h), "__pbj_extension__", None)
+            if ext is None or ext.extendee is not cls or type(h) is not ext.holder or ext.number <= last:
+                raise TypeError(f"{cls.__qualname__}._pbj_extensions: give a mapping of pbj.Extension to value "
+                                f"(or use pbj.with_extensions), not {values!r}")
+            last = ext.number
+        return values
     return stored_extensions(cls, values)
 
 

@@ -13,6 +13,7 @@ import enum
 import inspect
 import itertools
 import keyword
+import struct
 import sys
 import types
 import typing
@@ -39,17 +40,17 @@ _ONEOF_OPTIONS = frozenset({"json_name", "name", "group", "default", "features",
 
 
 @overload
-def message(cls: C, /, *, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+def message(cls: C, /, *, full_name: str | None = None, syntax: str | None = None, message_set: bool = False,
             map_entry: bool = False, edition: str | None = None, features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> C: ...
 @overload
-def message(*, full_name: str | None = None, syntax: str = "proto3", message_set: bool = False,
+def message(*, full_name: str | None = None, syntax: str | None = None, message_set: bool = False,
             map_entry: bool = False, edition: str | None = None,
             features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> Callable[[C], C]: ...
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True, eq_default=True,
                             field_specifiers=())
-def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "proto3",
+def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str | None = None,
             message_set: bool = False, map_entry: bool = False, edition: str | None = None,
             features: dict[str, Any] | None = None,
             extensions: Iterable[range | int] | None = None) -> Any:
@@ -69,7 +70,7 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
     Args:
         cls: the class (when used as ``@pbj.message``).
         full_name: the protobuf full name (the loader sets it).
-        syntax: ``"proto3"`` (default) or ``"proto2"`` (whose ``string``
+        syntax: ``"proto3"`` (the default without ``edition``) or ``"proto2"`` (whose ``string``
             fields are not UTF-8-validated: any bytes round-trip, see
             :mod:`pbj.codec.plan` ``utf8``).
         edition: ``"2023"`` or ``"2024"``: the class follows that edition's
@@ -97,7 +98,9 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str = "
             name, enum or message class; an annotation does not fit the type;
             a oneof member is repeated or a map; an unknown edition, feature
             or feature value, features without an edition, or a keyword that
-            contradicts a field's features; a declared default that does not
+            contradicts a field's features (or a field's own feature that does
+            not apply to it, as protoc refuses); ``syntax`` other than
+            ``"proto2"``/``"proto3"``, or given with ``edition``; a declared default that does not
             fit its field; an extension range is empty, outside 1..2**29-1,
             or holds the number of a field.
     """
@@ -298,7 +301,7 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     rules.apply(fi, spec.features, cls_name, optional_given=spec.optional, packed_given=spec.packed,
                 group_given=spec.group, is_msg=is_msg, packable=packable, utf8=spec.utf8)
     if spec.default is not MISSING and spec.default is not None:
-        fi.default = _declared_default(cls_name, fi, spec.default, is_msg)
+        fi.default = declared_default(cls_name, fi, spec.default, is_msg)
     if spec.repeated:
         return fi, ()
     if fi.optional:
@@ -306,7 +309,7 @@ def _field_info(cls: type, attr_name: str, spec: FieldSpec, seen: dict[int, str]
     return fi, (SCALARS[t].zero if scalar else enum_default(t))
 
 
-def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
+def declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) -> Any:
     """The stored form of a declared default ("Language Guide (proto2)", "Default Values").
 
     Raises:
@@ -323,10 +326,13 @@ def _declared_default(cls_name: str, fi: FieldInfo, default: Any, is_msg: bool) 
                           "a field with implicit presence always reads its zero value", cls_name=cls_name,
                           field_name=fi.name)
     try:
-        return coerce_field(fi, default)
+        value = coerce_field(fi, default)
     except BadValue as bad:
         raise SchemaError(f"default {default!r} does not fit the field: {bad.reason}", cls_name=cls_name,
                           field_name=fi.name) from None
+    if fi.type == "float":  # a float field holds float32: read the value the wire would give back, as protoc's
+        value = struct.unpack("<f", struct.pack("<f", value))[0]
+    return value
 
 
 def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, message_set: bool,
@@ -360,10 +366,16 @@ def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, messa
     return tuple(out)
 
 
-def _build_message(cls: type, *, full_name: str | None, syntax: str, message_set: bool,
+def _build_message(cls: type, *, full_name: str | None, syntax: str | None, message_set: bool,
                    map_entry: bool, edition: Any = None, features: Any = None,
                    extensions: Iterable[range | int] | None = None) -> type:
     cls_name = cls.__qualname__
+    if syntax is not None and syntax not in ("proto2", "proto3", "editions"):
+        raise SchemaError(f"syntax {syntax!r} is not \"proto2\" or \"proto3\"", cls_name=cls_name)
+    if edition is not None and syntax not in (None, "editions"):
+        raise SchemaError(f"syntax={syntax!r} and edition={edition!r}: a file has a syntax or an edition, "
+                          "not both (as protoc says)", cls_name=cls_name)
+    syntax = syntax or "proto3"
     rules = FieldRules(cls_name, syntax, edition, features)
     if edition is not None:
         syntax = "editions"

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from pbj.schema.constructor import bootstrap_init
-from pbj.schema.presence import install_defaults
+from pbj.schema.presence import install_defaults, show_extensions
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
@@ -56,7 +56,7 @@ def _depth_limited(attrs_repr: Any) -> Any:
             return f"{type(self).__name__}(...)"
         _repr_level.n = level + 1
         try:
-            return attrs_repr(self)
+            return show_extensions(self, attrs_repr(self))
         finally:
             _repr_level.n = level
 

@@ -22,7 +22,8 @@ that is not set gives its default, which proto2 (and editions, for
 Equality, hashing, ``repr`` and pickling of a class with declared defaults
 use the stored state, as Google's runtimes compare presence
 (``M() != M(a=5)`` even when 5 is ``a``'s default); ``repr`` shows an unset
-field as ``None``, so ``eval(repr(m)) == m``. :func:`pbj.replace` keeps
+field as ``None``, so ``eval(repr(m)) == m`` (without extensions: they show as
+``[pkg.ext]=value``). :func:`pbj.replace` keeps
 presence (an unset field stays unset); ``attrs.evolve`` reads the values and
 so sets every defaulted field it copies.
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DeclaredDefault", "install_defaults", "stored", "has", "stored_values"]
+__all__ = ["DeclaredDefault", "install_defaults", "stored", "has", "stored_values", "show_extensions"]
 
 
 class DeclaredDefault:
@@ -93,6 +94,17 @@ def _eq_names(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in cls.__attrs_attrs__ if a.eq)  # type: ignore[attr-defined]
 
 
+def show_extensions(obj: Any, text: str) -> str:
+    """``repr`` text ``Name(fields)`` of ``obj`` with its extensions added as ``[pkg.ext]=value``,
+    in number order (the text format's names; not Python, so such a repr does not ``eval``)."""
+    holders = getattr(obj, "_pbj_extensions", ())
+    if not holders:
+        return text
+    shown = ", ".join(f"{h.__pbj_extension__.json_name}={h.__pbj_extension__.value_of(h)!r}" for h in holders)
+    head = text[:-1]
+    return f"{head}{'' if head.endswith('(') else ', '}{shown})"
+
+
 def install_defaults(cls: type, defaults: dict[str, Any]) -> None:
     """Give ``cls`` a :class:`DeclaredDefault` per field of ``defaults`` (attribute name ->
     declared default), and ``__eq__``, ``__hash__``, ``__repr__`` and ``__getstate__``
@@ -119,8 +131,9 @@ def install_defaults(cls: type, defaults: dict[str, Any]) -> None:
         return hash((salt, *(g(self) for g in getters)))
 
     def __repr__(self: Any) -> str:
-        body = ", ".join(f"{n}={g(self)!r}" for n, g in zip(eq_names, getters, strict=True))
-        return f"{type(self).__qualname__.rsplit('>.', 1)[-1]}({body})"
+        body = ", ".join(f"{n}={g(self)!r}" for n, g in zip(eq_names, getters, strict=True)
+                         if n != "_pbj_extensions")
+        return show_extensions(self, f"{type(self).__qualname__.rsplit('>.', 1)[-1]}({body})")
 
     def __getstate__(self: Any) -> dict[str, Any]:
         return {n: g(self) for n, g in zip(state_names, state_getters, strict=True)}

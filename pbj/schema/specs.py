@@ -55,8 +55,10 @@ def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None
             messages): its name as a string (looked up in the class's module)
             or a zero-argument callable returning it.
         repeated: a repeated field; the value is a tuple (lists are converted).
-        packed: write a repeated scalar packed (default: ``True``, as proto3
-            does, "Packed Repeated Fields"); ``False`` writes one tag per element.
+        packed: write a repeated scalar packed (default: ``True`` as proto3
+            does, ``False`` in a ``syntax="proto2"`` class as proto2 does, the
+            class's ``repeated_field_encoding`` under an edition; "Packed
+            Repeated Fields"); ``False`` writes one tag per element.
         optional: explicit presence: the value is ``None`` when absent and a set
             zero is written ("Field Presence"). Message fields always have it.
         json_name: the ProtoJSON name; default lowerCamelCase of ``name``.
@@ -67,7 +69,8 @@ def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None
             Values"): the attribute reads it while the field is unset
             (``pbj.has`` tells presence). Needs explicit presence
             (``optional=True`` or ``required=True``, or editions
-            ``EXPLICIT``); a singular scalar or enum field only.
+            ``EXPLICIT``); a singular scalar or enum field only. A ``float``
+            field's is rounded to float32, as the field holds it.
         group: proto2 group encoding for a message field.
         required: proto2 ``required``.
         features: editions feature settings of this field (feature name ->

@@ -91,6 +91,23 @@ def _type_error(what: str, needs: str, value: Any) -> NoReturn:
     raise BadValue(TypeError, f"{what} field needs {needs}, got {_show(value)}")
 
 
+def _check_escaped(value: str) -> None:
+    """Check that the lone surrogates of a string that is not UTF-8-validated stand for bytes of
+    invalid UTF-8 only, as decoding gives them: escapes spelling valid UTF-8 (``"\\udcc3\\udca9"``,
+    the bytes of ``"é"``) would decode back as other text, so the value would not round-trip.
+
+    Raises:
+        BadValue: another lone surrogate, or escapes that spell valid UTF-8.
+    """
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        raise BadValue(ValueError, f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
+    if raw.decode("utf-8", "surrogateescape") != value:
+        raise BadValue(ValueError, f"string holds escaped bytes (U+DC80..U+DCFF) that spell valid UTF-8, "
+                       f"which decode as other text: write the text itself ({_show(value)})")
+
+
 def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
     """The stored form of ``value`` for a field of scalar type ``kind``.
 
@@ -136,9 +153,12 @@ def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
             value = str.__str__(value)
         if not value.isascii():
             try:
-                value.encode() if utf8 else value.encode("utf-8", "surrogateescape")
+                value.encode()
             except UnicodeEncodeError as e:
-                raise BadValue(ValueError, f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
+                if utf8:
+                    raise BadValue(ValueError,
+                                   f"string cannot be encoded as UTF-8: {e.reason} ({_show(value)})") from None
+                _check_escaped(value)
         return value
     # bytes
     if value.__class__ is bytes:

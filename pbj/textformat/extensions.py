@@ -7,7 +7,8 @@ registered with it (:mod:`pbj.extensions`: declared with
 :func:`pbj.extension`, or by a loaded schema, ``Namespace.extension``), so
 printing and parsing need nothing more than the message class. Printed
 extensions come in field-number order among the fields, as C++ prints them;
-a message-set extension is printed as its message.
+a message-set extension is printed as its message (the canonical one, declared in
+its type's scope, named by the type: ``[pkg.Item] { ... }``, as protoc prints it).
 
 :func:`extension_plan` gives the :class:`~pbj.textformat.plan.FieldPlan` an
 extension is printed and parsed with: the plan of its holder's ``value``
@@ -40,17 +41,37 @@ def extension_plan(ext: Extension[Any]) -> FieldPlan:
         if ext.message_set:
             f = info(info(ext.holder).fields[0].type).fields[1]  # the item's ``message = 3``
         plan = FieldPlan(f, ext.full_name.rpartition(".")[0])
-        plan.name = ext.json_name
+        plan.name = f"[{printed_name(ext)}]"
+        plan.path = ext.json_name  # errors name ``$.[pkg.ext]...``, as ProtoJSON's do
         _plans[ext] = plan
     return plan
 
 
+def printed_name(ext: Extension[Any]) -> str:
+    """The name the text format prints ``ext`` under: its full name, except for the canonical
+    message-set extension (declared in the scope of its own message type, ``message Item {
+    extend Set { optional Item ext = 1000; } }``), printed as its type's full name
+    (``[pkg.Item]``), as protoc and Google's Python print it."""
+    if ext.message_set:
+        type_name = info(ext.type).full_name
+        if ext.full_name.rpartition(".")[0] == type_name:
+            return type_name  # type: ignore[no-any-return]
+    return ext.full_name
+
+
 def find_extension(cls: type, full_name: str) -> Extension[Any] | None:
-    """The extension of ``cls`` named ``full_name`` (registered with the class), or ``None``."""
+    """The extension of ``cls`` named ``full_name`` (registered with the class), or ``None``.
+
+    A message-set extension is also found by the full name of its message type, as
+    :func:`printed_name` prints the canonical one (and Google's parsers accept).
+    """
+    by_type = None
     for ext in info(cls).extensions.values():
         if ext.full_name == full_name:
             return ext  # type: ignore[no-any-return]
-    return None
+        if ext.message_set and by_type is None and info(ext.type).full_name == full_name:
+            by_type = ext
+    return by_type
 
 
 def check_namespace(extensions: Any) -> None:

@@ -219,7 +219,7 @@ class _Parser(TokenReader):
                         self.fail(f'expected "," or "]" in the list of "{name}", found {self.found()}')
             self.value(p, values)
         except TextError as exc:
-            exc.path.insert(0, p.member or p.info.name)
+            exc.path.insert(0, p.path)
             raise
 
     def value(self, p: FieldPlan, values: dict) -> None:

@@ -77,15 +77,18 @@ class FieldPlan:
         presence: ``"explicit"`` (``None`` when absent, or a oneof member),
             ``"implicit"`` (absent at its zero value) or ``"repeated"``.
         required: proto2 ``required``.
+        path: the name an error's field path gives it (the attribute, a oneof
+            member's name, an extension's ``[full_name]`` as ProtoJSON's path does).
     """
 
-    __slots__ = ("attr", "enum", "info", "key", "kind", "member", "message", "name", "number",
+    __slots__ = ("attr", "enum", "info", "key", "kind", "member", "message", "name", "number", "path",
                  "presence", "repeated", "required", "scalar", "value_kind")
 
     def __init__(self, f: FieldInfo, owner_full_name: str) -> None:
         self.info = f
         self.attr = f.oneof or f.name
         self.member = f.name if f.oneof else None
+        self.path = f.name
         self.number = f.number
         self.required = f.required
         self.repeated = f.repeated

@@ -273,7 +273,7 @@ class _Printer:
             else:
                 out.append(f"{prefix}{name}: {self.formatter(kind, p)(v)}{nl}")
         except EncodeError as exc:
-            exc.path.insert(0, p.member or p.attr)
+            exc.path.insert(0, p.path)
             raise
 
     def submessage(self, p: FieldPlan, name: str, v: Any, prefix: str, out: list[str]) -> None:
