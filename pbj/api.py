@@ -74,8 +74,9 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             buf = thread_buffer()
             pos = buf.writer_begin(empty=True)
             try:
-                if _native_reverse is not None and codec.native is not None:
-                    end = _native_reverse(codec.native, obj, buf, pos)
+                native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+                if native_reverse is not None and codec.native is not None:
+                    end = native_reverse(codec.native, obj, buf, pos)
                     if end is not None:
                         return buf.writer_view[end:].tobytes()  # type: ignore[no-any-return]
                     pos = len(buf.writer_view)  # the storage may have grown meanwhile
@@ -83,8 +84,9 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
-        if _native_encode is not None and codec.native is not None:
-            out = _native_encode(codec.native, obj)
+        native_encode = _native_encode  # read once: use_engine may change it meanwhile
+        if native_encode is not None and codec.native is not None:
+            out = native_encode(codec.native, obj)
             if out is not None:
                 return out  # type: ignore[no-any-return]
         parts: list[bytes] = []
@@ -157,8 +159,9 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     # measured under the claim: another thread's write cannot commit between the two reads
     before = len(buf.writer_view) - pos
     try:
-        if _native_reverse is not None and codec.native is not None:
-            end = _native_reverse(codec.native, obj, buf, pos)
+        native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+        if native_reverse is not None and codec.native is not None:
+            end = native_reverse(codec.native, obj, buf, pos)
             # None: the Python writer starts again where the write began (the storage may have grown)
             pos = end if end is not None else codec.write_reverse(obj, buf, len(buf.writer_view) - before)
         else:

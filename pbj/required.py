@@ -24,6 +24,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from pbj.depth import nesting_depth, too_deep
 from pbj.errors import DecodeError, EncodeError, format_path
 from pbj.schema import info, is_message, stored
 
@@ -220,9 +221,13 @@ def check_encode(obj: Any) -> None:
 
     Raises:
         EncodeError: naming every missing path (``path`` is the message itself, ``[]``)
-            and ``missing`` holds them all.
+            and ``missing`` holds them all; or the message is nested too deep for the check
+            to follow within Python's recursion limit (:func:`pbj.depth.too_deep`).
     """
-    paths = missing_required(obj)
+    try:
+        paths = missing_required(obj)
+    except RecursionError:
+        raise too_deep(obj, "the required-field check") from None
     if paths:
         err = EncodeError(missing_text(paths))
         err.missing = paths
@@ -238,9 +243,15 @@ def check_decode(obj: Any, error: type[DecodeError] = DecodeError) -> None:
 
     Raises:
         DecodeError: (or ``error``) naming every missing path; ``path`` is the
-            message itself and ``missing`` holds them all.
+            message itself and ``missing`` holds them all; or the decoded message is
+            nested too deep for the check to follow within Python's recursion limit.
     """
-    paths = missing_required(obj)
+    try:
+        paths = missing_required(obj)
+    except RecursionError:
+        raise error(f"the decoded message is nested {nesting_depth(obj)} levels deep, more than the "
+                    "required-field check can follow within Python's recursion limit "
+                    "(pass allow_partial=True to skip the check)") from None
     if paths:
         err = error(missing_text(paths))
         err.missing = paths

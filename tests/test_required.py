@@ -226,3 +226,23 @@ def test_the_answer_lives_on_the_class_and_is_not_inherited():
     del Once
     gc.collect()
     assert ref() is None  # nothing pbj.required keeps holds the class
+
+
+@pbj.message(full_name="deepreq.N", syntax="proto2")
+class _DeepN:
+    r: int | None = pbj.field(1, "int32", required=True)
+    n: _DeepN | None = pbj.field(2, "_DeepN")
+
+
+def test_a_message_too_deep_for_the_required_check_is_an_error_not_a_recursion_error():
+    m = _DeepN(r=1)
+    for _ in range(3000):
+        m = _DeepN(r=1, n=m)
+    for reverse in (False, True):
+        with pytest.raises(pbj.EncodeError, match="nested 3001 levels deep, more than the required-field check"):
+            pbj.encode(m, reverse=reverse)
+    shallow = _DeepN(r=1, n=_DeepN(r=1, n=_DeepN()))
+    data = pbj.encode(shallow, allow_partial=True)
+    with pytest.raises(pbj.DecodeError) as err:
+        pbj.decode(_DeepN, data)
+    assert err.value.missing == [["n", "n", "r"]]
