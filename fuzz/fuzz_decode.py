@@ -40,13 +40,18 @@ def _seeds() -> dict[str, list[bytes]]:
     return seeds
 
 
+def pick(data: bytes, targets, seeds) -> tuple:
+    """The target and the message of one fuzz input: first byte the target, second the mode (see the
+    module docstring); shared by the native engine's harness (``fuzz/fuzz_native.py``)."""
+    if len(data) < 2:
+        return targets[0], data
+    t = targets[data[0] % len(targets)]
+    return t, data[2:] if data[1] < 64 or len(data) < 4 else _mutated(data[2:], seeds[t.name])
+
+
 def one_input(data: bytes, targets, seeds) -> None:
     """Run one fuzz input (see the module docstring); a failing decode input is saved first."""
-    if len(data) < 2:
-        t, message = targets[0], data
-    else:
-        t = targets[data[0] % len(targets)]
-        message = data[2:] if data[1] < 64 or len(data) < 4 else _mutated(data[2:], seeds[t.name])
+    t, message = pick(data, targets, seeds)
     try:
         T.check_decode(t, message)
     except Exception:

@@ -22,7 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fuzz import targets as T
-from fuzz.fuzz_decode import _mutated, _seeds
+from fuzz.fuzz_decode import _seeds, pick
 
 _COUNT = [0]
 #: PBJ_FUZZ_STATS=N prints the counts of fuzz.native_checks.STATS every N inputs (libFuzzer ends the
@@ -34,11 +34,7 @@ def one_input(data: bytes, targets, seeds) -> None:
     """Run one fuzz input (see the module docstring); a failing input is saved first."""
     from fuzz.native_checks import check_same
 
-    if len(data) < 2:
-        t, message = targets[0], data
-    else:
-        t = targets[data[0] % len(targets)]
-        message = data[2:] if data[1] < 64 or len(data) < 4 else _mutated(data[2:], seeds[t.name])
+    t, message = pick(data, targets, seeds)
     _COUNT[0] += 1
     if _STATS_EVERY and _COUNT[0] % _STATS_EVERY == 0:
         from fuzz.native_checks import STATS
