@@ -4,7 +4,8 @@
 ships into a descriptor set (cached for the session), adds its files to
 Google's default descriptor pool and returns the set's bytes.
 ``google_class(full_name)`` then gives the Google message class of any
-message in those files.
+message in those files. ``protoc_sources(folder, sources)`` writes a test's
+own ``.proto`` texts into ``folder`` first.
 """
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ def protoc(files: list[Path | str], include: list[Path | str]) -> bytes:
         Files already in the pool (same name) are kept as they are.
     """
     return _compile(tuple(str(f) for f in files), tuple(str(i) for i in include))
+
+
+def protoc_sources(folder: Path, sources: dict[str, str]) -> tuple[list[Path], bytes]:
+    """Write ``sources`` (file name -> .proto text) into ``folder`` and compile them with :func:`protoc`.
+
+    Returns:
+        The written paths (for ``pbj.load_proto(paths, include=[folder])``) and the descriptor
+        set's bytes (for ``pbj.load_descriptor_set``); Google's classes are in its pool.
+    """
+    paths = []
+    for name, text in sources.items():
+        (folder / name).write_text(text)
+        paths.append(folder / name)
+    return paths, protoc(paths, [folder])
 
 
 def google_class(full_name: str):

@@ -12,7 +12,7 @@ import pytest
 
 import pbj
 from pbj.errors import SchemaError
-from tests.oracle import google_class, protoc
+from tests.oracle import google_class, protoc_sources
 
 EDITIONS = """
 edition = "2023";
@@ -71,9 +71,8 @@ class F:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     d = tmp_path_factory.mktemp("feat")
-    (d / "f.proto").write_text(EDITIONS)
-    protoc([d / "f.proto"], [d])
-    return pbj.load_proto([d / "f.proto"], include=[d])
+    paths, _ = protoc_sources(d, {"f.proto": EDITIONS})
+    return pbj.load_proto(paths, include=[d])
 
 
 _ATTRS = ("name", "number", "repeated", "packed", "optional", "required", "group", "utf8", "default", "oneof")

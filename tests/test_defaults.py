@@ -16,7 +16,7 @@ from google.protobuf import json_format
 
 import pbj
 from pbj.errors import EncodeError, SchemaError
-from tests.oracle import google_class, protoc
+from tests.oracle import google_class, protoc_sources
 
 PROTO2 = r"""
 syntax = "proto2";
@@ -119,10 +119,8 @@ class Defaults:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     d = tmp_path_factory.mktemp("defaults")
-    (d / "d.proto").write_text(PROTO2)
-    (d / "ed.proto").write_text(EDITIONS)
-    protoc([d / "d.proto", d / "ed.proto"], [d])
-    return pbj.load_proto([d / "d.proto", d / "ed.proto"], include=[d])
+    paths, _ = protoc_sources(d, {"d.proto": PROTO2, "ed.proto": EDITIONS})
+    return pbj.load_proto(paths, include=[d])
 
 
 KINDS = ["declared", "loaded"]

@@ -12,7 +12,7 @@ import pytest
 from google.protobuf import json_format, text_format
 
 import pbj
-from tests.oracle import google_class, protoc
+from tests.oracle import google_class, protoc_sources
 
 PROTO = """
 syntax = "proto3";
@@ -39,9 +39,7 @@ SCHEMA_NAMES = ["value", "_X", "name", "mro", "PLAIN", "_"]
 
 @pytest.fixture(scope="module")
 def holder(tmp_path_factory):
-    d = tmp_path_factory.mktemp("enumnames")
-    (d / "enumnames.proto").write_text(PROTO)
-    ns = pbj.load_descriptor_set(protoc([d / "enumnames.proto"], [d]))
+    ns = pbj.load_descriptor_set(protoc_sources(tmp_path_factory.mktemp("enumnames"), {"enumnames.proto": PROTO})[1])
     return ns["pbjenumnames.Holder"], google_class("pbjenumnames.Holder")
 
 

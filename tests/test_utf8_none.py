@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import pbj
-from tests.oracle import google_class, protoc
+from tests.oracle import google_class, protoc_sources
 
 PROTO = """
 syntax = "proto2";
@@ -54,10 +54,8 @@ class P3:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     d = tmp_path_factory.mktemp("utf8")
-    (d / "u.proto").write_text(PROTO)
-    (d / "v.proto").write_text(EDITIONS)
-    protoc([d / "u.proto", d / "v.proto"], [d])
-    return pbj.load_proto([d / "u.proto", d / "v.proto"], include=[d])
+    paths, _ = protoc_sources(d, {"u.proto": PROTO, "v.proto": EDITIONS})
+    return pbj.load_proto(paths, include=[d])
 
 
 BAD = b"\xff\xc3(\xed\xa0\x80\xf4\x90\x80\x80"  # invalid start byte, truncated, a surrogate, above U+10FFFF

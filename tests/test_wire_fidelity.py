@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pbj
-from tests.oracle import google_class, protoc
+from tests.oracle import google_class, protoc_sources
 
 PROTO = """
 syntax = "proto2";
@@ -93,9 +93,7 @@ class M:
 @pytest.fixture(scope="module")
 def classes(tmp_path_factory):
     """The hand-declared ``M``, the loaded ``pbjwire.M`` and Google's class of it."""
-    d = tmp_path_factory.mktemp("wire")
-    (d / "wire.proto").write_text(PROTO)
-    ns = pbj.load_descriptor_set(protoc([d / "wire.proto"], [d]))
+    ns = pbj.load_descriptor_set(protoc_sources(tmp_path_factory.mktemp("wire"), {"wire.proto": PROTO})[1])
     return {"hand": M, "loaded": ns["pbjwire.M"]}, google_class("pbjwire.M")
 
 
