@@ -98,6 +98,22 @@ def _check(what: str, ok: bool) -> None:
         raise CheckFailed(what)
 
 
+def _pbj_ops(cls: type, data: bytes, sized: Any, read: Callable[[Any], object],
+             batch: int) -> dict[str, Operation]:
+    """pbj's operations on one message: ``data`` its encoding, ``sized`` an instance with every size cached."""
+    import pbj
+
+    decode, encode = pbj.decode, pbj.encode
+    k = range(batch)
+    return {
+        "decode": Operation(lambda b: decode(cls, b), lambda: [data for _ in k]),
+        "encode_fresh": Operation(lambda o: encode(o), lambda: [decode(cls, data) for _ in k]),
+        "encode_cached": Operation(lambda o: encode(o), lambda: [sized for _ in k]),
+        "decode_read": Operation(lambda b: read(decode(cls, b)), lambda: [data for _ in k]),
+        "encode_reverse": Operation(lambda o: encode(o, reverse=True), lambda: [sized for _ in k]),
+    }
+
+
 def _pbj_hot(config: dict) -> tuple[dict[str, Operation], dict]:
     import pbj
     from pbj.bench import hot_pbj
@@ -110,14 +126,7 @@ def _pbj_hot(config: dict) -> tuple[dict[str, Operation], dict]:
     _check("pbj reverse writer", encode(built, reverse=True) == data)
     _check("pbj round trip", encode(decode(cls, data)) == data)
     _check("pbj read_all checksum", read(decode(cls, data)) == config["checksum"])
-    k = range(config["batch"])
-    ops = {
-        "decode": Operation(lambda b: decode(cls, b), lambda: [data for _ in k]),
-        "encode_fresh": Operation(lambda o: encode(o), lambda: [decode(cls, data) for _ in k]),
-        "encode_cached": Operation(lambda o: encode(o), lambda: [built for _ in k]),
-        "decode_read": Operation(lambda b: read(decode(cls, b)), lambda: [data for _ in k]),
-        "encode_reverse": Operation(lambda o: encode(o, reverse=True), lambda: [built for _ in k]),
-    }
+    ops = _pbj_ops(cls, data, built, read, config["batch"])
     return ops, {"version": pbj.__version__, "backend": pbj.engine(), "bytes": len(data)}
 
 
@@ -196,15 +205,8 @@ def _pbj_otel(config: dict) -> tuple[dict[str, Operation], dict]:
     _check("pbj.encode of the decoded request = its bytes", encode(cached) == raw)  # sizes now cached
     _check("pbj reverse writer on the decoded request = its bytes", encode(cached, reverse=True) == raw)
     _check("pbj read checksum of the request", read(cached) == config["checksum"])
-    k = range(config["batch"])
-    ops = {
-        "decode": Operation(lambda b: decode(cls, b), lambda: [raw for _ in k]),
-        "encode_fresh": Operation(lambda o: encode(o), lambda: [decode(cls, raw) for _ in k]),
-        "encode_cached": Operation(lambda o: encode(o), lambda: [cached for _ in k]),
-        "decode_read": Operation(lambda b: read(decode(cls, b)), lambda: [raw for _ in k]),
-        "encode_reverse": Operation(lambda o: encode(o, reverse=True), lambda: [cached for _ in k]),
-    }
-    return ops, {"version": pbj.__version__, "backend": otel.engine(), "bytes": len(raw)}
+    ops = _pbj_ops(cls, raw, cached, read, config["batch"])
+    return ops, {"version": pbj.__version__, "backend": pbj.engine(), "bytes": len(raw)}
 
 
 def _upb_otel(config: dict) -> tuple[dict[str, Operation], dict]:

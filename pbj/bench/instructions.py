@@ -269,11 +269,10 @@ def run(args: argparse.Namespace, program: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="pbj-callgrind-") as tmp:
         folder = Path(tmp)
         if otel_case:
-            from pbj.bench.otel import engine as otel_engine
             from pbj.bench.otel_run import callgrind_inputs
 
             shared = callgrind_inputs(args, folder)
-            results["otel"], results["engine"] = shared.pop("otel"), otel_engine()
+            results["otel"], results["engine"] = shared.pop("otel"), pbj.engine()
             settings["otel_batch"] = results["otel"].pop("batch")
         else:
             shared = _prepare(args, settings["max_items"], folder)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pbj.bench.suite import Codec
 
 __all__ = ["SPANS", "REQUEST_TYPE", "TRACE_SERVICE_MODULE", "descriptor_set", "build_spans", "build_request",
-           "describe", "pbj_class", "google_class", "pbj_codec", "google_codec", "engine"]
+           "describe", "pbj_class", "google_class", "pbj_codec", "google_codec"]
 
 #: Spans in the benchmark's request: the SDK's default export batch (``BatchSpanProcessor``).
 SPANS = 512
@@ -52,14 +52,6 @@ TRACE_SERVICE_MODULE = "opentelemetry.proto.collector.trace.v1.trace_service_pb2
 _TRACE_SPANS = 16
 #: Nanoseconds since the epoch of the first span (2026-01-01T00:00:00Z).
 _EPOCH_NS = 1_767_225_600_000_000_000
-
-
-def engine() -> str:
-    """The name of the codec engine pbj runs (``pbj.engine()`` where pbj has it, else ``"python"``)."""
-    import pbj
-
-    which = getattr(pbj, "engine", None)
-    return str(which()) if callable(which) else "python"
 
 
 def descriptor_set() -> bytes:

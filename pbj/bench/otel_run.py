@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> dict:
         "format": "pbj-bench-otel/1",
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": ["pbj", "bench", *getattr(args, "argv", [])],
-        "machine": machine_info(), "engine": otel.engine(),
+        "machine": machine_info(), "engine": pbj.engine(),
         "config": {"quick": args.quick, "spans": spans, "timing": timing},
         "request": request, "libraries": {},
     }
