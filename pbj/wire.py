@@ -29,7 +29,7 @@ from pbj.scalars import WIRE_EGROUP, WIRE_I32, WIRE_I64, WIRE_LEN, WIRE_SGROUP, 
 __all__ = [
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32",
     "MAX_FIELD_NUMBER", "VARINT_BYTES", "make_tag", "tag_bytes", "encode_varint",
-    "varint_size", "zigzag32", "zigzag64", "unzigzag", "read_varint", "read_tag",
+    "varint_size", "zigzag32", "zigzag64", "unzigzag", "read_varint", "read_size", "read_tag",
     "skip_field", "RANGES", "check_range",
 ]
 
@@ -216,6 +216,29 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
             raise DecodeError("varint is longer than 10 bytes")
 
 
+#: The largest length a LEN value may declare: a length prefix is an ``int32`` varint
+#: ("Encoding", "Length-Delimited Records" and the condensed reference card: "size encoded as
+#: int32 varint"), so at most 5 bytes and at most 2**31-1; upb refuses longer ones too.
+MAX_SIZE = 0x7FFFFFFF
+
+
+def read_size(data: bytes, pos: int) -> tuple[int, int]:
+    """Read the length prefix of a LEN value at ``pos``; return ``(length, next_pos)``.
+
+    Raises:
+        DecodeError: the varint is longer than 5 bytes (a padded prefix of a
+            small length too) or its value is above :data:`MAX_SIZE`.
+        IndexError: the input ends inside the varint.
+    """
+    start = pos
+    n, pos = read_varint(data, pos)
+    if pos - start > 5:
+        raise DecodeError(f"length prefix of {pos - start} bytes is longer than 5 bytes (an int32 varint)")
+    if n > MAX_SIZE:
+        raise DecodeError(f"length {n} is above the maximum {MAX_SIZE}")
+    return n, pos
+
+
 def read_tag(data: bytes, pos: int) -> tuple[int, int]:
     """Read a tag of 2 or more bytes at ``pos``; return ``(tag, next_pos)``.
 
@@ -255,7 +278,7 @@ def skip_field(data: bytes, pos: int, tag: int, end: int, depth: int) -> int:
     elif wire_type == WIRE_I64:
         pos += 8
     elif wire_type == WIRE_LEN:
-        n, pos = read_varint(data, pos)
+        n, pos = read_size(data, pos)
         pos += n
     elif wire_type == WIRE_I32:
         pos += 4

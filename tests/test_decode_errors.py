@@ -172,18 +172,23 @@ def test_length_past_the_end_of_the_parent():
     check(err, ["transfers", 3, "blob"], at, "$.transfers[3].blob", "past the end")
 
 
+# a length prefix is an int32 varint (pbj.wire.read_size): 5 bytes at most, 2**31-1 at most
+_TOO_LONG = {2**31: "above the maximum 2147483647", 2**32 - 1: "above the maximum 2147483647",
+             2**63: "longer than 5 bytes", 2**64 - 1: "longer than 5 bytes"}
+
+
 @pytest.mark.parametrize("length", [2**31, 2**32 - 1, 2**63, 2**64 - 1])
 def test_negative_length(length):
     # a length that a signed 32- or 64-bit reader would take as negative
     data, at = with_fourth(h("2a") + varint(length) + h("01 02"))
     err = decode_error(Body, data)
-    check(err, ["transfers", 3, "blob"], at, "$.transfers[3].blob", "past the end")
+    check(err, ["transfers", 3, "blob"], at, "$.transfers[3].blob", _TOO_LONG[length])
 
 
 @pytest.mark.parametrize("length", [2**31, 2**63, 2**64 - 1])
 def test_negative_length_of_a_submessage(length):
     err = decode_error(Body, THREE + h("0a") + varint(length) + h("10 01"))
-    check(err, ["transfers", 3], 12, "$.transfers[3]", "past the end")
+    check(err, ["transfers", 3], 12, "$.transfers[3]", _TOO_LONG[length])
 
 
 def test_submessage_overrunning_its_parent():

@@ -155,7 +155,6 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             Py_XSETREF(k, nk);
         } else if (f->vtag_len == 1 && t == f->vtag[0]) {
             PyObject *nx;
-            raw_enum = 0;
             if (f->type == T_MESSAGE) {
                 const uint8_t *ve;
                 /* a second occurrence of the entry's message value is merged with the first
@@ -172,7 +171,8 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             } else {
                 int32_t raw = 0;
                 nx = pbj_scalar_value(f, f->type, &p, e, &raw);
-                if (nx == Py_None) {  /* a closed enum's non-member: the entry is kept whole */
+                if (nx == Py_None) {  /* a closed enum's non-member: the entry is kept whole, even
+                                       * when a member follows it (as an unknown field would) */
                     Py_DECREF(nx);
                     nx = PyLong_FromLong(raw);
                     raw_enum = 1;

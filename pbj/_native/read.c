@@ -31,10 +31,12 @@ int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag,
         if (end - p < 8) return -1;
         p += 8;
         break;
-    case 2:
-        if (rd_varint(&p, end, &v) < 0 || v > (uint64_t)(end - p)) return -1;
-        p += v;
+    case 2: {
+        const uint8_t *e;
+        if (rd_len(&p, end, &e) < 0) return -1;
+        p = e;
         break;
+    }
     case 5:
         if (end - p < 4) return -1;
         p += 4;

@@ -42,11 +42,14 @@ static inline int rd_fixed64(const uint8_t **pp, const uint8_t *end, uint64_t *o
     return 0;
 }
 
-/* a LEN value's span: [*pp, *e) after its length */
+/* a LEN value's span: [*pp, *e) after its length. The length prefix is an int32 varint
+ * (pbj.wire.read_size): more than 5 bytes, or a value above 2**31-1, is refused, as upb does. */
 static inline int rd_len(const uint8_t **pp, const uint8_t *end, const uint8_t **e)
 {
+    const uint8_t *start = *pp;
     uint64_t n;
-    if (rd_varint(pp, end, &n) < 0 || n > (uint64_t)(end - *pp)) return -1;
+    if (rd_varint(pp, end, &n) < 0 || *pp - start > 5 || n > 0x7FFFFFFFu
+        || n > (uint64_t)(end - *pp)) return -1;
     *e = *pp + n;
     return 0;
 }

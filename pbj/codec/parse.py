@@ -87,12 +87,19 @@ def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
                         _narrow(src, kind, var)
                     src("else:")
                     with src:
-                        src(f"{var}, pos = _rv(data, pos)")
+                        src(f"{var}, pos = _r{'size' if kind == 'size' else 'v'}(data, pos)")
                         _narrow(src, kind, var)
 
 
 def _narrow(src: Source, kind: str, var: str) -> None:
-    """Emit the narrowing of a 64-bit varint to the field's type ("Encoding": int32 etc.)."""
+    """Emit the narrowing of a 64-bit varint to the field's type ("Encoding": int32 etc.).
+
+    ``kind`` ``"size"`` is a length prefix: a 5-byte one above 2**31-1 is refused
+    (:func:`pbj.wire.read_size`; a longer one is refused by ``read_size`` itself).
+    """
+    if kind == "size":
+        src(f"if {var} > 0x7FFFFFFF: {var}, pos = _rsize(data, pos - 5)")
+        return
     r = scalars.row(kind)
     if r.bits == 32 and r.signed_varint:
         src(f"if {var} > 0x7FFFFFFF: {var} = (({var} & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000")
@@ -123,8 +130,12 @@ def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None
 
 
 def _read_len(src: Source) -> None:
-    """Emit: read a length at ``pos`` and set ``e`` to the end of the value."""
-    _read_varint(src, "n")
+    """Emit: read a length at ``pos`` and set ``e`` to the end of the value.
+
+    A length prefix is an int32 varint (:func:`pbj.wire.read_size`): longer than 5 bytes,
+    or above 2**31-1, is refused, as upb does.
+    """
+    _read_varint(src, "n", "size")
     src("e = pos + n")
     src("if e > end:")
     with src:
@@ -516,6 +527,8 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
         src(f"elif t == {vtag}:")
         with src:
             _entry_read(p, src, vkind, "x", f, p.enum_map(f))
+            if f.closed:  # a non-member, even one a later member replaces, keeps the entry whole
+                src("if x.__class__ is int: _u = True")
         src("else:")
         with src:
             src("pos = _skip(data, pos, t, e, depth); _u = True")
@@ -532,7 +545,7 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
         src(f"if x is None: x = {empty}")
     # An entry holding an unknown field (or a closed enum's non-member value) is kept whole as an
     # unknown field of this message, as upb does; it is not added to the map.
-    src("if _u or x.__class__ is int:" if f.closed else "if _u:")
+    src("if _u:")
     with src:
         src("if unk is None: unk = bytearray()")
         src("unk.extend(data[start:e])")
@@ -549,7 +562,7 @@ def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_
             src("pos += 1")
         src("else:")
         with src:
-            src("_n, pos = _rv(data, pos)")
+            src("_n, pos = _rsize(data, pos)")
         src("_ee = pos + _n")
         src("if _ee > e:")
         with src:

@@ -200,6 +200,7 @@ HELPERS: dict[str, Any] = {
     "_spack_into": struct.pack_into,
     # parser
     "_rv": wire.read_varint,
+    "_rsize": wire.read_size,
     "_rtag": wire.read_tag,
     "_skip": wire.skip_field,
     "_new": object.__new__,

@@ -174,8 +174,14 @@ def take(mi: Any, unk: bytearray, depth: int) -> tuple[tuple, bytearray | None]:
         start = pos
         tag, pos = wire.read_varint(data, pos)
         pos = wire.skip_field(data, pos, tag, end, depth)
-        if (tag >> 3) in registry:
+        ext = registry.get(tag >> 3)
+        # a registered number with a wire type its extension cannot read stays an unknown field,
+        # where it arrived among the others (upb keeps unknown fields in arrival order)
+        if ext is not None and (tag & 7) in _wire_types(ext):
             found.setdefault(tag >> 3, []).append(data[start:pos])
+            if getattr(ext.field.type, "__pbj_closed__", False):
+                # a closed enum's non-members stay unknown fields where they arrived (upb)
+                rest += _parse_holder(ext, data[start:pos], depth)._pbj_unknown
         else:
             rest += data[start:pos]
     if not found:
@@ -184,21 +190,44 @@ def take(mi: Any, unk: bytearray, depth: int) -> tuple[tuple, bytearray | None]:
     left = bytearray()
     for number in sorted(found):
         ext = registry[number]
-        body = b"".join(found[number])
-        try:
-            h = _codec(ext.holder).parse(body, 0, len(body), depth, None)
-        except DecodeError as exc:
-            path = exc.path[1:] if exc.path[:1] == ["value"] else exc.path
-            raise DecodeError(f"extension {ext.full_name}: {exc.reason}", path=[f"[{ext.full_name}]", *path],
-                              offset=None) from None
-        if h._pbj_unknown:  # what the holder could not read stays unknown, after the rest
-            left += h._pbj_unknown
+        h = _parse_holder(ext, b"".join(found[number]), depth)
+        if h._pbj_unknown:
+            if not getattr(ext.field.type, "__pbj_closed__", False):  # (kept above, in arrival order)
+                left += h._pbj_unknown  # what the holder could not read stays unknown, after the rest
             _clear_unknown(h)
         v = h.value
         if v is not None and not (ext.repeated and not v):
             holders.append(h)
     rest += left
     return tuple(holders), (rest if rest else None)
+
+
+def _parse_holder(ext: Any, body: bytes, depth: int) -> Any:
+    """The holder of ``ext`` parsed from ``body`` (its occurrences, in order).
+
+    Raises:
+        DecodeError: a value is malformed; the path starts at ``[ext.full_name]``.
+    """
+    try:
+        return _codec(ext.holder).parse(body, 0, len(body), depth, None)
+    except DecodeError as exc:
+        path = exc.path[1:] if exc.path[:1] == ["value"] else exc.path
+        raise DecodeError(f"extension {ext.full_name}: {exc.reason}", path=[f"[{ext.full_name}]", *path],
+                          offset=None) from None
+
+
+def _wire_types(ext: Any) -> tuple[int, ...]:
+    """The wire types an extension's value is read from ("Encoding"): its own, and LEN for a packable repeated scalar."""
+    f = ext.field
+    if f.group:
+        return (wire.WIRE_SGROUP,)
+    if f.kind == "message":
+        return (wire.WIRE_LEN,)
+    from pbj.scalars import SCALARS
+    row = SCALARS["int32" if f.kind == "enum" else f.type]
+    if f.repeated and row.packable:
+        return (row.wire_type, wire.WIRE_LEN)
+    return (row.wire_type,)
 
 
 def _clear_unknown(h: Any) -> None:

@@ -1,0 +1,144 @@
+"""Issue 20, items 5-10 (the parser's wire rules, copy and pickle of loaded classes, the wkt
+helpers, duplicate names in descriptor sets, ``_pbj_unknown``, ProtoJSON's foreign errors).
+
+Every test runs under both engines (the ``engine`` fixture switches with ``pbj.use_engine``);
+the wire cases compare with Google's protobuf (upb) on the same bytes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import pbj
+from tests import oracle
+
+HARDENING_PROTO = """
+syntax = "proto2";
+package hw;
+enum Closed { ZERO = 0; ONE = 1; }
+message M {
+  map<string, Closed> m = 1;
+  optional int32 seven = 7;
+  optional bytes b = 15;
+  extensions 100 to 200;
+}
+extend M {
+  optional string ext150 = 150;
+  optional Closed ce = 160;
+  repeated Closed rce = 161;
+}
+"""
+
+
+@pytest.fixture(params=["native", "python"])
+def engine(request):
+    """Run the test on each engine (native skipped when it is not built)."""
+    before = pbj.engine()
+    try:
+        pbj.use_engine(request.param)
+    except Exception:  # the extension is not built
+        pytest.skip("the native engine is not built")
+    try:
+        yield request.param
+    finally:
+        pbj.use_engine(before)
+
+
+@pytest.fixture(scope="module")
+def hw(tmp_path_factory):
+    """The pbj class ``hw.M`` and Google's class of the same schema."""
+    _, data = oracle.protoc_sources(tmp_path_factory.mktemp("hw"), {"hw_hardening.proto": HARDENING_PROTO})
+    return pbj.load_descriptor_set(data)["hw.M"], oracle.google_class("hw.M")
+
+
+# ---------------------------------------------------------------- item 8: the wire rules
+
+
+@pytest.mark.parametrize("hexdata", ["7a808080808000", "7a" + "80" * 9 + "00", "7aff8080808000"])
+def test_length_prefix_longer_than_5_bytes_is_refused(engine, hw, hexdata):
+    """"Encoding": a length prefix is an int32 varint; 6 or more bytes is refused, as upb does."""
+    cls, google = hw
+    data = bytes.fromhex(hexdata)
+    with pytest.raises(pbj.DecodeError) as info:
+        pbj.decode(cls, data)
+    assert "longer than 5 bytes" in info.value.reason
+    assert info.value.path == ["b"] and info.value.offset == 0
+    with pytest.raises(Exception):  # noqa: B017 - upb's own DecodeError class
+        google.FromString(data)
+
+
+def test_length_prefix_above_int32_is_refused(engine, hw):
+    data = bytes.fromhex("7a8080808008") + bytes(8)  # 2**31 in 5 bytes
+    with pytest.raises(pbj.DecodeError) as info:
+        pbj.decode(hw[0], data)
+    assert "above the maximum 2147483647" in info.value.reason
+
+
+def test_length_prefix_of_5_bytes_is_accepted(engine, hw):
+    cls, google = hw
+    data = bytes.fromhex("7a8080808000")  # 0 in 5 bytes: upb accepts it too
+    assert pbj.decode(cls, data).b == b""
+    assert google.FromString(data).b == b""
+
+
+def test_padded_length_of_an_unknown_field_is_refused(engine, hw):
+    # field 20, LEN, length 0 in 6 bytes: an unknown field is skipped with the same rule
+    data = bytes.fromhex("a201808080808000")
+    with pytest.raises(pbj.DecodeError) as info:
+        pbj.decode(hw[0], data)
+    assert "longer than 5 bytes" in info.value.reason
+
+
+def test_closed_enum_non_member_in_a_map_entry_keeps_the_entry_whole(engine, hw):
+    """A map entry is a message ("Maps"): a non-member value is an unknown field of the entry,
+    so the entry is kept whole as an unknown field, even when a member value follows (upb)."""
+    cls, google = hw
+    data = bytes.fromhex("0a070a016110081001")  # key "a", value 8 (not a member), value 1
+    m = pbj.decode(cls, data)
+    assert dict(m.m) == {}
+    assert m._pbj_unknown == data
+    assert pbj.encode(m) == data and pbj.encode(m, reverse=True) == data
+    g = google.FromString(data)
+    assert dict(g.m) == {}
+    # upb writes the entry again (key, value, then its unknown field): the same values
+    assert google.FromString(pbj.encode(m)) == g
+
+
+def test_closed_enum_member_after_member_still_lands_in_the_map(engine, hw):
+    m = pbj.decode(hw[0], bytes.fromhex("0a070a016110001001"))
+    assert dict(m.m) == {"a": 1} and m._pbj_unknown == b""
+
+
+@pytest.mark.parametrize("hexdata, expected", [
+    # extension 150 (a string) arriving as a varint, then unknown field 5: arrival order kept
+    ("b009052807", "b009052807"),
+    # closed-enum extension 160 with a non-member, then field 5
+    ("800a082807", "800a082807"),
+    # repeated closed enum 161: non-member, member, field 5 (the member is written first: an extension)
+    ("880a08880a012807", "880a01880a082807"),
+    # the same values packed: the non-member gets a varint field of its own
+    ("8a0a0208012807", "880a01880a082807"),
+    ("b0090528078a0a0108", "b009052807880a08"),
+])
+def test_unknown_fields_keep_arrival_order_around_extensions(engine, hw, hexdata, expected):
+    cls, google = hw
+    data = bytes.fromhex(hexdata)
+    m = pbj.decode(cls, data)
+    assert pbj.encode(m).hex() == expected
+    assert pbj.encode(m, reverse=True).hex() == expected
+    assert google.FromString(data).SerializeToString().hex() == expected
+
+
+def test_field_number_0_in_an_unknown_group_is_refused(engine, hw):
+    """Field numbers start at 1 ("Assigning Field Numbers"): pbj refuses field 0 inside an
+    unknown group as it does at the top level; upb accepts it there (docs/security.md)."""
+    cls, google = hw
+    data = bytes.fromhex("2b00002c")
+    with pytest.raises(pbj.DecodeError) as info:
+        pbj.decode(cls, data)
+    assert "field number 0" in info.value.reason and info.value.offset == 0
+    assert google.FromString(data).SerializeToString() == data  # the documented difference
+    with pytest.raises(pbj.DecodeError):
+        pbj.decode(cls, bytes.fromhex("0005"))
+    with pytest.raises(Exception):  # noqa: B017 - at the top level upb refuses it too
+        google.FromString(bytes.fromhex("0005"))
