@@ -29,7 +29,7 @@ from pbj.scalars import WIRE_EGROUP, WIRE_I32, WIRE_I64, WIRE_LEN, WIRE_SGROUP, 
 __all__ = [
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32",
     "MAX_FIELD_NUMBER", "VARINT_BYTES", "make_tag", "tag_bytes", "encode_varint",
-    "varint_size", "zigzag32", "zigzag64", "unzigzag", "read_varint", "read_size", "read_tag",
+    "varint_size", "zigzag32", "zigzag64", "unzigzag", "read_varint", "read_size", "read_tag", "check_fields",
     "skip_field", "RANGES", "check_range",
 ]
 
@@ -306,3 +306,39 @@ def skip_field(data: bytes, pos: int, tag: int, end: int, depth: int) -> int:
     if pos > end:
         raise DecodeError("truncated input: field runs past the end of its message")
     return pos
+
+
+def check_fields(data: bytes) -> None:
+    """Check that ``data`` is a run of whole fields, as a message's unknown fields are.
+
+    Each field has a valid tag (field number 1 to 2**29-1, wire type 0 to 5) and a
+    whole value; every group is closed by its own end tag. Groups are followed with a
+    stack, not recursion, so any depth is checked.
+
+    Raises:
+        DecodeError: the first malformed field (``offset`` is where its tag starts).
+    """
+    pos, end = 0, len(data)
+    groups: list[int] = []
+    start = 0
+    try:
+        while pos < end:
+            start = pos
+            tag, pos = read_tag(data, pos)
+            number, wire_type = tag >> 3, tag & 7
+            if number == 0:
+                raise DecodeError("field number 0 is not allowed")
+            if wire_type == WIRE_SGROUP:
+                groups.append(number)
+            elif wire_type == WIRE_EGROUP:
+                if not groups or groups[-1] != number:
+                    raise DecodeError(f"end-group tag of field {number} without its start-group tag")
+                groups.pop()
+            else:
+                pos = skip_field(data, pos, tag, end, 0)
+    except IndexError:
+        raise DecodeError("truncated input: the last field runs past the end", offset=start) from None
+    except DecodeError as exc:
+        raise DecodeError(exc.reason, offset=start) from None
+    if groups:
+        raise DecodeError(f"group {groups[-1]} has no end tag", offset=end)

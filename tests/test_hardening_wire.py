@@ -142,3 +142,42 @@ def test_field_number_0_in_an_unknown_group_is_refused(engine, hw):
         pbj.decode(cls, bytes.fromhex("0005"))
     with pytest.raises(Exception):  # noqa: B017 - at the top level upb refuses it too
         google.FromString(bytes.fromhex("0005"))
+
+
+# ---------------------------------------------------------------- item 9: _pbj_unknown is checked
+
+
+@pbj.message
+class Plain:
+    x: int = pbj.field(1, "int32")
+
+
+@pytest.mark.parametrize("value", ["x", 5, None, [16, 5]])
+def test_unknown_keyword_refuses_what_is_not_bytes(engine, value):
+    with pytest.raises(TypeError, match=r"Plain\._pbj_unknown: expected the bytes of unknown fields, got"):
+        Plain(x=1, _pbj_unknown=value)
+
+
+@pytest.mark.parametrize("hexdata, reason", [
+    ("0001", "field number 0 is not allowed (at byte 0)"),
+    ("10", "truncated input"),
+    ("2a056162", "past the end"),
+    ("1b0801", "group 3 has no end tag"),
+    ("1c", "end-group tag of field 3 without its start-group tag"),
+    ("1b2c1c", "end-group tag of field 5 without its start-group tag (at byte 1)"),
+    ("0f", "wire type 7"),
+    ("0a808080808000", "longer than 5 bytes"),
+])
+def test_unknown_keyword_refuses_bytes_that_are_not_whole_fields(engine, hexdata, reason):
+    with pytest.raises(ValueError, match=r"Plain\._pbj_unknown: not a run of whole fields") as info:
+        Plain(x=1, _pbj_unknown=bytes.fromhex(hexdata))
+    assert reason in str(info.value)
+
+
+@pytest.mark.parametrize("value", [b"\x10\x05", bytearray(b"\x10\x05"), memoryview(b"\x10\x05"), b"\x1b\x2b\x2c\x1c"])
+def test_unknown_keyword_keeps_whole_fields(engine, value):
+    m = Plain(x=1, _pbj_unknown=value)
+    assert type(m._pbj_unknown) is bytes and m._pbj_unknown == bytes(value)
+    assert pbj.encode(m) == b"\x08\x01" + bytes(value) == pbj.encode(m, reverse=True)
+    assert pbj.replace(m, x=2)._pbj_unknown == bytes(value)
+    assert pbj.decode(Plain, pbj.encode(m)) == m

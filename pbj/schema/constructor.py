@@ -31,12 +31,14 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from pbj.errors import DecodeError
 from pbj.generated_text import comment
 from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.resolve import resolve
 from pbj.schema.values import FLOAT_MAX, construct_field, construct_oneof
+from pbj.wire import check_fields
 
 __all__ = ["init_source", "compile_init", "bootstrap_init"]
 
@@ -165,7 +167,9 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
             body.append(f"# {comment(name)} = {item.number} ({comment(_describe(item))})")
             body += _field_lines(item, g, fix)
         stores.append(f"{g.add(slots.__dict__[name].__set__, f'set{i}_')}(_pbj_self, {name})")
-    stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown)")
+    fix_unknown = g.add(functools.partial(unknown_fields, cls_name), "fix_unknown")
+    stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown "
+                  f"if _pbj_unknown.__class__ is bytes and not _pbj_unknown else {fix_unknown}(_pbj_unknown))")
     stores.append(f"{g.add(slots.__dict__['_pbj_size'].__set__, 'set_size')}(_pbj_self, -1)")
     extra = ["_pbj_unknown=b''"]
     if mi.extension_ranges:  # the extension values: kept as given by pbj.replace, else checked
@@ -197,6 +201,8 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
 
     def __init__(self: Any, /, **kwargs: Any) -> None:
         unknown = kwargs.pop("_pbj_unknown", b"")
+        if unknown.__class__ is not bytes or unknown:
+            unknown = unknown_fields(cls_name, unknown)
         if set_ext is not None:
             ext = kwargs.pop("_pbj_extensions", ())
             set_ext(self, ext if ext == () else _extension_values(mi.cls, ext))
@@ -209,6 +215,33 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
         set_size(self, -1)
 
     return __init__
+
+
+def unknown_fields(cls_name: str, value: Any) -> bytes:
+    """The checked ``_pbj_unknown`` argument of a constructor: the raw bytes of unknown fields.
+
+    Args:
+        cls_name: the class's qualified name, for the error.
+        value: ``bytes`` (or a ``bytearray``/``memoryview``, copied) holding whole fields
+            ("Encoding": tag, then value; groups closed), as :func:`pbj.unknown_fields` gives them.
+
+    Returns:
+        ``value`` as ``bytes``.
+
+    Raises:
+        TypeError: ``value`` is not bytes-like.
+        ValueError: ``value`` is not a run of whole fields (names the first bad byte).
+    """
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{cls_name}._pbj_unknown: expected the bytes of unknown fields, got "
+                        f"{type(value).__name__}")
+    data = bytes(value)
+    try:
+        check_fields(data)
+    except DecodeError as exc:
+        raise ValueError(f"{cls_name}._pbj_unknown: not a run of whole fields: {exc.reason} "
+                         f"(at byte {exc.offset})") from None
+    return data
 
 
 def _extension_values(cls: type, values: Any) -> tuple:

@@ -60,7 +60,9 @@ def message(cls: Any = None, /, *, full_name: str | None = None, syntax: str | N
     ``pbj.field``/``pbj.map_field``/``pbj.oneof`` attributes (keyword-only in
     ``__init__``, each with its protobuf default), plus a hidden keyword
     ``_pbj_unknown`` (the unknown fields' raw bytes, kept through
-    ``pbj.replace``/``attrs.evolve``, not part of ``==`` or ``repr``).
+    ``pbj.replace``/``attrs.evolve``, not part of ``==`` or ``repr``; it must be
+    bytes holding whole fields, as :func:`pbj.unknown_fields` gives them, else a
+    ``TypeError`` or ``ValueError`` naming it).
     ``__init__`` checks every value (see :mod:`pbj.schema.values`).
 
     To type checkers (mypy, pyright) the decorator is a PEP 681
