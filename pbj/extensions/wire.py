@@ -217,7 +217,7 @@ def _parse_holder(ext: Any, body: bytes, depth: int) -> Any:
 
 
 def _wire_types(ext: Any) -> tuple[int, ...]:
-    """The wire types an extension's value is read from ("Encoding"): its own, and LEN for a packable repeated scalar."""
+    """The wire types an extension's value is read from ("Encoding"): its own, and LEN for packed repeated."""
     f = ext.field
     if f.group:
         return (wire.WIRE_SGROUP,)
