@@ -181,3 +181,36 @@ def test_unknown_keyword_keeps_whole_fields(engine, value):
     assert pbj.encode(m) == b"\x08\x01" + bytes(value) == pbj.encode(m, reverse=True)
     assert pbj.replace(m, x=2)._pbj_unknown == bytes(value)
     assert pbj.decode(Plain, pbj.encode(m)) == m
+
+
+# ---------------------------------------------------------------- item 5: copy and pickle keep the class
+
+
+def test_copy_and_pickle_give_the_class_of_the_load_they_came_from(engine, tmp_path):
+    import copy
+    import pickle
+    _, data = oracle.protoc_sources(tmp_path, {"hw_money.proto": """
+        syntax = "proto2";
+        package hw.money;
+        enum Kind { CASH = 0; CARD = 1; }
+        message Money { optional int64 cents = 1; optional Kind kind = 2; repeated Money parts = 3;
+                        extensions 100 to 110; }
+        extend Money { optional string note = 100; }
+    """})
+    first, second = pbj.load_descriptor_set(data), pbj.load_descriptor_set(data)
+    Money, Money2, Kind = first["hw.money.Money"], second["hw.money.Money"], first["hw.money.Kind"]
+    assert Money is not Money2
+    m = pbj.decode(Money, bytes.fromhex("0805 1001 1a02 0807 a20602 6869 f80601"))  # ext "hi", unknown 111
+    assert pbj.get_extension(m, first.extension("hw.money.note")) == "hi"
+    copies = {"copy": copy.copy(m), "deepcopy": copy.deepcopy(m), "pickle": pickle.loads(pickle.dumps(m))}
+    for how, c in copies.items():
+        assert type(c) is Money and isinstance(c, Money) and not isinstance(c, Money2), how
+        assert c == m and c is not m, how
+        assert type(c.parts[0]) is Money, how
+        assert c._pbj_unknown == bytes.fromhex("f80601"), how
+        assert pbj.encode(c) == pbj.encode(m) == pbj.encode(c, reverse=True), how
+    k = pickle.loads(pickle.dumps(Kind.CARD))
+    assert type(k) is Kind and k is Kind.CARD
+    m2 = Money2(cents=1)
+    assert type(pickle.loads(pickle.dumps(m2))) is Money2 and type(copy.copy(m2)) is Money2
+    assert Money.__pbj_load__ != Money2.__pbj_load__  # each load draws its own token

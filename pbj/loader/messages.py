@@ -17,7 +17,7 @@ from pbj.loader.fields import FieldBuilder
 from pbj.loader.index import SchemaIndex
 from pbj.loader.names import _attr_name
 from pbj.loader.namespace import Namespace
-from pbj.loader.pickling import message_reduce, registry_module
+from pbj.loader.pickling import message_copy, message_deepcopy, message_reduce, registry_module
 from pbj.schema import OneOf, message
 
 __all__ = ["build_namespace", "well_known"]
@@ -68,7 +68,8 @@ def build_message(fields: FieldBuilder, full: str) -> type:
         anns[attr], body[attr] = fields.field_spec(fdp, full)
     qualname = full[len(package) + 1:] if package else full
     ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
-          "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce}
+          "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce,
+          "__copy__": message_copy, "__deepcopy__": message_deepcopy}
     raw = type(qualname.rsplit(".", 1)[-1], (), ns)
     message_set = bool(md.options is not None and md.options.message_set_wire_format)
     ranges = [range(r.start, r.end) for r in md.extension_range

@@ -1,23 +1,32 @@
-"""Pickling of loaded classes: a registry of the last schema loaded per full name.
+"""Pickling and copying of loaded classes: a registry per load, and one of the last load per full name.
 
 Every loaded class lives, for ``pickle``, in a module ``pbj._loaded.<package>``
 (:data:`REGISTRY_MODULE`) that resolves names in a process-wide registry of the
 last schema loaded for each full name. Instances and enum members pickle by
-full name, so another process that loaded the same schema unpickles them into
-its own classes (``multiprocessing`` and ``concurrent.futures`` work).
+full name *and* by the load they come from (a random token each load draws,
+the class's ``__pbj_load__``). Unpickling in the same process gives an object of
+the very class it came from, even after the same schema was loaded again (a
+second load makes new classes, which compare unequal to the first one's); a
+load whose classes have all gone, and any other process, resolve the full name
+to the last schema loaded there (``multiprocessing`` and ``concurrent.futures``
+work when the worker loaded the schema). ``copy.copy`` and ``copy.deepcopy``
+rebuild with ``type(obj)`` itself, with no name lookup at all.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
 import threading
 import types
+import uuid
 import weakref
 from typing import Any
 
 from pbj.schema.presence import stored_values
 
-__all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "make_enum_reduce"]
+__all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "message_copy", "message_deepcopy",
+           "make_enum_reduce"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
 REGISTRY_MODULE = "pbj._loaded"
@@ -25,14 +34,23 @@ REGISTRY_MODULE = "pbj._loaded"
 # Full name -> the latest loaded class or enum of that name, for pickle.
 # Weak values: a schema whose classes are no longer used goes away whole (its registration with it).
 _REGISTRY: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+# (load token, full name) -> the class or enum of that load, for pickles made in this process.
+_BY_LOAD: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
 
 
 def register(classes: dict[str, Any]) -> None:
-    """Make ``classes`` (full name -> class or enum) the ones pickles of those names resolve to."""
+    """Make ``classes`` (full name -> class or enum of one load) the ones pickles of those names resolve to.
+
+    The classes get the load's token as ``__pbj_load__`` (a random hex string, new for
+    every load), which their pickles carry.
+    """
+    token = uuid.uuid4().hex
     with _registry_lock:
         for full, cls in classes.items():
+            type.__setattr__(cls, "__pbj_load__", token)
             _REGISTRY[full] = cls
+            _BY_LOAD[(token, full)] = cls
 
 
 class _RegistryModule(types.ModuleType):
@@ -61,21 +79,32 @@ def registry_module(package: str) -> str:
     return name
 
 
-def _lookup_loaded(full_name: str) -> Any:
-    found = _REGISTRY.get(full_name)
+def _lookup_loaded(full_name: str, load: str | None = None) -> Any:
+    found = _BY_LOAD.get((load, full_name)) if load is not None else None
+    if found is None:
+        found = _REGISTRY.get(full_name)
     if found is None:
         raise LookupError(f"cannot unpickle {full_name!r}: its schema is not loaded in this process "
                           "(load it with pbj.load_descriptor_set or pbj.load_proto first)")
     return found
 
 
-def _restore_message(full_name: str, values: tuple, unknown: bytes, extensions: tuple = ()) -> Any:
+def _restore_message(full_name: str, values: tuple, unknown: bytes, extensions: tuple = (),
+                     load: str | None = None) -> Any:
     """Rebuild a pickled instance of a loaded message class (``__reduce__`` target).
 
     ``extensions`` are its extensions as ``(field number, value)`` pairs, read back with the
-    extensions the class of this process registers.
+    extensions the class of this process registers. ``load`` is the token of the load the
+    instance came from: its class when that load is alive in this process, else the last
+    class loaded under ``full_name`` (pickles written before tokens existed have none).
+
+    Raises:
+        LookupError: no schema of that name is loaded, or an extension is not registered.
     """
-    cls = _lookup_loaded(full_name)
+    return _rebuild(_lookup_loaded(full_name, load), full_name, values, unknown, extensions)
+
+
+def _rebuild(cls: Any, full_name: str, values: tuple, unknown: bytes, extensions: tuple) -> Any:
     more = {}
     if extensions:
         registry = cls.__pbj_info__.extensions
@@ -86,21 +115,39 @@ def _restore_message(full_name: str, values: tuple, unknown: bytes, extensions: 
     return cls(**dict(zip(cls.__pbj_info__.attr_order, values, strict=True)), _pbj_unknown=unknown, **more)
 
 
-def _restore_enum(full_name: str, number: int) -> Any:
-    """Rebuild a pickled member of a loaded enum (``__reduce_ex__`` target)."""
-    return _lookup_loaded(full_name)(number)
+def _restore_enum(full_name: str, number: int, load: str | None = None) -> Any:
+    """Rebuild a pickled member of a loaded enum (``__reduce_ex__`` target); ``load`` as in
+    :func:`_restore_message`."""
+    return _lookup_loaded(full_name, load)(number)
+
+
+def _state(self: Any) -> tuple[str, tuple, bytes, tuple]:
+    mi = type(self).__pbj_info__
+    pairs: tuple = ()
+    if mi.extension_ranges and self._pbj_extensions:
+        pairs = tuple((h.__pbj_extension__.number, h.__pbj_extension__.value_of(h)) for h in self._pbj_extensions)
+    return mi.full_name, stored_values(self, mi.attr_order), self._pbj_unknown, pairs
 
 
 def message_reduce(self: Any) -> tuple:
-    mi = type(self).__pbj_info__
-    values = stored_values(self, mi.attr_order)
-    if mi.extension_ranges and self._pbj_extensions:
-        pairs = tuple((h.__pbj_extension__.number, h.__pbj_extension__.value_of(h)) for h in self._pbj_extensions)
-        return (_restore_message, (mi.full_name, values, self._pbj_unknown, pairs))
-    return (_restore_message, (mi.full_name, values, self._pbj_unknown))
+    """``__reduce__`` of a loaded message: its full name, stored values, unknown fields,
+    extensions and load token (see the module docstring)."""
+    return (_restore_message, (*_state(self), type(self).__dict__.get("__pbj_load__")))
+
+
+def message_copy(self: Any) -> Any:
+    """``copy.copy`` of a loaded message: a new instance of ``type(self)``, with the same values."""
+    return _rebuild(type(self), *_state(self))
+
+
+def message_deepcopy(self: Any, memo: dict) -> Any:
+    """``copy.deepcopy`` of a loaded message: ``type(self)`` again, its values deep-copied."""
+    full, values, unknown, pairs = _state(self)
+    return _rebuild(type(self), full, copy.deepcopy(values, memo), unknown, copy.deepcopy(pairs, memo))
 
 
 def make_enum_reduce(full_name: str):
+    """``__reduce_ex__`` of a loaded enum: its full name, number and load token."""
     def __reduce_ex__(self: Any, protocol: int) -> tuple:
-        return (_restore_enum, (full_name, int(self)))
+        return (_restore_enum, (full_name, int(self), type(self).__dict__.get("__pbj_load__")))
     return __reduce_ex__
