@@ -214,3 +214,39 @@ def test_copy_and_pickle_give_the_class_of_the_load_they_came_from(engine, tmp_p
     m2 = Money2(cents=1)
     assert type(pickle.loads(pickle.dumps(m2))) is Money2 and type(copy.copy(m2)) is Money2
     assert Money.__pbj_load__ != Money2.__pbj_load__  # each load draws its own token
+
+
+# ---------------------------------------------------------------- item 6: the wkt helpers refuse a str for a sequence
+
+
+@pytest.mark.parametrize("bad", ["name", b"name", bytearray(b"ab"), memoryview(b"ab"), {"a": 1}, 5, None])
+def test_field_mask_refuses_what_is_not_a_sequence_of_paths(engine, bad):
+    from pbj import wkt
+    with pytest.raises(TypeError, match=rf"field_mask: paths must be a sequence \(a list or tuple\), "
+                                        rf"not {type(bad).__name__}"):
+        wkt.field_mask(bad)
+
+
+@pytest.mark.parametrize("bad", ["abc", b"abc", {"a": 1}, 5, None])
+def test_list_value_from_list_refuses_what_is_not_a_sequence(engine, bad):
+    from pbj import wkt
+    with pytest.raises(TypeError, match=rf"list_value_from_list: items must be a sequence \(a list or tuple\), "
+                                        rf"not {type(bad).__name__}"):
+        wkt.list_value_from_list(bad)
+
+
+def test_wkt_sequence_helpers_still_take_sequences(engine):
+    from pbj import wkt
+    assert wkt.field_mask_paths(wkt.field_mask(["name"])) == ("name",)
+    assert wkt.field_mask_paths(wkt.field_mask(("a.b", "c"))) == ("a.b", "c")
+    assert wkt.field_mask_paths(wkt.field_mask(p for p in ["x", "y"])) == ("x", "y")
+    assert wkt.list_value_to_list(wkt.list_value_from_list(["abc", {"a": 1}, [1]])) == ["abc", {"a": 1.0}, [1.0]]
+    assert pbj.encode(wkt.list_value_from_list(["ab"])) == bytes.fromhex("0a041a026162")
+
+
+@pytest.mark.parametrize("helper", ["duration_from_text", "timestamp_from_text", "field_mask_from_text"])
+@pytest.mark.parametrize("bad", [b"1s", None, 5, ["a"]])
+def test_wkt_text_helpers_refuse_what_is_not_a_str(engine, helper, bad):
+    from pbj import wkt
+    with pytest.raises(TypeError, match=rf"{helper}: text must be a str, not {type(bad).__name__}"):
+        getattr(wkt, helper)(bad)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any as _Any
 
 from pbj import wellknown
 from pbj.schema import info, is_message
 
-__all__ = ["PKG", "check", "attrs_of", "member_names", "class_of", "make", "whole_nanos"]
+__all__ = ["PKG", "check", "attrs_of", "member_names", "class_of", "make", "whole_nanos", "sequence_arg", "text_arg"]
 
 PKG = "google.protobuf."
 
@@ -49,3 +50,28 @@ def whole_nanos(nanos: _Any) -> int:
     if isinstance(nanos, bool) or not isinstance(nanos, int):
         raise TypeError(f"nanos must be an int (a whole number of nanoseconds), got {type(nanos).__name__} {nanos!r}")
     return nanos
+
+
+def sequence_arg(value: _Any, function: str, arg: str) -> tuple:
+    """``value`` as a tuple, refusing what is iterable but not a sequence of items.
+
+    A ``str`` (its characters), ``bytes``-like (its byte values) or a mapping (its keys)
+    is refused, as the constructor refuses one for a repeated field.
+
+    Raises:
+        TypeError: naming ``function`` and ``arg``.
+    """
+    if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{function}: {arg} must be a sequence (a list or tuple), not {type(value).__name__}")
+    return tuple(value)
+
+
+def text_arg(value: _Any, function: str) -> str:
+    """``value``, checked to be the ``str`` a text helper parses.
+
+    Raises:
+        TypeError: naming ``function`` and its ``text`` argument.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{function}: text must be a str, not {type(value).__name__}")
+    return value

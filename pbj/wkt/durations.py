@@ -6,7 +6,7 @@ import datetime
 from typing import Any as _Any
 
 from pbj.protojson.text_forms import DURATION_MAX_SECONDS, duration_text, parse_duration
-from pbj.wkt._common import PKG, check, class_of, make, whole_nanos
+from pbj.wkt._common import PKG, check, class_of, make, text_arg, whole_nanos
 
 __all__ = ["duration_from_timedelta", "duration_to_timedelta", "duration_from_nanos", "duration_to_nanos",
            "duration_from_text", "duration_to_text"]
@@ -71,9 +71,10 @@ def duration_from_text(text: str, *, cls: type | None = None) -> _Any:
     """A ``Duration`` from its ProtoJSON text (``"-1.5s"``, up to 9 fractional digits).
 
     Raises:
+        TypeError: ``text`` is not a ``str``.
         ValueError: (:class:`pbj.JSONError`) the text is not seconds with an ``s`` suffix, or out of range.
     """
-    seconds, nanos = parse_duration(text)
+    seconds, nanos = parse_duration(text_arg(text, "duration_from_text"))
     return make(class_of(cls, PKG + "Duration"), seconds=seconds, nanos=nanos)
 
 

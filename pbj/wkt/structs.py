@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any as _Any
 
 from pbj.schema import OneOf, info, is_message
-from pbj.wkt._common import PKG, attrs_of, check, class_of, make, member_names
+from pbj.wkt._common import PKG, attrs_of, check, class_of, make, member_names, sequence_arg
 
 __all__ = ["struct_from_dict", "struct_to_dict", "value_from_python", "value_to_python",
            "list_value_from_list", "list_value_to_list"]
@@ -148,14 +148,17 @@ def list_value_from_list(items: Iterable[_Any], *, cls: type | None = None) -> _
     """A ``ListValue`` of plain values (see :func:`value_from_python`).
 
     Raises:
-        TypeError: an element has no ``Value`` form (with its path).
+        TypeError: ``items`` is a ``str``, ``bytes`` or a mapping rather than a sequence
+            (use :func:`value_from_python` or :func:`struct_from_dict` for those), or an
+            element has no ``Value`` form (with its path).
         ValueError: as :func:`value_from_python` (too large an ``int``, a cycle, too deep a nesting).
     """
+    values = sequence_arg(items, "list_value_from_list", "items")
     lcls = class_of(cls, PKG + "ListValue")
     opened = _enter(items, (), "$")
     vcls = _field_type(lcls, "values")
     return make(lcls, values=tuple(value_from_python(v, cls=vcls, _path=f"$[{i}]", _open=opened)
-                                    for i, v in enumerate(items)))
+                                    for i, v in enumerate(values)))
 
 
 def list_value_to_list(lv: _Any) -> list[_Any]:

@@ -7,7 +7,7 @@ import time
 from typing import Any as _Any
 
 from pbj.protojson.text_forms import TIMESTAMP_MAX_SECONDS, TIMESTAMP_MIN_SECONDS, parse_timestamp, timestamp_text
-from pbj.wkt._common import PKG, check, class_of, make, whole_nanos
+from pbj.wkt._common import PKG, check, class_of, make, text_arg, whole_nanos
 
 __all__ = ["timestamp_from_datetime", "timestamp_to_datetime", "timestamp_from_nanos", "timestamp_to_nanos",
            "timestamp_from_text", "timestamp_to_text", "timestamp_now"]
@@ -82,9 +82,10 @@ def timestamp_from_text(text: str, *, cls: type | None = None) -> _Any:
     """A ``Timestamp`` from RFC 3339 text (``"1972-01-01T10:00:20.021Z"``, any UTC offset, up to 9 digits).
 
     Raises:
+        TypeError: ``text`` is not a ``str``.
         ValueError: (:class:`pbj.JSONError`) the text is not RFC 3339 or is out of range.
     """
-    seconds, nanos = parse_timestamp(text)
+    seconds, nanos = parse_timestamp(text_arg(text, "timestamp_from_text"))
     return make(class_of(cls, PKG + "Timestamp"), seconds=seconds, nanos=nanos)
 
 

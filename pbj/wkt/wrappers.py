@@ -7,7 +7,7 @@ from typing import Any as _Any
 
 from pbj.protojson.text_forms import camel_path, snake_path
 from pbj.schema import info, is_message
-from pbj.wkt._common import PKG, attrs_of, check, class_of, make
+from pbj.wkt._common import PKG, attrs_of, check, class_of, make, sequence_arg, text_arg
 
 __all__ = ["wrap", "unwrap", "field_mask", "field_mask_paths", "field_mask_from_text", "field_mask_to_text"]
 
@@ -46,9 +46,10 @@ def field_mask(paths: Iterable[str], *, cls: type | None = None) -> _Any:
     """A ``FieldMask`` of field paths (``["user.display_name", "photo"]``).
 
     Raises:
-        TypeError: a path is not a ``str``.
+        TypeError: ``paths`` is a ``str``, ``bytes`` or a mapping rather than a sequence of
+            paths (a single path goes in a list: ``field_mask(["name"])``), or a path is not a ``str``.
     """
-    paths = tuple(paths)
+    paths = sequence_arg(paths, "field_mask", "paths")
     for p in paths:
         if not isinstance(p, str):
             raise TypeError(f"a FieldMask path must be a str, got {type(p).__name__}")
@@ -65,8 +66,10 @@ def field_mask_from_text(text: str, *, cls: type | None = None) -> _Any:
     """A ``FieldMask`` from its ProtoJSON text (``"user.displayName,photo"``).
 
     Raises:
+        TypeError: ``text`` is not a ``str``.
         ValueError: (:class:`pbj.JSONError`) a path has a ``_`` (JSON paths are lowerCamelCase).
     """
+    text = text_arg(text, "field_mask_from_text")
     paths = tuple(snake_path(p) for p in text.split(",")) if text else ()
     return make(class_of(cls, PKG + "FieldMask"), paths=paths)
 
