@@ -7,9 +7,12 @@ the wire cases compare with Google's protobuf (upb) on the same bytes.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 import pbj
+from pbj import wellknown
 from tests import oracle
 
 HARDENING_PROTO = """
@@ -250,3 +253,55 @@ def test_wkt_text_helpers_refuse_what_is_not_a_str(engine, helper, bad):
     from pbj import wkt
     with pytest.raises(TypeError, match=rf"{helper}: text must be a str, not {type(bad).__name__}"):
         getattr(wkt, helper)(bad)
+
+
+# ---------------------------------------------------------------- item 10: ProtoJSON raises JSONError only
+
+
+@pbj.message
+class Numbers:
+    d: float = pbj.field(1, "double")
+    f: float = pbj.field(2, "float")
+    i: int = pbj.field(3, "int64")
+    u: int = pbj.field(4, "uint32")
+    fm: wellknown.FieldMask | None = pbj.field(5, wellknown.FieldMask)
+    v: wellknown.Value | None = pbj.field(6, wellknown.Value)
+    dv: wellknown.DoubleValue | None = pbj.field(7, wellknown.DoubleValue)
+    r: tuple[float, ...] = pbj.field(8, "double", repeated=True)
+
+
+@pytest.mark.parametrize("text, path, reason", [
+    ('{"d": 2.5e99999999999999999999}', ["d"], "out of range for double"),
+    ('{"d": -2.5e99999999999999999999}', ["d"], "out of range for double"),
+    ('{"f": 2.5e99999999999999999999}', ["f"], "out of range for float"),
+    ('{"i": 2.5e99999999999999999999}', ["i"], "out of range for int64"),
+    ('{"i": "2.5e99999999999999999999"}', ["i"], "out of range for int64"),
+    ('{"u": 1e-99999999999999999999}', ["u"], "expected an integer for uint32"),
+    ('{"v": 2.5e99999999999999999999}', ["v"], "out of range for Value.number_value"),
+    ('{"dv": 2.5e99999999999999999999}', ["dv"], "out of range for double"),
+    ('{"r": [1, 2.5e99999999999999999999]}', ["r", 1], "out of range for double"),
+    ('{"fm": "a\\udc00b"}', ["fm"], "FieldMask path holds a lone UTF-16 surrogate"),
+    ('{"fm": "x,\\ud800"}', ["fm"], "FieldMask path holds a lone UTF-16 surrogate"),
+])
+def test_from_json_raises_json_error_with_the_path(engine, text, path, reason):
+    with pytest.raises(pbj.JSONError) as info:
+        pbj.from_json(Numbers, text)
+    assert info.value.path == path and reason in info.value.reason
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"d": 1e-99999999999999999999}', 0.0),    # rounds to 0 as a double, as 1e-400 does
+    ('{"d": 0e99999999999999999999}', 0.0),
+    ('{"d": 1e-400}', 0.0),
+])
+def test_from_json_tiny_exponents_read_as_zero(engine, text, expected):
+    assert pbj.from_json(Numbers, text).d == expected
+
+
+@pytest.mark.parametrize("value", [Decimal("sNaN"), Decimal("-sNaN"), Decimal("NaN")])
+@pytest.mark.parametrize("key", ["d", "f", "dv", "v", "r"])
+def test_from_dict_refuses_a_decimal_nan(engine, key, value):
+    d = {key: [value] if key == "r" else value}
+    with pytest.raises(pbj.JSONError) as info:
+        pbj.from_dict(Numbers, d)
+    assert info.value.path[0] == key

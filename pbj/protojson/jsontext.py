@@ -10,17 +10,21 @@ no precision is lost before a reader sees the field's type, and so is the
 integer ``-0`` (an ``int`` has no sign for zero; a double field keeps it,
 as Go and C++ read it) and integers of more than 4,000 digits (``int()``
 refuses them); ``NaN`` and ``Infinity`` literals are refused (RFC 8259 has none).
+A number whose exponent is beyond what ``Decimal`` holds (``2.5e99999999999999999999``) is
+read as the nearest ``Decimal`` that keeps what a reader decides by (:func:`to_decimal`), so
+its reader refuses it with the path as it refuses any number out of its field's range.
 """
 
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+import re
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, InvalidOperation
 from typing import Any
 
 from pbj.protojson.common import JSONError, json_type
 
-__all__ = ["DupDict", "loads", "find_duplicate", "check_object"]
+__all__ = ["DupDict", "loads", "find_duplicate", "check_object", "to_decimal"]
 
 
 class DupDict(dict):
@@ -58,6 +62,35 @@ _NEGATIVE_ZERO = Decimal("-0")
 _LONG_INT = 4000
 
 
+_NUMBER = re.compile(r"\s*([-+]?)([0-9]*)\.?([0-9]*)[eE]([-+]?)[0-9]+\s*")
+
+
+def to_decimal(text: str) -> Decimal:
+    """The ``Decimal`` of a JSON number's text (RFC 8259 "Numbers"; a quoted one too).
+
+    Exact when ``Decimal`` can hold it. An exponent beyond ``Decimal``'s range (about
+    10**18 either way, where ``Decimal`` raises ``InvalidOperation``) gives ``±1E+MAX_EMAX``
+    (a number above every range of a field type) or ``±1E+MIN_EMIN`` (below every
+    non-zero float's half-ulp, not an integer: a double reads it as 0, as it reads
+    ``1e-400``); a zero mantissa gives 0. No input text can have digits enough to
+    matter against such an exponent.
+
+    Raises:
+        JSONError: ``text`` is not a number at all.
+    """
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        m = _NUMBER.fullmatch(text)
+        if m is None:
+            raise JSONError(f"invalid number {text[:40]!r}") from None
+        sign, whole, fraction, exp_sign = m.groups()
+        sign = "-" if sign == "-" else ""
+        if not (whole + fraction).strip("0"):
+            return Decimal(f"{sign}0")
+        return Decimal(f"{sign}1E{MIN_EMIN if exp_sign == '-' else f'+{MAX_EMAX}'}")
+
+
 def _parse_int(digits: str) -> Any:
     if len(digits) > _LONG_INT:
         return Decimal(digits)
@@ -72,7 +105,7 @@ def loads(text: str | bytes, found: list) -> Any:
             ``NaN``/``Infinity`` literal.
     """
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook(found), parse_float=Decimal, parse_int=_parse_int,
+        return json.loads(text, object_pairs_hook=_pairs_hook(found), parse_float=to_decimal, parse_int=_parse_int,
                           parse_constant=_bad_constant)
     except json.JSONDecodeError as exc:
         raise JSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None

@@ -21,6 +21,7 @@ from typing import Any
 
 from pbj.errors import EncodeError
 from pbj.protojson.common import SKIP, JSONError, json_type
+from pbj.protojson.jsontext import to_decimal
 from pbj.scalars import ENUM, fixed_packer, row
 
 __all__ = [
@@ -123,7 +124,7 @@ def _int_reader(kind: str):
             if len(v) <= 40 and _DIGITS_RE.fullmatch(v):  # longer ones go through Decimal (int() caps digits)
                 n = int(v)
             elif _NUMBER_RE.fullmatch(v):
-                n = _integral(Decimal(v), kind)
+                n = _integral(to_decimal(v), kind)
             else:
                 raise JSONError(f"expected an integer for {kind}, got string {_show(repr(v))}")
         elif t is float:
@@ -203,6 +204,8 @@ def _float_reader(kind: str):
             x = v
             exact = None
         elif t is int or t is Decimal:
+            if t is Decimal and v.is_nan():  # only a dict can hold one (from_dict): JSON has no NaN number
+                raise JSONError(f"{v!r} is not a JSON number (write NaN as the string \"NaN\")")
             try:
                 x = float(v)
             except OverflowError:

@@ -107,6 +107,11 @@ def _field_mask_reader(mi, conv, opts):
     def read_field_mask(v: Any, _cls: Any = None) -> Any:
         if v.__class__ is not str:
             raise JSONError(f"expected a comma-separated string for FieldMask, got {json_type(v)}")
+        if not v.isascii():
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:  # a path is a string field: valid UTF-8 only
+                raise JSONError("FieldMask path holds a lone UTF-16 surrogate (not valid UTF-8)") from None
         return cls(**{attr: tuple(snake_path(p) for p in v.split(",")) if v else ()})
 
     return read_field_mask
@@ -267,6 +272,8 @@ def _value_reader(mi, conv, opts):
         elif t is bool:
             kind = OneOf(b_name, v)
         elif t is int or t is float or t is Decimal:
+            if t is Decimal and v.is_nan():  # (an sNaN would not even convert)
+                raise JSONError(f"number {v} is out of range for Value.number_value")
             try:
                 x = float(v)
             except OverflowError:
