@@ -305,3 +305,145 @@ def test_from_dict_refuses_a_decimal_nan(engine, key, value):
     with pytest.raises(pbj.JSONError) as info:
         pbj.from_dict(Numbers, d)
     assert info.value.path[0] == key
+
+
+# ---------------------------------------------------------------- item 7: names protoc refuses
+
+
+def _name_set(syntax: str, fields: list[tuple[str, str | None]], *, oneof: bool = False,
+              legacy_json: bool = False, legacy_option: bool = False) -> bytes:
+    """A descriptor set of one message ``M`` with int32 fields 1, 2 … of these names and json_names."""
+    from google.protobuf import descriptor_pb2
+    f = descriptor_pb2.FileDescriptorProto(name="names.proto", syntax=syntax)
+    if syntax == "editions":
+        f.edition = descriptor_pb2.EDITION_2023
+    m = f.message_type.add(name="M")
+    if legacy_json:
+        m.options.features.json_format = descriptor_pb2.FeatureSet.LEGACY_BEST_EFFORT
+    if legacy_option:
+        m.options.deprecated_legacy_json_field_conflicts = True
+    if oneof:
+        m.oneof_decl.add(name="o")
+    for number, (name, json_name) in enumerate(fields, 1):
+        fd = m.field.add(name=name, number=number, type=5, label=1)
+        if json_name is not None:
+            fd.json_name = json_name
+        if oneof:
+            fd.oneof_index = 0
+    return descriptor_pb2.FileDescriptorSet(file=[f]).SerializeToString()
+
+
+#: (syntax, fields, the SchemaError's text or None when protoc accepts it): each checked with protoc
+NAME_CASES = {
+    "same name": ("proto3", [("a", None), ("a", None)], "fields 1 and 2 are both named 'a'"),
+    "same name proto2": ("proto2", [("a", None), ("a", None)], "fields 1 and 2 are both named 'a'"),
+    "default json proto3": ("proto3", [("foo_bar", None), ("fooBar", None)],
+                            "the default JSON name of field 'fooBar' ('fooBar') conflicts with the default JSON "
+                            "name of field 'foo_bar'"),
+    "default json editions": ("editions", [("foo_bar", None), ("fooBar", None)], "conflicts with the default"),
+    "default json hidden by a custom one": ("proto3", [("foo_bar", "q"), ("fooBar", None)],
+                                            "the default JSON name of field 'fooBar'"),
+    "custom json proto3": ("proto3", [("a", "x"), ("b", "x")],
+                           "the custom JSON name of field 'b' ('x') conflicts with the custom JSON name of field 'a'"),
+    "custom json proto2": ("proto2", [("a", "x"), ("b", "x")], "the custom JSON name of field 'b' ('x')"),
+    "custom vs default proto3": ("proto3", [("a", "b"), ("b", None)],
+                                 "the default JSON name of field 'b' ('b') conflicts with the custom JSON name of "
+                                 "field 'a'"),
+    "extension-like json name": ("proto3", [("a", "[x]")], "JSON names may not start with '[' and end with ']'"),
+    "default json proto2 (a warning)": ("proto2", [("foo_bar", None), ("fooBar", None)], None),
+    "custom vs default proto2 (a warning)": ("proto2", [("a", "b"), ("b", None)], None),
+    "names differing in case": ("proto3", [("Foo", None), ("foo", None)], None),
+    "json names differing in case": ("proto3", [("a", "X"), ("b", "x")], None),
+    "json name of another field's name": ("proto3", [("a", "b_c"), ("b_c", None)], None),
+}
+
+
+@pytest.mark.parametrize("oneof", [False, True], ids=["fields", "oneof members"])
+@pytest.mark.parametrize("case", list(NAME_CASES))
+def test_loader_refuses_the_names_protoc_refuses(engine, case, oneof):
+    syntax, fields, error = NAME_CASES[case]
+    data = _name_set(syntax, fields, oneof=oneof)
+    if error is None:
+        assert len(pbj.load_descriptor_set(data)) == 1
+        return
+    with pytest.raises(pbj.SchemaError) as info:
+        pbj.load_descriptor_set(data)
+    assert error in str(info.value) and info.value.cls_name == "M"
+    names = {n for n, _ in fields}
+    assert all(repr(n) in str(info.value) for n in names)  # both fields are named
+
+
+def test_the_name_cases_follow_protoc(tmp_path):
+    """Each case above as a .proto file: protoc refuses exactly the ones pbj refuses (same-name cases
+    cannot be written as .proto text: protoc's parser refuses them, "already defined")."""
+    from grpc_tools import protoc
+    for i, (case, (syntax, fields, error)) in enumerate(NAME_CASES.items()):
+        if case.startswith("same name"):
+            continue
+        head = 'edition = "2023";' if syntax == "editions" else f'syntax = "{syntax}";'
+        label = "optional " if syntax == "proto2" else ""
+        body = " ".join(f"{label}int32 {n} = {k}" + (f' [json_name = "{j}"]' if j is not None else "") + ";"
+                        for k, (n, j) in enumerate(fields, 1))
+        (tmp_path / f"c{i}.proto").write_text(f"{head} message M {{ {body} }}\n")
+        rc = protoc.main(["protoc", "--experimental_editions", f"-I{tmp_path}",
+                          f"--descriptor_set_out={tmp_path / f'c{i}.binpb'}", str(tmp_path / f"c{i}.proto")])
+        assert (rc != 0) == (error is not None), case
+
+
+@pytest.mark.parametrize("option", ["legacy_json", "legacy_option"])
+def test_legacy_json_format_loads_default_conflicts(engine, option):
+    data = _name_set("editions" if option == "legacy_json" else "proto3", [("foo_bar", None), ("fooBar", None)],
+                     **{option: True})
+    assert len(pbj.load_descriptor_set(data)) == 1
+    custom = _name_set("editions" if option == "legacy_json" else "proto3", [("a", "x"), ("b", "x")],
+                       **{option: True})
+    if option == "legacy_json":  # two custom names: refused whatever json_format says
+        with pytest.raises(pbj.SchemaError, match="the custom JSON name of field 'b'"):
+            pbj.load_descriptor_set(custom)
+    else:  # deprecated_legacy_json_field_conflicts skips every JSON check (protoc does)
+        assert len(pbj.load_descriptor_set(custom)) == 1
+
+
+def test_a_shared_json_name_is_refused_by_protojson_not_lost(engine):
+    """protoc only warns (proto2): the class loads, binary and text keep both fields, ProtoJSON
+    refuses what it cannot tell apart instead of dropping a value."""
+    cls = pbj.load_descriptor_set(_name_set("proto2", [("foo_bar", None), ("fooBar", None)]))["M"]
+    m = cls(foo_bar=1, fooBar=2)
+    assert pbj.decode(cls, pbj.encode(m)) == m
+    assert pbj.from_text(cls, pbj.to_text(m)) == m
+    with pytest.raises(pbj.EncodeError, match=r"share the JSON name 'fooBar'.*proto_names=True"):
+        pbj.to_json(m)
+    text = pbj.to_json(m, proto_names=True)
+    assert text == '{"foo_bar":1,"fooBar":2}' and pbj.from_json(cls, text) == m
+
+
+def test_a_json_name_wins_over_another_fields_proto_name(engine):
+    cls = pbj.load_descriptor_set(_name_set("proto3", [("a", "b_c"), ("b_c", None)]))["M"]
+    m = cls(a=5, b_c=6)
+    assert pbj.to_json(m) == '{"b_c":5,"bC":6}'
+    assert pbj.from_json(cls, '{"b_c":5,"bC":6}') == m  # as upb reads it: "b_c" is a's JSON name
+
+
+def test_hand_declared_classes_follow_the_same_rules(engine):
+    with pytest.raises(pbj.SchemaError, match="fields 1 and 2 are both named 'x'"):
+        @pbj.message
+        class TwoX:
+            a: int = pbj.field(1, "int32", name="x")
+            b: int = pbj.field(2, "int32", name="x")
+    with pytest.raises(pbj.SchemaError, match="the custom JSON name of field 'b' \\('q'\\) conflicts"):
+        @pbj.message
+        class TwoQ:
+            a: int = pbj.field(1, "int32", json_name="q")
+            b: int = pbj.field(2, "int32", json_name="q")
+    with pytest.raises(pbj.SchemaError, match="the default JSON name of field 'fooBar'"):
+        @pbj.message
+        class Camel:
+            foo_bar: int = pbj.field(1, "int32")
+            fooBar: int = pbj.field(2, "int32")
+
+    @pbj.message(syntax="proto2")
+    class Legacy:  # a warning of protoc's in proto2: declared, ProtoJSON refuses the shared name
+        foo_bar: int | None = pbj.field(1, "int32", optional=True)
+        fooBar: int | None = pbj.field(2, "int32", optional=True)
+    with pytest.raises(pbj.EncodeError):
+        pbj.to_json(Legacy(foo_bar=1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pbj.descriptor import JsonFormat
 from pbj.errors import SchemaError
 from pbj.loader.enums import build_enums
 from pbj.loader.fields import FieldBuilder
@@ -67,6 +68,10 @@ def build_message(fields: FieldBuilder, full: str) -> type:
         attr = _attr_name(fdp.name, taken)
         anns[attr], body[attr] = fields.field_spec(fdp, full)
     qualname = full[len(package) + 1:] if package else full
+    # protoc's JSON-name rules follow the message's json_format (pbj.schema.name_rules)
+    legacy_option = md.options is not None and md.options.deprecated_legacy_json_field_conflicts
+    legacy = fields.index.features.messages[full].json_format == JsonFormat.LEGACY_BEST_EFFORT
+    body["__pbj_json_rules__"] = "skip" if legacy_option else "legacy" if legacy else "allow"
     ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
           "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce,
           "__copy__": message_copy, "__deepcopy__": message_deepcopy}

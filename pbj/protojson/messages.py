@@ -21,7 +21,8 @@ from pbj.protojson.registry import remember
 from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
-from pbj.schema import OneOf, info, stored
+from pbj.schema import FieldInfo, OneOf, info, stored
+from pbj.schema.name_rules import json_conflict
 
 __all__ = ["build_writer", "build_reader"]
 
@@ -106,6 +107,18 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
     special = WKT_WRITERS.get(mi.full_name)
     if special is not None:
         return special(mi, conv, opts)
+    clash = None if opts.proto_names else json_conflict(mi.all_fields())
+    if clash is not None:  # only a LEGACY_BEST_EFFORT class (pbj.schema.name_rules): one key for two fields
+        a, b = clash
+        reason = (f"fields {a.proto_name!r} and {b.proto_name!r} of {mi.full_name} share the JSON name "
+                  f"{b.json_name!r} (protoc only warns with json_format = LEGACY_BEST_EFFORT): write with "
+                  "proto_names=True")
+
+        def refuse(obj: Any) -> dict:
+            raise EncodeError(reason)
+
+        refuse.__name__ = refuse.__qualname__ = f"to_dict_{cls.__name__}"
+        return refuse
     steps = _write_steps(mi, conv, opts)
     emit = opts.emit_defaults
     # a field with a declared default is read as stored: an unset field is not printed
@@ -286,6 +299,13 @@ def _map_reader(read_key, read_value, null_ok: bool):
     return read_map
 
 
+def _ambiguous(full_name: str, key: str, a: FieldInfo, b: FieldInfo):
+    def read_ambiguous(v: Any) -> Any:
+        raise JSONError(f"{key!r} is the JSON name of both {a.proto_name!r} and {b.proto_name!r} of {full_name} "
+                        "(protoc only warns with json_format = LEGACY_BEST_EFFORT): give the field's .proto name")
+    return read_ambiguous
+
+
 def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
     """The function reading a JSON value as an instance of ``cls`` (``from_dict_<Class>``)."""
     mi = info(cls)
@@ -294,6 +314,7 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
     if special is not None:
         return special(mi, conv, opts)
     by_key: dict[str, tuple[str, str | None, Any, bool]] = {}  # key -> (attr, oneof member, reader, null keeps)
+    by_json: dict[str, tuple[str, str | None, Any, bool]] = {}
     for f in mi.fields:
         if f.map_key is not None:  # a map field
             read = _map_reader(map_key_reader(f.map_key), value_reader(f.map_value, conv, opts),
@@ -303,13 +324,26 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
         else:
             read = value_reader(f.type, conv, opts)
         step: tuple[str, str | None, Any, bool] = (f.name, None, read, null_keeps(f.type) and not f.repeated)
-        by_key[f.json_name] = step
+        by_json[f.json_name] = step
         by_key[f.proto_name] = step
     for o in mi.oneofs:
         for m in o.members:
             step = (o.name, m.name, value_reader(m.type, conv, opts), null_keeps(m.type))
-            by_key[m.json_name] = step
+            by_json[m.json_name] = step
             by_key[m.proto_name] = step
+    # a JSON name wins over another field's .proto name, as upb reads it (json_name "b_c" beside a field b_c)
+    by_proto = dict(by_key)
+    by_key.update(by_json)
+    seen: dict[str, FieldInfo] = {}
+    for f in mi.all_fields():  # a JSON name two fields share (LEGACY_BEST_EFFORT only)
+        other = seen.setdefault(f.json_name, f)
+        if other is f:
+            continue
+        named = next((g for g in (other, f) if g.proto_name == f.json_name), None)
+        if named is not None:  # the .proto name of one of them (which to_dict(proto_names=True) writes)
+            by_key[f.json_name] = by_proto[named.proto_name]
+        else:  # refused, by its path
+            by_key[f.json_name] = ("", None, _ambiguous(mi.full_name, f.json_name, other, f), True)
     ignore = opts.ignore_unknown
     name = mi.full_name
 

@@ -25,6 +25,7 @@ from pbj.scalars import SCALAR_NAMES, SCALARS
 from pbj.schema.containers import EMPTY_MAP, FrozenMap, OneOf
 from pbj.schema.field_rules import FieldRules
 from pbj.schema.make_class import make_class
+from pbj.schema.name_rules import check_field_names
 from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
 from pbj.schema.resolve import check_type, lookup_name, scalar_name_problem
 from pbj.schema.specs import MISSING, FieldSpec
@@ -368,6 +369,24 @@ def _extension_ranges(cls: type, extensions: Iterable[range | int] | None, messa
     return tuple(out)
 
 
+def _check_names(cls: type, cls_name: str, rules: FieldRules, fields: list[FieldInfo]) -> None:
+    """Refuse two fields of one name or of clashing JSON names, as protoc does (:mod:`pbj.schema.name_rules`).
+
+    The message's ``json_format`` is proto2's ``LEGACY_BEST_EFFORT`` or the declared feature;
+    a loaded class says its own in ``__pbj_json_rules__`` (``"legacy"``, ``"allow"``, or
+    ``"skip"`` for ``deprecated_legacy_json_field_conflicts``).
+    """
+    given = cls.__dict__.get("__pbj_json_rules__")
+    if given is not None:
+        legacy, skip = given == "legacy", given == "skip"
+    else:
+        base = rules.base
+        # (pbj.descriptor's JsonFormat, by name: that module declares its classes through here)
+        legacy = getattr(base.json_format, "name", "") == "LEGACY_BEST_EFFORT" if base is not None else rules.proto2
+        skip = False
+    check_field_names(cls_name, fields, legacy_json=legacy, skip_json=skip)
+
+
 def _build_message(cls: type, *, full_name: str | None, syntax: str | None, message_set: bool,
                    map_entry: bool, edition: Any = None, features: Any = None,
                    extensions: Iterable[range | int] | None = None) -> type:
@@ -401,6 +420,7 @@ def _build_message(cls: type, *, full_name: str | None, syntax: str | None, mess
             raise SchemaError(f"annotation {anns.raw[attr_name]!r} does not fit protobuf type "
                               f"{_describe(spec)}", cls_name=cls_name, field_name=attr_name)
         fields_.append(fi)
+    _check_names(cls, cls_name, rules, [*fields_, *(m for o in oneofs for m in o.members)])
     fields_.sort(key=lambda f: f.number)
     return make_class(cls, fields_, oneofs, [a for a, _ in specs], defaults, anns.raw,
                       full_name=full_name or f"{cls.__module__}.{cls.__qualname__}",
