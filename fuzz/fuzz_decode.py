@@ -22,6 +22,14 @@ from fuzz import targets as T
 #: With PBJ_FUZZ_KEEP_GOING=1 a failing input is saved and reported, and the run goes on.
 KEEP_GOING = os.environ.get("PBJ_FUZZ_KEEP_GOING") == "1"
 SEEDS_PER_TARGET = int(os.environ.get("PBJ_FUZZ_SEEDS", "40"))
+#: PBJ_FUZZ_ENGINES=python,native checks every input on each engine named (``pbj.use_engine``),
+#: each against upb; unset, the engine ``pbj`` picks (native when built).
+ENGINES = tuple(e for e in os.environ.get("PBJ_FUZZ_ENGINES", "").split(",") if e)
+#: PBJ_FUZZ_STATS=N prints the counts (per engine, and the faults) every N inputs: libFuzzer ends
+#: the process without running Python's exit handlers, so pick N dividing -runs.
+STATS_EVERY = int(os.environ.get("PBJ_FUZZ_STATS", "0") or 0)
+_STATS: dict[str, dict[str, int]] = {}
+_RUN = {"inputs": 0, "faults": 0}
 
 
 def _seeds() -> dict[str, list[bytes]]:
@@ -50,17 +58,30 @@ def pick(data: bytes, targets, seeds) -> tuple:
 
 
 def one_input(data: bytes, targets, seeds) -> None:
-    """Run one fuzz input (see the module docstring); a failing decode input is saved first."""
+    """Run one fuzz input (see the module docstring) on each engine of :data:`ENGINES`; a failing
+    decode input is saved first."""
     t, message = pick(data, targets, seeds)
-    try:
-        T.check_decode(t, message)
-    except Exception:
-        path = T.save_failure(f"decode-{t.name}", message)
-        if not KEEP_GOING:
-            raise
-        import traceback
+    _RUN["inputs"] += 1
+    for engine in ENGINES or ("",):
+        if engine:
+            import pbj
 
-        print(f"FAULT saved to {path}:\n{traceback.format_exc(limit=3)}", file=sys.stderr, flush=True)
+            pbj.use_engine(engine)
+        T.STATS = _STATS.setdefault(engine or "default", dict.fromkeys(T.STATS, 0))
+        try:
+            T.check_decode(t, message)
+        except Exception:
+            _RUN["faults"] += 1
+            path = T.save_failure(f"decode-{t.name}", message)
+            if not KEEP_GOING:
+                raise
+            import traceback
+
+            print(f"FAULT ({engine or 'default'} engine) saved to {path}:\n{traceback.format_exc(limit=3)}",
+                  file=sys.stderr, flush=True)
+    if STATS_EVERY and _RUN["inputs"] % STATS_EVERY == 0:
+        print(f"decode fuzz: {_RUN['inputs']:,} inputs, {_RUN['faults']} faults; {_STATS}", file=sys.stderr,
+              flush=True)
 
 
 def _mutated(rest: bytes, pool: list[bytes]) -> bytes:

@@ -220,10 +220,12 @@ def _check_error(err: pbj.DecodeError, data: bytes) -> None:
     str(err)
 
 
-#: Reasons for which pbj is knowingly stricter than upb (see docs/security.md): a 10-byte varint
-#: whose last byte sets bits above the 64th. upb, C++, Java and Google's pure-Python decoder drop
-#: those bits; pbj (like Go's protowire) refuses the varint.
-KNOWN_STRICTER = ("varint overflows 64 bits",)
+#: Reasons for which pbj is knowingly stricter than upb (see docs/security.md, "Known differences"):
+#: a 10-byte varint whose last byte sets bits above the 64th (upb, C++, Java and Google's
+#: pure-Python decoder drop those bits; pbj, like Go's protowire, refuses the varint), and field
+#: number 0 inside an unknown group (upb skips an unknown group without checking its field
+#: numbers; pbj refuses field number 0 wherever it is, as upb does everywhere else).
+KNOWN_STRICTER = ("varint overflows 64 bits", "field number 0 is not allowed")
 
 #: Counts of outcomes, for the report of a long run.
 STATS = {"inputs": 0, "accepted": 0, "rejected": 0, "google_accepted": 0, "only_pbj_accepts": 0,
