@@ -447,3 +447,10 @@ def test_hand_declared_classes_follow_the_same_rules(engine):
         fooBar: int | None = pbj.field(2, "int32", optional=True)
     with pytest.raises(pbj.EncodeError):
         pbj.to_json(Legacy(foo_bar=1))
+
+
+@pytest.mark.parametrize("prefix", [b"type.googleapis.com", None, 5])
+def test_pack_refuses_a_type_url_prefix_that_is_not_a_str(engine, prefix):
+    from pbj import wkt
+    with pytest.raises(TypeError, match=rf"pack: type_url_prefix must be a str, not {type(prefix).__name__}"):
+        wkt.pack(wellknown.Duration(), type_url_prefix=prefix)

@@ -34,11 +34,13 @@ def pack(msg: _Any, *, type_url_prefix: str = DEFAULT_TYPE_URL_PREFIX, cls: type
     """An ``Any`` holding ``msg``: its type URL (prefix + full name) and its encoding.
 
     Raises:
-        TypeError: ``msg`` is not a pbj message.
+        TypeError: ``msg`` is not a pbj message, or ``type_url_prefix`` is not a ``str``.
         EncodeError: ``msg`` cannot be encoded.
     """
     if not is_message(type(msg)):
         raise TypeError(f"pack needs a pbj message, got {type(msg).__name__}")
+    if not isinstance(type_url_prefix, str):
+        raise TypeError(f"pack: type_url_prefix must be a str, not {type(type_url_prefix).__name__}")
     sep = "" if type_url_prefix.endswith("/") else "/"
     url = f"{type_url_prefix}{sep}{info(type(msg)).full_name}"
     return make(class_of(cls, PKG + "Any"), type_url=url, value=encode(msg))
