@@ -261,6 +261,7 @@ def check_decode(t: Target, data: bytes, *, max_depth: int = pbj.DEFAULT_MAX_DEP
         STATS["google_accepted"] += 1
         if obj is None and reason in KNOWN_STRICTER:
             STATS["known_stricter"] += 1
+            STATS[f"known_stricter: {reason}"] = STATS.get(f"known_stricter: {reason}", 0) + 1
             return None
         assert obj is not None, f"upb accepts {data.hex()} as {t.name}, pbj rejects it"
     if obj is None:
