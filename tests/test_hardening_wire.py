@@ -454,3 +454,12 @@ def test_pack_refuses_a_type_url_prefix_that_is_not_a_str(engine, prefix):
     from pbj import wkt
     with pytest.raises(TypeError, match=rf"pack: type_url_prefix must be a str, not {type(prefix).__name__}"):
         wkt.pack(wellknown.Duration(), type_url_prefix=prefix)
+
+
+def test_proto_names_output_of_a_json_name_equal_to_another_proto_name_is_refused_not_lost(engine):
+    cls = pbj.load_descriptor_set(_name_set("proto3", [("a", "b_c"), ("b_c", None)]))["M"]
+    text = pbj.to_json(cls(a=5, b_c=6), proto_names=True)
+    assert text == '{"a":5,"b_c":6}'
+    with pytest.raises(pbj.JSONError, match="field 'a' is given twice") as info:
+        pbj.from_json(cls, text)
+    assert info.value.path == ["b_c"]
