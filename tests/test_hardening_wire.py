@@ -463,3 +463,34 @@ def test_proto_names_output_of_a_json_name_equal_to_another_proto_name_is_refuse
     with pytest.raises(pbj.JSONError, match="field 'a' is given twice") as info:
         pbj.from_json(cls, text)
     assert info.value.path == ["b_c"]
+
+
+def test_pickles_from_another_process_resolve_to_a_live_load_when_the_last_load_has_gone(engine, tmp_path):
+    """A pickle from another process names no load of this one: it resolves to the last load
+    still alive, even when a later load of the same schema has been garbage-collected."""
+    import gc
+    import pickle
+    import subprocess
+    import sys
+    _, data = oracle.protoc_sources(tmp_path, {"hw_gone.proto": """
+        syntax = "proto3";
+        package hw.gone;
+        message Outer { message Inner { int32 x = 1; enum E { A = 0; B = 1; } E e = 2; } Inner inner = 1; }
+    """})
+    (tmp_path / "set.binpb").write_bytes(data)
+    code = ("import pbj, pickle, sys\n"
+            "ns = pbj.load_descriptor_set(open(sys.argv[1], 'rb').read())\n"
+            "Inner = ns['hw.gone.Outer.Inner']\n"
+            "sys.stdout.buffer.write(pickle.dumps(ns['hw.gone.Outer'](inner=Inner(x=9, e=Inner.E.B))))\n")
+    blob = subprocess.run([sys.executable, "-c", code, str(tmp_path / "set.binpb")], capture_output=True,
+                          check=True, timeout=120, ).stdout
+    first = pbj.load_descriptor_set(data)
+    second = pbj.load_descriptor_set(data)
+    Outer = first["hw.gone.Outer"]
+    assert type(pickle.loads(blob)) is second["hw.gone.Outer"]
+    del second
+    gc.collect()
+    m = pickle.loads(blob)  # was LookupError: the last load had gone, the first one lives
+    assert type(m) is Outer and type(m.inner) is first["hw.gone.Outer.Inner"]
+    assert m.inner.x == 9 and m.inner.e is first["hw.gone.Outer.Inner.E"].B
+    assert pickle.loads(pickle.dumps(Outer)) is Outer  # the class itself pickles by name

@@ -8,7 +8,7 @@ the class's ``__pbj_load__``). Unpickling in the same process gives an object of
 the very class it came from, even after the same schema was loaded again (a
 second load makes new classes, which compare unequal to the first one's); a
 load whose classes have all gone, and any other process, resolve the full name
-to the last schema loaded there (``multiprocessing`` and ``concurrent.futures``
+to the last schema loaded there whose classes are still alive (``multiprocessing`` and ``concurrent.futures``
 work when the worker loaded the schema). ``copy.copy`` and ``copy.deepcopy``
 rebuild with ``type(obj)`` itself, with no name lookup at all.
 """
@@ -61,7 +61,7 @@ class _RegistryModule(types.ModuleType):
             raise AttributeError(name)
         prefix = self.__name__[len(REGISTRY_MODULE) + 1:]
         full = f"{prefix}.{name}" if prefix else name
-        found = _REGISTRY.get(full)
+        found = _latest(full)
         if found is None:
             raise AttributeError(f"{full!r} is not loaded in this process; load its schema with "
                                  "pbj.load_descriptor_set or pbj.load_proto first")
@@ -79,10 +79,25 @@ def registry_module(package: str) -> str:
     return name
 
 
+def _latest(full_name: str) -> Any:
+    """The class or enum of the last load of ``full_name`` still alive, or None.
+
+    The last load's classes may have gone while an earlier load of the same name lives on:
+    then the latest of those is found (and registered again)."""
+    found = _REGISTRY.get(full_name)
+    if found is None:
+        with _registry_lock:
+            for (_, full), cls in reversed(list(_BY_LOAD.items())):
+                if full == full_name:
+                    _REGISTRY[full_name] = found = cls
+                    break
+    return found
+
+
 def _lookup_loaded(full_name: str, load: str | None = None) -> Any:
     found = _BY_LOAD.get((load, full_name)) if load is not None else None
     if found is None:
-        found = _REGISTRY.get(full_name)
+        found = _latest(full_name)
     if found is None:
         raise LookupError(f"cannot unpickle {full_name!r}: its schema is not loaded in this process "
                           "(load it with pbj.load_descriptor_set or pbj.load_proto first)")
