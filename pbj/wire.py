@@ -308,24 +308,30 @@ def skip_field(data: bytes, pos: int, tag: int, end: int, depth: int) -> int:
     return pos
 
 
-def check_fields(data: bytes) -> None:
+def check_fields(data: bytes) -> list[int]:
     """Check that ``data`` is a run of whole fields, as a message's unknown fields are.
 
     Each field has a valid tag (field number 1 to 2**29-1, wire type 0 to 5) and a
     whole value; every group is closed by its own end tag. Groups are followed with a
     stack, not recursion, so any depth is checked.
 
+    Returns:
+        The tags of the fields at the top level (not those inside groups), in order.
+
     Raises:
         DecodeError: the first malformed field (``offset`` is where its tag starts).
     """
     pos, end = 0, len(data)
     groups: list[int] = []
+    tags: list[int] = []
     start = 0
     try:
         while pos < end:
             start = pos
             tag, pos = read_tag(data, pos)
             number, wire_type = tag >> 3, tag & 7
+            if not groups and wire_type != WIRE_EGROUP:
+                tags.append(tag)
             if number == 0:
                 raise DecodeError("field number 0 is not allowed")
             if wire_type == WIRE_SGROUP:
@@ -342,3 +348,4 @@ def check_fields(data: bytes) -> None:
         raise DecodeError(exc.reason, offset=start) from None
     if groups:
         raise DecodeError(f"group {groups[-1]} has no end tag", offset=end)
+    return tags

@@ -167,7 +167,7 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
             body.append(f"# {comment(name)} = {item.number} ({comment(_describe(item))})")
             body += _field_lines(item, g, fix)
         stores.append(f"{g.add(slots.__dict__[name].__set__, f'set{i}_')}(_pbj_self, {name})")
-    fix_unknown = g.add(functools.partial(unknown_fields, cls_name), "fix_unknown")
+    fix_unknown = g.add(functools.partial(unknown_fields, cls_name, mi), "fix_unknown")
     stores.append(f"{g.add(slots.__dict__['_pbj_unknown'].__set__, 'set_unknown')}(_pbj_self, _pbj_unknown "
                   f"if _pbj_unknown.__class__ is bytes and not _pbj_unknown else {fix_unknown}(_pbj_unknown))")
     stores.append(f"{g.add(slots.__dict__['_pbj_size'].__set__, 'set_size')}(_pbj_self, -1)")
@@ -202,7 +202,7 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
     def __init__(self: Any, /, **kwargs: Any) -> None:
         unknown = kwargs.pop("_pbj_unknown", b"")
         if unknown.__class__ is not bytes or unknown:
-            unknown = unknown_fields(cls_name, unknown)
+            unknown = unknown_fields(cls_name, mi, unknown)
         if set_ext is not None:
             ext = kwargs.pop("_pbj_extensions", ())
             set_ext(self, ext if ext == () else _extension_values(mi.cls, ext))
@@ -217,31 +217,86 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
     return __init__
 
 
-def unknown_fields(cls_name: str, value: Any) -> bytes:
+def unknown_fields(cls_name: str, mi: MessageInfo, value: Any) -> bytes:
     """The checked ``_pbj_unknown`` argument of a constructor: the raw bytes of unknown fields.
 
     Args:
         cls_name: the class's qualified name, for the error.
+        mi: the class's schema record (its fields' tags are refused, see below).
         value: ``bytes`` (or a ``bytearray``/``memoryview``, copied) holding whole fields
             ("Encoding": tag, then value; groups closed), as :func:`pbj.unknown_fields` gives them.
+            A field of the class may be among them only as the parser keeps it: with a wire
+            type the field does not read, or (a closed enum or a map) with any tag.
 
     Returns:
         ``value`` as ``bytes``.
 
     Raises:
         TypeError: ``value`` is not bytes-like.
-        ValueError: ``value`` is not a run of whole fields (names the first bad byte).
+        ValueError: ``value`` is not a run of whole fields (names the first bad byte), or holds
+            a tag the class's parser reads as one of its fields (the message would decode to
+            another value than it holds; names the field).
     """
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(f"{cls_name}._pbj_unknown: expected the bytes of unknown fields, got "
                         f"{type(value).__name__}")
     data = bytes(value)
     try:
-        check_fields(data)
+        tags = check_fields(data)
     except DecodeError as exc:
         raise ValueError(f"{cls_name}._pbj_unknown: not a run of whole fields: {exc.reason} "
                          f"(at byte {exc.offset})") from None
+    known = known_tag(mi, tags)
+    if known is not None:
+        raise ValueError(f"{cls_name}._pbj_unknown: holds field {known[1].name} (number {known[1].number}, "
+                         f"wire type {known[0] & 7}), which the parser reads as that field, not as an "
+                         "unknown field; set the field instead")
     return data
+
+
+def known_tag(mi: MessageInfo, tags: list[int]) -> tuple[int, FieldInfo] | None:
+    """The first of ``tags`` that the parser of ``mi``'s class reads as one of its fields.
+
+    Closed enums and maps are left out: their parser keeps a non-member value, or a map
+    entry holding one or an unknown field, as an unknown field of that very tag.
+
+    Returns:
+        ``(tag, field)``, or ``None`` when every tag would be kept as an unknown field.
+    """
+    if not tags:
+        return None
+    read = _read_tags(mi)
+    for tag in tags:
+        field = read.get(tag)
+        if field is not None:
+            return tag, field
+    return None
+
+
+def _read_tags(mi: MessageInfo) -> dict[int, FieldInfo]:
+    cached = _READ_TAGS.get(mi.cls)
+    if cached is not None:
+        return cached
+    read: dict[int, FieldInfo] = {}
+    for f in [*mi.fields, *(m for o in mi.oneofs for m in o.members)]:
+        kind = f.kind
+        if kind == "map" or (kind == "enum" and getattr(f.type, "__pbj_closed__", False)):
+            continue
+        if f.group:
+            read[(f.number << 3) | 3] = f
+        elif kind == "message":
+            read[(f.number << 3) | 2] = f
+        else:
+            row = SCALARS[f.type] if kind == "scalar" else SCALARS["int32"]
+            read[(f.number << 3) | row.wire_type] = f
+            if f.repeated and row.packable:
+                read[(f.number << 3) | 2] = f
+    _READ_TAGS[mi.cls] = read
+    return read
+
+
+# class -> {tag: field} of the tags its parser reads (see _read_tags); weak so classes can go.
+_READ_TAGS: weakref.WeakKeyDictionary[type, dict[int, FieldInfo]] = weakref.WeakKeyDictionary()
 
 
 def _extension_values(cls: type, values: Any) -> tuple:
