@@ -2,14 +2,15 @@
 
 Every loaded class lives, for ``pickle``, in a module ``pbj._loaded.<package>``
 (:data:`REGISTRY_MODULE`) that resolves names in a process-wide registry of the
-last schema loaded for each full name. Instances and enum members pickle by
-full name *and* by the load they come from (a random token each load draws,
-the class's ``__pbj_load__``). Unpickling in the same process gives an object of
+last schema loaded for each full name. Instances pickle as their binary encoding
+(read back by field number, so another version of the schema reads what it knows),
+enum members as their number; both carry their full name *and* the load they come
+from (a random token each load draws, the class's ``__pbj_load__``). Unpickling in the same process gives an object of
 the very class it came from, even after the same schema was loaded again (a
 second load makes new classes, which compare unequal to the first one's); a
 load whose classes have all gone, and any other process, resolve the full name
-to the last schema loaded there whose classes are still alive (``multiprocessing`` and ``concurrent.futures``
-work when the worker loaded the schema). ``copy.copy`` and ``copy.deepcopy``
+to the last schema loaded there whose classes are still alive (``multiprocessing``
+and ``concurrent.futures`` work when the worker loaded the schema). ``copy.copy`` and ``copy.deepcopy``
 rebuild with ``type(obj)`` itself, with no name lookup at all.
 """
 
@@ -127,7 +128,21 @@ def _rebuild(cls: Any, full_name: str, values: tuple, unknown: bytes, extensions
         if missing:
             raise LookupError(f"cannot unpickle {full_name!r}: no extension numbered {missing[0]} is loaded")
         more["_pbj_extensions"] = {registry[n]: v for n, v in extensions}
-    return cls(**dict(zip(cls.__pbj_info__.attr_order, values, strict=True)), _pbj_unknown=unknown, **more)
+    fields = dict(zip(cls.__pbj_info__.attr_order, values, strict=True))
+    if unknown and _reads_some_of(cls, unknown):
+        # Pickled where the schema did not know a field this one knows: read those fields as
+        # the parser would ("Message Merging": the bytes of the unknown fields come last).
+        from pbj.api import decode, encode
+        return decode(cls, encode(cls(**fields, **more), allow_partial=True) + unknown, allow_partial=True)
+    return cls(**fields, _pbj_unknown=unknown, **more)
+
+
+def _reads_some_of(cls: Any, unknown: bytes) -> bool:
+    from pbj.schema.constructor import known_tag
+    from pbj.schema.resolve import resolve
+    from pbj.wire import check_fields
+
+    return known_tag(resolve(cls), check_fields(unknown)) is not None
 
 
 def _restore_enum(full_name: str, number: int, load: str | None = None) -> Any:
@@ -144,10 +159,30 @@ def _state(self: Any) -> tuple[str, tuple, bytes, tuple]:
     return mi.full_name, stored_values(self, mi.attr_order), self._pbj_unknown, pairs
 
 
+def _restore_encoded(full_name: str, data: bytes, load: str | None = None) -> Any:
+    """Rebuild a pickled instance of a loaded message class from its binary encoding
+    (``__reduce__`` target); ``load`` as in :func:`_restore_message`.
+
+    The class found reads the bytes as its parser does, so a pickle made with another version
+    of the schema (another process) keeps each value by field number ("Updating A Message
+    Type"): a field this schema does not know stays an unknown field, one it knows is read.
+
+    Raises:
+        LookupError: no schema of that name is loaded.
+        DecodeError: the bytes do not decode with this process's schema of that name.
+    """
+    from pbj.api import decode
+
+    return decode(_lookup_loaded(full_name, load), data, allow_partial=True)
+
+
 def message_reduce(self: Any) -> tuple:
-    """``__reduce__`` of a loaded message: its full name, stored values, unknown fields,
-    extensions and load token (see the module docstring)."""
-    return (_restore_message, (*_state(self), type(self).__dict__.get("__pbj_load__")))
+    """``__reduce__`` of a loaded message: its full name, binary encoding (required fields
+    may be missing) and load token (see the module docstring)."""
+    from pbj.api import encode
+
+    return (_restore_encoded, (type(self).__pbj_info__.full_name, encode(self, allow_partial=True),
+                               type(self).__dict__.get("__pbj_load__")))
 
 
 def message_copy(self: Any) -> Any:
