@@ -581,3 +581,20 @@ def test_pickles_of_values_from_earlier_versions_still_load(engine, hw):
     values = tuple(getattr(m, name) for name in cls.__pbj_info__.attr_order)
     c = _restore_message(cls.__pbj_info__.full_name, values, m._pbj_unknown, (), cls.__pbj_load__)
     assert type(c) is cls and c == m and c._pbj_unknown == bytes.fromhex("f80601")
+
+
+@pbj.message
+class EnumByName:
+    e: tuple = pbj.field(2, "ColorForEnumByName", repeated=True)
+
+
+class ColorForEnumByName(__import__("enum").IntEnum):
+    RED = 0
+
+
+def test_a_refused_forward_reference_to_an_enum_stays_refused(engine):
+    """The SchemaError of a forward reference naming an enum was raised once: the field was left
+    resolved, so the second use built and encoded the class the rule refuses."""
+    for _ in range(2):
+        with pytest.raises(pbj.SchemaError, match="must name a message class"):
+            EnumByName(e=[0])

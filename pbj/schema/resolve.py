@@ -117,11 +117,13 @@ def _resolve_field(f: FieldInfo, cls: type, name: str) -> None:
         check_type(f.map_value, name, f.name)
         return
     forward = not isinstance(f.type, type) and not (isinstance(f.type, str) and f.type in SCALAR_NAMES)
-    f.type = resolve_ref(f.type, cls, f.name)
-    check_type(f.type, name, f.name)
-    if forward and f.kind != "message":
+    resolved = resolve_ref(f.type, cls, f.name)
+    check_type(resolved, name, f.name)
+    if forward and not (isinstance(resolved, type) and is_message(resolved)):
+        # f.type stays the reference: the next use is refused again, not let through half-resolved
         raise SchemaError("a forward reference (name or callable) must name a message class; "
                           "give enums as the class itself", cls_name=name, field_name=f.name)
+    f.type = resolved
     if f.group and f.kind != "message":
         raise SchemaError("only a message field can be a group", cls_name=name, field_name=f.name)
 
