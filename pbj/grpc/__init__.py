@@ -7,16 +7,50 @@
 * rich errors: :class:`RpcError`, :func:`status_of`, :mod:`pbj.grpc.status`;
 * health (``grpc.health.v1``): :mod:`pbj.grpc.health`;
 * server reflection (v1 and v1alpha), served from a namespace and read back
-  into one with :func:`reflect`: :mod:`pbj.grpc.reflection`.
+  into one with :func:`reflect`: :mod:`pbj.grpc.reflection`;
+* ``pbj call``, the command line client: :mod:`pbj.grpc.cli`.
 
-See ``docs/grpc.md``.
+The names are imported on first use, so ``import pbj.grpc.cli`` (the command
+line's parser) works without grpcio; using any of them without grpcio raises
+``ImportError`` naming the extra to install. See ``docs/grpc.md``.
 """
 
-from pbj.grpc._require import grpc as _grpc  # noqa: F401  (the ImportError naming the extra)
-from pbj.grpc.client import Stub, stub
-from pbj.grpc.server import Servicer, add_to_server, method_handlers
-from pbj.grpc.status import DETAILS_KEY, RpcError, Status, abort, status_of, unpack_details
-from pbj.loader.services import Method, Service, rpc, service
+from __future__ import annotations
 
-__all__ = ["Stub", "stub", "Servicer", "add_to_server", "method_handlers", "RpcError", "Status", "abort",
-           "status_of", "unpack_details", "DETAILS_KEY", "Method", "Service", "rpc", "service"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pbj.grpc.client import Stub, stub
+    from pbj.grpc.reflection import ReflectionError, add_reflection, reflect, reflect_async
+    from pbj.grpc.server import Servicer, add_to_server, method_handlers
+    from pbj.grpc.status import DETAILS_KEY, RpcError, Status, abort, status_of, unpack_details
+    from pbj.loader.services import Method, Service, rpc, service
+
+_WHERE = {
+    "Stub": "client", "stub": "client",
+    "Servicer": "server", "add_to_server": "server", "method_handlers": "server",
+    "RpcError": "status", "Status": "status", "abort": "status", "status_of": "status",
+    "unpack_details": "status", "DETAILS_KEY": "status",
+    "add_reflection": "reflection", "reflect": "reflection", "reflect_async": "reflection",
+    "ReflectionError": "reflection",
+}
+_SERVICES = ("Method", "Service", "rpc", "service")
+
+__all__ = [*_WHERE, *_SERVICES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SERVICES:
+        from pbj.loader import services
+        return getattr(services, name)
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pbj.grpc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"pbj.grpc.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

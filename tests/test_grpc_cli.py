@@ -1,0 +1,110 @@
+"""``pbj call``: the command line gRPC client, against a pbj server with reflection on 127.0.0.1."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+import pbj
+import pbj.grpc
+from pbj.cli import main
+from pbj.grpc.reflection import add_reflection
+from tests.grpc_support import FILES, PROTOS, SERVICE, PbjEcho, load_pbj, serving
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module")
+def address():
+    ns = load_pbj()
+    with serving(lambda s: (pbj.grpc.add_to_server(s, ns.service(SERVICE), PbjEcho(ns)), add_reflection(s, ns))) as a:
+        yield a
+
+
+@pytest.fixture(scope="module")
+def bare_address():
+    """A server without reflection."""
+    ns = load_pbj()
+    with serving(lambda s: pbj.grpc.add_to_server(s, ns.service(SERVICE), PbjEcho(ns))) as a:
+        yield a
+
+
+def call(capsys, *argv, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    status = main(["call", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_unary_json_lines_and_metadata(capsys, address):
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", '{"text": "hi", "blob": "AAE="}',
+                            "-H", "x-user: ann", "-H", "x-raw-bin: AAE=", "--timeout", "10")
+    assert (status, err) == (0, "")
+    assert json.loads(out) == {"text": "hi", "blob": "AAE=", "metadata": ["x-user=ann", "x-raw-bin=b'\\x00\\x01'"]}
+
+
+def test_server_stream_pretty(capsys, address):
+    status, out, _ = call(capsys, address, f"{SERVICE}.ServerStream", "--json", '{"text": "s", "count": 2}', "--pretty")
+    assert status == 0
+    assert out == '{\n  "text": "s"\n}\n{\n  "text": "s",\n  "index": 1\n}\n'
+
+
+def test_client_stream_from_stdin(capsys, address, monkeypatch):
+    status, out, _ = call(capsys, address, f"{SERVICE}/ClientStream", "--json", "-",
+                          stdin='{"text": "a"}\n\n{"text": "b"}\n', monkeypatch=monkeypatch)
+    assert (status, out) == (0, '{"text":"a,b","index":2}\n')
+
+
+def test_text_format_request(capsys, address):
+    status, out, _ = call(capsys, address, f"{SERVICE}/Bidi", "--text", 'text: "t"')
+    assert (status, out) == (0, '{"text":"t"}\n')
+
+
+def test_list_and_describe(capsys, address):
+    status, out, _ = call(capsys, address, "--list")
+    assert (status, out.split()) == (0, [SERVICE, "grpc.reflection.v1.ServerReflection"])
+    status, out, _ = call(capsys, address, "--describe", f"{SERVICE}/ServerStream")
+    assert out == "rpc ServerStream(pbjtest.echo.v1.EchoRequest) returns (stream pbjtest.echo.v1.EchoReply);\n"
+    status, out, _ = call(capsys, address, "--describe", "pbjtest.common.v1.Money")
+    assert out == "message pbjtest.common.v1.Money {\n  string currency = 1;\n  int64 units = 2;\n}\n"
+
+
+def test_schema_from_proto_files(capsys, bare_address):
+    status, out, err = call(capsys, bare_address, f"{SERVICE}/Unary", "--json", '{"text": "p"}',
+                            "--proto", *(str(PROTOS / f) for f in FILES), "-I", str(PROTOS))
+    assert (status, json.loads(out)["text"]) == (0, "p")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([f"{SERVICE}/Unary", "--json", '{"fail": "details"}'], "pbj: error: FAILED_PRECONDITION: not now\n"),
+    ([f"{SERVICE}/Unary", "--json", '{"delay": 2}', "--timeout", "0.1"],
+     "pbj: error: DEADLINE_EXCEEDED: Deadline Exceeded\n"),
+    ([f"{SERVICE}/Nope"], f"pbj: error: service {SERVICE} has no method 'Nope' (its methods: Unary, ServerStream, "
+                          "ClientStream, Bidi, Missing)\n"),
+    ([f"{SERVICE}/Missing"], f"pbj: error: UNIMPLEMENTED: method {SERVICE}/Missing is not implemented\n"),
+    ([f"{SERVICE}/Unary", "--json", '{"txt": 1}'],
+     "pbj: error: request: unknown field 'txt' in message pbjtest.echo.v1.EchoRequest - at `$.txt`\n"),
+    (["Unary"], "pbj: error: 'Unary' is not SERVICE/METHOD (pkg.Service/Method)\n"),
+    ([f"{SERVICE}/Unary", "-H", "novalue"], "pbj: error: metadata 'novalue' is not KEY:VALUE\n"),
+    (["--describe", "no.Such"], "pbj: error: no service, method, message or enum named 'no.Such' on this server\n"),
+])
+def test_one_line_errors(capsys, address, argv, message):
+    status, out, err = call(capsys, address, *argv)
+    assert (status, out, err) == (1, "", message)
+
+
+def test_unknown_service_suggests(capsys, address):
+    status, _, err = call(capsys, address, "pbjtest.echo.v1.Ech/Unary")
+    assert status == 1 and err.startswith("pbj: error: no service named 'pbjtest.echo.v1.Ech' in this schema; "
+                                          "did you mean 'pbjtest.echo.v1.Echo'?")
+
+
+def test_unreachable_and_no_reflection(capsys, bare_address):
+    status, _, err = call(capsys, "127.0.0.1:1", "--list", "--timeout", "2")
+    assert status == 1 and err.startswith("pbj: error: 127.0.0.1:1 is unavailable: ") and err.count("\n") == 1
+    status, _, err = call(capsys, bare_address, "--list")
+    assert (status, err) == (1, f"pbj: error: {bare_address} does not serve reflection: give the schema with "
+                                "--descriptor-set or --proto\n")
