@@ -15,10 +15,9 @@ stream, ``call.initial_metadata()``, ``call.cancel()`` …).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from pbj.api import decode, encode
+from pbj.grpc._codec import decoder, encoder
 from pbj.loader.services import Service
 
 __all__ = ["Stub", "stub"]
@@ -48,7 +47,7 @@ class Stub:
         for m in service:
             make = getattr(channel, m.kind)
             # _registered_method: what grpcio's generated stubs pass (the method is registered with the core once)
-            callable_ = make(m.path, request_serializer=encode, response_deserializer=partial(decode, m.output),
+            callable_ = make(m.path, request_serializer=encoder(m.input), response_deserializer=decoder(m.output),
                              _registered_method=True)
             self.__dict__[m.name] = callable_
 

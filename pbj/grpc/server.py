@@ -34,8 +34,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from pbj.api import decode, encode
 from pbj.errors import DecodeError
+from pbj.grpc._codec import decoder, encoder
 from pbj.grpc._require import grpc
 from pbj.grpc.status import RpcError, to_grpc_status
 from pbj.loader.services import Method, Service
@@ -58,10 +58,11 @@ class _BadRequest:
 
 def _deserializer(cls: type) -> Callable[[bytes], Any]:
     name = info(cls).full_name
+    fast = decoder(cls)
 
-    def deserialize(data: bytes, cls: type = cls) -> Any:
+    def deserialize(data: bytes) -> Any:
         try:
-            return decode(cls, data)
+            return fast(data)
         except DecodeError as exc:
             return _BadRequest(f"the request is not a valid {name}: {exc}")
     return deserialize
@@ -232,7 +233,7 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
         behaviour = (_unimplemented(m, asyncio) if fn is None
                      else _async_handler(m, fn) if asyncio else _sync_handler(m, fn))
         out[m.name] = _MAKERS[m.kind](behaviour, request_deserializer=_deserializer(m.input),
-                                      response_serializer=encode)
+                                      response_serializer=encoder(m.output))
     return out
 
 

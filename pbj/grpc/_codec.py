@@ -1,0 +1,71 @@
+"""grpcio's serializer and deserializer for one message class: :func:`pbj.encode` and :func:`pbj.decode`, less the call.
+
+grpcio calls a serializer with one argument per message. ``functools.partial(pbj.decode, cls)``
+gives the same result, but pays on every message for what does not change between messages of
+one class: finding the codec, the keyword defaults, the engine in use, whether the class can
+hold a ``required`` field. These functions look that up once and, for the common case (the native
+engine, a class with no required field at any depth, a small input), call the engine directly;
+every other case (the pure-Python engine, an input the native engine leaves to Python, an error,
+a class that needs the required check, a large input) goes through :func:`pbj.decode` /
+:func:`pbj.encode` themselves, so results and errors are theirs exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pbj import api
+from pbj.api import DEFAULT_MAX_DEPTH, decode, encode
+from pbj.required import FREE
+
+__all__ = ["decoder", "encoder"]
+
+#: Inputs from this size on go through pbj.decode (which pauses the cyclic collector for them).
+_SMALL = api._GC_PAUSE_BYTES
+
+
+def decoder(cls: type) -> Callable[[bytes], Any]:
+    """``data -> pbj.decode(cls, data)``, for grpcio's ``request_deserializer``/``response_deserializer``.
+
+    Nothing is compiled until the first message (as with :func:`pbj.decode`).
+
+    Raises (when called):
+        DecodeError: as :func:`pbj.decode`.
+    """
+    def decode_fast(data: bytes, cls: type = cls, small: int = _SMALL, depth: int = DEFAULT_MAX_DEPTH) -> Any:
+        codec = cls.__dict__.get("__pbj_codec__")
+        engine = api._native_decode  # read per call: pbj.use_engine may change it
+        if (engine is not None and codec is not None and codec.native is not None and data.__class__ is bytes
+                and len(data) < small and getattr(cls, FREE, None) is cls):
+            result = engine(codec.native, data, depth)
+            if result is not None:
+                return result
+        return decode(cls, data)
+    decode_fast.__qualname__ = decode_fast.__name__ = f"decode_{cls.__name__}"
+    return decode_fast
+
+
+def encoder(cls: type) -> Callable[[Any], bytes]:
+    """``obj -> pbj.encode(obj)``, for grpcio's ``request_serializer``/``response_serializer``.
+
+    A message of another class than ``cls`` is encoded by :func:`pbj.encode` (grpcio passes
+    whatever the caller or the handler gave).
+
+    Raises (when called):
+        TypeError, EncodeError: as :func:`pbj.encode`.
+    """
+    def encode_fast(obj: Any, cls: type = cls) -> bytes:
+        codec = cls.__dict__.get("__pbj_codec__")
+        engine = api._native_encode  # read per call: pbj.use_engine may change it
+        if (engine is not None and codec is not None and codec.native is not None and obj.__class__ is cls
+                and getattr(cls, FREE, None) is cls):
+            try:
+                out = engine(codec.native, obj)
+            except Exception:  # pbj.encode raises the error with its path
+                out = None
+            if out is not None:
+                return out  # type: ignore[no-any-return]
+        return encode(obj)
+    encode_fast.__qualname__ = encode_fast.__name__ = f"encode_{cls.__name__}"
+    return encode_fast
