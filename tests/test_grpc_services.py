@@ -1,0 +1,128 @@
+"""Services from schemas (pbj.Service, pbj.Method), services declared by hand, and pbj.grpc's per-class codecs."""
+
+from __future__ import annotations
+
+import pytest
+
+import pbj
+from pbj.descriptor import (
+    FileDescriptorProto,
+    FileDescriptorSet,
+    MethodDescriptorProto,
+    ServiceDescriptorProto,
+)
+from pbj.grpc._codec import decoder, encoder
+from tests.grpc_support import SERVICE, load_pbj
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return load_pbj()
+
+
+def test_a_loaded_service(ns):
+    svc = ns.service(SERVICE)
+    assert (svc.full_name, svc.package, svc.name, svc.file) == (SERVICE, "pbjtest.echo.v1", "Echo",
+                                                                "pbjtest/echo/v1/echo.proto")
+    assert [(m.name, m.kind, m.path) for m in svc] == [
+        ("Unary", "unary_unary", f"/{SERVICE}/Unary"), ("ServerStream", "unary_stream", f"/{SERVICE}/ServerStream"),
+        ("ClientStream", "stream_unary", f"/{SERVICE}/ClientStream"), ("Bidi", "stream_stream", f"/{SERVICE}/Bidi"),
+        ("Missing", "unary_unary", f"/{SERVICE}/Missing")]
+    assert svc.Unary.input is ns["pbjtest.echo.v1.EchoRequest"]
+    assert svc["Bidi"].output is ns["pbjtest.echo.v1.EchoReply"]
+    assert (svc.Bidi.client_streaming, svc.Bidi.server_streaming) == (True, True)
+    assert svc.Unary.options.idempotency_level.name == "NO_SIDE_EFFECTS"
+    assert svc.ServerStream.options is None
+    assert list(ns.services) == [SERVICE]
+    assert repr(svc.ClientStream) == ("<pbj.Method /pbjtest.echo.v1.Echo/ClientStream(stream pbjtest.echo.v1.EchoRequest)"
+                                      " returns (pbjtest.echo.v1.EchoReply)>")
+
+
+def test_lookup_errors(ns):
+    with pytest.raises(KeyError, match="no service named 'pbjtest.echo.v1.Ech' in this schema; did you mean "
+                                       "'pbjtest.echo.v1.Echo'"):
+        ns.service("pbjtest.echo.v1.Ech")
+    with pytest.raises(KeyError, match="has no method 'Nope' \\(its methods: Unary, ServerStream"):
+        ns.service(SERVICE)["Nope"]
+    with pytest.raises(AttributeError, match="has no method 'Nope'"):
+        ns.service(SERVICE).Nope  # noqa: B018
+
+
+def test_a_service_declared_by_hand_equals_the_loaded_one(ns):
+    Req, Rep = ns["pbjtest.echo.v1.EchoRequest"], ns["pbjtest.echo.v1.EchoReply"]
+    hand = pbj.service(SERVICE,
+                       pbj.rpc("Unary", Req, Rep),
+                       pbj.rpc("ServerStream", Req, Rep, server_streaming=True),
+                       pbj.rpc("ClientStream", Req, Rep, client_streaming=True),
+                       pbj.rpc("Bidi", Req, Rep, client_streaming=True, server_streaming=True),
+                       pbj.rpc("Missing", Req, Rep))
+    assert hand == ns.service(SERVICE)
+    assert hand != pbj.service(SERVICE, pbj.rpc("Unary", Req, Rep))
+    assert hand.file is None and hand.Unary.options is None
+
+    @pbj.message(full_name="pbjtest.echo.v1.EchoRequest")
+    class DeclaredRequest:
+        text: str = pbj.field(1, "string")
+
+    # the same full names make the same service, whatever the classes
+    assert pbj.service(SERVICE, pbj.rpc("Unary", DeclaredRequest, Rep)) == pbj.service(SERVICE, pbj.rpc("Unary", Req, Rep))
+
+
+def test_declaration_errors(ns):
+    Req = ns["pbjtest.echo.v1.EchoRequest"]
+    with pytest.raises(pbj.SchemaError, match="the input type <class 'int'> is not a pbj message class"):
+        pbj.service("a.B", pbj.rpc("M", int, Req))
+    with pytest.raises(pbj.SchemaError, match="method 'M' is declared twice"):
+        pbj.service("a.B", pbj.rpc("M", Req, Req), pbj.rpc("M", Req, Req))
+    with pytest.raises(pbj.SchemaError, match="service name 'a..B' is not a dotted name"):
+        pbj.service("a..B")
+    with pytest.raises(pbj.SchemaError, match="method name '1x' is not an identifier"):
+        pbj.service("a.B", pbj.rpc("1x", Req, Req))
+
+
+def _set(*methods):
+    fd = FileDescriptorProto(name="s.proto", package="p", syntax="proto3",
+                             service=[ServiceDescriptorProto(name="S", method=list(methods))])
+    return pbj.encode(FileDescriptorSet(file=[fd]))
+
+
+def test_a_method_with_an_unknown_type_fails_the_load():
+    with pytest.raises(pbj.SchemaError, match="p.S: method M: its input type '.p.Nope' is not a message of the schema"):
+        pbj.load_descriptor_set(_set(MethodDescriptorProto(name="M", input_type=".p.Nope", output_type=".p.Nope")))
+
+
+@pytest.mark.parametrize("engine", ["native", "python"])
+def test_the_grpc_codecs_give_what_encode_and_decode_give(ns, engine):
+    if engine == "native" and pbj.engine() != "native":
+        pytest.skip("the native engine is not built")
+    before = pbj.engine()
+    pbj.use_engine(engine)
+    try:
+        Req = ns["pbjtest.echo.v1.EchoRequest"]
+        msg = Req(text="é", count=-3, blob=b"\x00" * 20000, money=ns["pbjtest.common.v1.Money"](units=1))
+        data = pbj.encode(msg)
+        enc, dec = encoder(Req), decoder(Req)
+        assert enc(msg) == data
+        assert dec(data) == msg  # a large input: through pbj.decode
+        small = Req(text="x")
+        assert dec(enc(small)) == small and enc(small) == pbj.encode(small)
+        with pytest.raises(pbj.DecodeError) as err:
+            dec(b"\x0a\x05ab")
+        assert str(err.value) == "truncated input: length runs past the end of the message - at `$.text` at byte 0"
+        with pytest.raises(TypeError):
+            enc(object())
+        Money = ns["pbjtest.common.v1.Money"]
+        assert enc(Money(units=2)) == pbj.encode(Money(units=2))  # another class than the encoder's
+    finally:
+        pbj.use_engine(before)
+
+
+def test_the_grpc_codecs_check_required_fields():
+    @pbj.message(full_name="t.Req", syntax="proto2")
+    class Req:
+        a: int = pbj.field(1, "int32", required=True)
+
+    with pytest.raises(pbj.DecodeError, match="required"):
+        decoder(Req)(b"")
+    with pytest.raises(pbj.EncodeError, match="required"):
+        encoder(Req)(Req())
