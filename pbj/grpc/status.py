@@ -24,6 +24,7 @@ import pbj
 from pbj.api import decode, encode
 from pbj.errors import PbjError
 from pbj.grpc._require import grpc
+from pbj.schema import info
 from pbj.wellknown import Any as AnyMessage
 from pbj.wkt.anys import pack, unpack
 
@@ -146,11 +147,18 @@ def status_of(error: Any) -> Status | None:
     return None
 
 
-def unpack_details(status: Status) -> list[Any]:
-    """The messages in a :class:`Status`'s details, each decoded as the loaded or declared class of its type URL.
+def unpack_details(status: Status, *classes: type) -> list[Any]:
+    """The messages in a :class:`Status`'s details, each decoded as the class its type URL names.
+
+    Args:
+        status: the rich status (:func:`status_of`).
+        classes: message classes to decode details with, by full name (for classes declared
+            with ``@pbj.message``); other details are looked up among loaded schemas and
+            registered classes (:func:`pbj.wkt.unpack`).
 
     Raises:
         pbj.wkt.UnknownTypeError: no class is known for a detail's type URL.
         DecodeError: a detail's value is not a valid encoding of its type.
     """
-    return [unpack(d) for d in status.details]
+    by_name = {info(c).full_name: c for c in classes}
+    return [unpack(d, by_name.get(d.type_url.rpartition("/")[2])) for d in status.details]
