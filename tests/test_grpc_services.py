@@ -126,3 +126,38 @@ def test_the_grpc_codecs_check_required_fields():
         decoder(Req)(b"")
     with pytest.raises(pbj.EncodeError, match="required"):
         encoder(Req)(Req())
+
+
+def test_written_service_stubs_serve_and_call(tmp_path, monkeypatch):
+    import grpc
+
+    from pbj.cli import main
+    from tests.conftest import REPO
+    from tests.grpc_support import serving
+    programs = REPO / "tests" / "typing"
+    assert main(["stubs", "--proto", str(programs / "typedemo.proto"), "-I", str(programs), "-o", str(tmp_path),
+                 "--module", "typedemo_grpc_run"]) == 0
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    pkg = importlib.import_module("typedemo_grpc_run.demo.v1")
+    Account = pkg.Account
+    Money = importlib.import_module("typedemo_grpc_run.demo.common").Money
+
+    class Impl(pkg.AccountsServicer):
+        def Get(self, request, context):
+            return Account(name=request.name.upper())
+
+        def Upload(self, request_iterator, context):
+            return Money(units=sum(a.balance for a in request_iterator))
+
+    assert pkg.AccountsServicer.pbj_service is pkg._pbj_namespace.service("demo.v1.Accounts")
+    with serving(Impl().add_to_server) as address, grpc.insecure_channel(address) as channel:
+        stub = pkg.AccountsStub(channel)
+        assert isinstance(stub, pbj.grpc.Stub)
+        assert stub.Get(Account(name="ann"), timeout=10) == Account(name="ANN")
+        assert stub.Upload(iter([Account(balance=2), Account(balance=3)]), timeout=10) == Money(units=5)
+        with pytest.raises(grpc.RpcError) as err:
+            list(stub.List(Account(), timeout=10))
+        assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    with pytest.raises(AttributeError, match="has no attribute 'AccountsStubb'"):
+        pkg.AccountsStubb  # noqa: B018
