@@ -9,11 +9,12 @@ between the two clients, each making:
 * unary: ``N`` round trips of a small request and reply (a string, a nested message, a timestamp);
 * streaming: one server-streaming call of ``M`` replies, read to its end.
 
-For each, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call serializes,
-runs the core's completion queue and deserializes in the calling thread) and the wall time are taken
-per round; the best round of each client is reported, with the ratio pbj/Google of the rates (above 1.0: pbj is faster). The machine and Python
-are printed with the figures. Both clients run the same grpcio: the difference is the glue and
-the codec (pbj's encode and decode against upb's).
+For each, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call
+serializes, runs the core's completion queue and deserializes in the calling thread) and the wall
+time are taken per round; the best round of each client is reported, with the ratio pbj/Google
+of the rates (above 1.0: pbj is faster). The machine and Python are printed with the figures.
+Both clients run the same grpcio: the difference is the glue and the codec (pbj's encode and
+decode against upb's).
 """
 
 from __future__ import annotations

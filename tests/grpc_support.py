@@ -32,7 +32,7 @@ def load_pbj() -> pbj.Namespace:
 
 
 def compile_google(out: Path):
-    """Compile the echo schema with grpc_tools into ``out`` and import the modules (echo_pb2, echo_pb2_grpc, types_pb2)."""
+    """Compile the echo schema with grpc_tools into ``out``; import (echo_pb2, echo_pb2_grpc, types_pb2)."""
     import grpc_tools
     from grpc_tools import protoc
     builtin = Path(grpc_tools.__file__).parent / "_proto"

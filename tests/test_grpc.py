@@ -51,7 +51,7 @@ def pbj_server(ns, pbj_impl):
 
 @pytest.fixture(scope="module")
 def google_server(google):
-    echo_pb2, echo_grpc, types_pb2 = google
+    _, echo_grpc, _ = google
     with serving(lambda s: echo_grpc.add_EchoServicer_to_server(google_servicer(*google), s)) as address:
         yield address
 
@@ -77,6 +77,7 @@ class Side:
             status = pbj.grpc.status_of(error)
             return status.code, status.message, [(d.reason, dict(d.meta)) for d in pbj.grpc.unpack_details(status)]
         from grpc_status import rpc_status
+
         from tests.grpc_support import compile_google  # noqa: F401  (the pb2 modules are imported)
         status = rpc_status.from_call(error)
         import importlib

@@ -73,7 +73,7 @@ def test_list_and_describe(capsys, address):
 
 
 def test_schema_from_proto_files(capsys, bare_address):
-    status, out, err = call(capsys, bare_address, f"{SERVICE}/Unary", "--json", '{"text": "p"}',
+    status, out, _ = call(capsys, bare_address, f"{SERVICE}/Unary", "--json", '{"text": "p"}',
                             "--proto", *(str(PROTOS / f) for f in FILES), "-I", str(PROTOS))
     assert (status, json.loads(out)["text"]) == (0, "p")
 

@@ -141,16 +141,17 @@ def google_server(tmp_path_factory):
     """A Google server: the echo service from generated code, HAPI's CryptoService from a descriptor pool
     (generic handler on Google's classes), reflection by grpc_reflection for both."""
     google = compile_google(tmp_path_factory.mktemp("google"))
-    echo_pb2, echo_grpc, _ = google
+    _, echo_grpc, _ = google
     fds = descriptor_pb2.FileDescriptorSet.FromString(HAPI_SET)
     pool = descriptor_pool.DescriptorPool()
     for fd in fds.file:
         pool.Add(fd)
     query = message_factory.GetMessageClass(pool.FindMessageTypeByName("com.hedera.hapi.block.ServerStatusRequest"))
     response = message_factory.GetMessageClass(pool.FindMessageTypeByName("com.hedera.hapi.block.ServerStatusResponse"))
-    handler = grpc.method_handlers_generic_handler(BLOCKS, {"serverStatus": grpc.unary_unary_rpc_method_handler(
+    method = grpc.unary_unary_rpc_method_handler(
         lambda q, context: response(first_available_block=7), request_deserializer=query.FromString,
-        response_serializer=response.SerializeToString)})
+        response_serializer=response.SerializeToString)
+    handler = grpc.method_handlers_generic_handler(BLOCKS, {"serverStatus": method})
 
     def register(server):
         echo_grpc.add_EchoServicer_to_server(google_servicer(*google), server)
@@ -171,7 +172,8 @@ def test_reflect_a_google_server(google_server, echo):
         stub = pbj.grpc.Stub(ch, ns.service(SERVICE))
         reply = stub.Unary(ns["pbjtest.echo.v1.EchoRequest"](text="g"), timeout=TIMEOUT)
         assert reply.text == "g" and type(reply) is ns["pbjtest.echo.v1.EchoReply"]
-        assert [r.index for r in stub.ServerStream(ns["pbjtest.echo.v1.EchoRequest"](count=2), timeout=TIMEOUT)] == [0, 1]
+        streamed = stub.ServerStream(ns["pbjtest.echo.v1.EchoRequest"](count=2), timeout=TIMEOUT)
+        assert [r.index for r in streamed] == [0, 1]
 
 
 def test_reflect_hapi_from_a_google_server(google_server, hapi):

@@ -21,11 +21,25 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pbj.grpc.client import Stub, stub
-    from pbj.grpc.reflection import ReflectionError, add_reflection, reflect, reflect_async
-    from pbj.grpc.server import Servicer, add_to_server, method_handlers
-    from pbj.grpc.status import DETAILS_KEY, RpcError, Status, abort, status_of, unpack_details
-    from pbj.loader.services import Method, Service, rpc, service
+    from pbj.grpc.client import Stub as Stub
+    from pbj.grpc.client import stub as stub
+    from pbj.grpc.reflection import ReflectionError as ReflectionError
+    from pbj.grpc.reflection import add_reflection as add_reflection
+    from pbj.grpc.reflection import reflect as reflect
+    from pbj.grpc.reflection import reflect_async as reflect_async
+    from pbj.grpc.server import Servicer as Servicer
+    from pbj.grpc.server import add_to_server as add_to_server
+    from pbj.grpc.server import method_handlers as method_handlers
+    from pbj.grpc.status import DETAILS_KEY as DETAILS_KEY
+    from pbj.grpc.status import RpcError as RpcError
+    from pbj.grpc.status import Status as Status
+    from pbj.grpc.status import abort as abort
+    from pbj.grpc.status import status_of as status_of
+    from pbj.grpc.status import unpack_details as unpack_details
+    from pbj.loader.services import Method as Method
+    from pbj.loader.services import Service as Service
+    from pbj.loader.services import rpc as rpc
+    from pbj.loader.services import service as service
 
 _WHERE = {
     "Stub": "client", "stub": "client",

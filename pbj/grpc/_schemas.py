@@ -43,8 +43,9 @@ def _field(package: str, name: str, number: int, type_: str, *, repeated: bool =
     kind = scalar if scalar is not None else Type.TYPE_ENUM if type_.startswith("enum:") else Type.TYPE_MESSAGE
     ref = None if scalar is not None else f".{package}.{type_.removeprefix('enum:')}"
     json = "".join(p if i == 0 else p.capitalize() for i, p in enumerate(name.split("_")))
-    return FieldDescriptorProto(name=name, number=number, label=Label.LABEL_REPEATED if repeated else Label.LABEL_OPTIONAL,
-                                type=kind, type_name=ref, oneof_index=oneof, json_name=json)
+    label = Label.LABEL_REPEATED if repeated else Label.LABEL_OPTIONAL
+    return FieldDescriptorProto(name=name, number=number, label=label, type=kind, type_name=ref,
+                                oneof_index=oneof, json_name=json)
 
 
 def _message(package: str, name: str, fields: list[tuple], oneofs: tuple[str, ...] = (),

@@ -126,7 +126,7 @@ class Health:
                 self._async_waiters.remove(entry)
 
     def add_to_server(self, server: Any) -> None:
-        """Serve ``grpc.health.v1.Health`` on ``server`` (a ``grpc.Server`` or ``grpc.aio.Server``), before it starts."""
+        """Serve ``grpc.health.v1.Health`` on ``server`` (a ``grpc.Server`` or ``grpc.aio.Server``) before it starts."""
         if isinstance(server, grpc.aio.Server):
             add_to_server(server, SERVICE, {"Check": self._check_async, "Watch": self._watch_async})
         else:

@@ -19,7 +19,7 @@ value, field, service, method or extension; an unknown name answers an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from pbj.api import decode, encode
@@ -230,12 +230,13 @@ def add_reflection(server: Any, *schemas: Any, services: Iterable[str] | None = 
 
 # ------------------------------------------------------------------ the client side
 
-def _collect(ask: Any, Request: Any, host: str) -> list[Any]:
+def _collect(Request: Any, host: str) -> Generator[list[Any], list[Any], list[Any]]:
     """The ``FileDescriptorProto``\\ s of every listed service and their imports, in import order.
 
-    ``ask(requests)`` sends a list of requests on one stream and returns the responses.
+    A generator, so that a sync and an async caller drive it alike: it yields each list of
+    requests to send on one stream, is sent back that stream's responses, and returns the files.
     """
-    (listing,) = ask([Request(host=host, message_request=OneOf("list_services", ""))])
+    (listing,) = yield [Request(host=host, message_request=OneOf("list_services", ""))]
     names = [s.name for s in _body(listing, "list_services_response").service]
     files: dict[str, Any] = {}
 
@@ -249,12 +250,14 @@ def _collect(ask: Any, Request: Any, host: str) -> list[Any]:
                 files.setdefault(fd.name, fd)
     # the reflection services may be listed without their descriptors (grpcio-reflection has them, others may not)
     optional = {n for n in names if n.startswith("grpc.reflection.")}
-    take(ask([Request(host=host, message_request=OneOf("file_containing_symbol", n)) for n in names]), names, optional)
+    answers = yield [Request(host=host, message_request=OneOf("file_containing_symbol", n)) for n in names]
+    take(answers, names, optional)
     while True:
         missing = sorted({d for fd in files.values() for d in fd.dependency} - set(files))
         if not missing:
             break
-        take(ask([Request(host=host, message_request=OneOf("file_by_filename", n)) for n in missing]), missing, set())
+        answers = yield [Request(host=host, message_request=OneOf("file_by_filename", n)) for n in missing]
+        take(answers, missing, set())
     ordered: list[Any] = []
     done: set[str] = set()
 
@@ -312,10 +315,14 @@ def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,
     for i, package in enumerate(REFLECTION_PACKAGES):
         stub = Stub(channel, own.service(f"{package}.ServerReflection"))
 
-        def ask(requests: list[Any], stub: Stub = stub) -> list[Any]:
-            return list(stub.ServerReflectionInfo(iter(requests), timeout=timeout, metadata=metadata))
+        steps = _collect(own[f"{package}.ServerReflectionRequest"], host)
         try:
-            return _load(_collect(ask, own[f"{package}.ServerReflectionRequest"], host))
+            requests = next(steps)
+            while True:
+                requests = steps.send(list(stub.ServerReflectionInfo(iter(requests), timeout=timeout,
+                                                                     metadata=metadata)))
+        except StopIteration as done:
+            return _load(done.value)
         except grpc.RpcError as exc:
             code = exc.code() if isinstance(exc, grpc.Call) else None
             if code is not grpc.StatusCode.UNIMPLEMENTED or i + 1 == len(REFLECTION_PACKAGES):
@@ -325,36 +332,22 @@ def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,
 
 async def reflect_async(channel: Any, *, host: str = "", timeout: float | None = 10.0,
                         metadata: Any = None) -> Namespace:
-    """:func:`reflect` on a ``grpc.aio.Channel``: ``ns = await reflect_async(channel)``. Same arguments, result and errors."""
+    """:func:`reflect` on a ``grpc.aio.Channel``: ``ns = await reflect_async(channel)``.
+
+    Same arguments, result and errors (``grpc.aio.AioRpcError`` for a failed call).
+    """
     own = reflection_schema()
     for i, package in enumerate(REFLECTION_PACKAGES):
         stub = Stub(channel, own.service(f"{package}.ServerReflection"))
-        Request = own[f"{package}.ServerReflectionRequest"]
+        questions = _collect(own[f"{package}.ServerReflectionRequest"], host)
         try:
-            pending: list[list[Any]] = []
-            # _collect is synchronous: run its questions one stream at a time, replaying the answers
-            answers: dict[int, list[Any]] = {}
+            requests = next(questions)
             while True:
-                count = 0
-
-                def ask(requests: list[Any]) -> list[Any]:
-                    nonlocal count
-                    count += 1
-                    if count in answers:
-                        return answers[count]
-                    pending.append(requests)
-                    raise _NeedAnswers
-                try:
-                    return _load(_collect(ask, Request, host))
-                except _NeedAnswers:
-                    requests = pending.pop()
-                    call = stub.ServerReflectionInfo(iter(requests), timeout=timeout, metadata=metadata)
-                    answers[count] = [r async for r in call]
+                call = stub.ServerReflectionInfo(iter(requests), timeout=timeout, metadata=metadata)
+                requests = questions.send([r async for r in call])
+        except StopIteration as done:
+            return _load(done.value)
         except grpc.aio.AioRpcError as exc:
             if exc.code() is not grpc.StatusCode.UNIMPLEMENTED or i + 1 == len(REFLECTION_PACKAGES):
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class _NeedAnswers(Exception):
-    """Raised inside the replayed :func:`_collect` of :func:`reflect_async` when it needs a new stream's answers."""

@@ -298,5 +298,5 @@ class Servicer:
                                 f"(its methods: {', '.join(svc.methods)})")
 
     def add_to_server(self, server: Any) -> None:
-        """Serve this implementation on ``server`` (a ``grpc.Server`` or ``grpc.aio.Server``), see :func:`add_to_server`."""
+        """Serve this implementation on ``server`` (``grpc.Server`` or ``grpc.aio.Server``): :func:`add_to_server`."""
         add_to_server(server, self.pbj_service, self)

@@ -68,7 +68,8 @@ def service_stub_lines(ns: Any, package: str, module: Any) -> list[str]:
             if svc.name + suffix not in names:
                 continue
             out += [f"class {svc.name}{suffix}(_pbj_grpc.ServicerBase):",
-                    f'    """Base of an implementation of {svc.full_name} (on a grpc{".aio" if aio else ""} server)."""']
+                    f'    """Base of an implementation of {svc.full_name} '
+                    f'(on a grpc{".aio" if aio else ""} server)."""']
             for m in svc:
                 req, resp = module.ref(m.input), module.ref(m.output)
                 it = "_pbj_t.AsyncIterator" if aio else "_pbj_t.Iterator"
@@ -113,8 +114,10 @@ def runtime_attr(ns: Any, package: str, name: str) -> Any:
                         Stub.__init__(self, channel, _svc)
                     return type(name, (Stub,), {"__init__": __init__, "__module__": _module_name(package),
                                                 "__doc__": f"Client of {svc.full_name}."})
-                return types.new_class(name, (Servicer,), {"service": svc}, lambda body: body.update(
-                    {"__module__": _module_name(package), "__doc__": f"Base of an implementation of {svc.full_name}."}))
+                attrs = {"__module__": _module_name(package),
+                         "__doc__": f"Base of an implementation of {svc.full_name}."}
+                return types.new_class(name, (Servicer,), {"service": svc},
+                                       lambda body, attrs=attrs: body.update(attrs))
     raise AttributeError(f"no service of package {package!r} gives {name!r}")
 
 

@@ -40,8 +40,17 @@ class Method:
             ``"stream_stream"`` (grpcio's names of the four kinds).
     """
 
-    __slots__ = ("name", "service_name", "input", "output", "client_streaming", "server_streaming", "options",
-                 "path", "kind")
+    __slots__ = (
+        "client_streaming",
+        "input",
+        "kind",
+        "name",
+        "options",
+        "output",
+        "path",
+        "server_streaming",
+        "service_name",
+    )
 
     def __init__(self, name: str, service_name: str, input: type, output: type, *,
                  client_streaming: bool = False, server_streaming: bool = False, options: Any = None) -> None:
