@@ -108,3 +108,56 @@ def test_unreachable_and_no_reflection(capsys, bare_address):
     status, _, err = call(capsys, bare_address, "--list")
     assert (status, err) == (1, f"pbj: error: {bare_address} does not serve reflection: give the schema with "
                                 "--descriptor-set or --proto\n")
+
+
+# ------------------------------------------------------------------ TLS and call credentials
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """A pbj server with TLS (a self-signed certificate for 127.0.0.1 made by openssl); yields (address, cert path)."""
+    import shutil
+    import subprocess
+
+    import grpc
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True, timeout=60)
+    ns = load_pbj()
+    creds = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+    from concurrent import futures
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pbj.grpc.add_to_server(server, ns.service(SERVICE), PbjEcho(ns))
+    add_reflection(server, ns)
+    port = server.add_secure_port("127.0.0.1:0", creds)
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}", cert, ns
+    finally:
+        server.stop(None).wait(10)
+
+
+def test_tls_with_a_ca_file(capsys, tls_server):
+    address, cert, _ = tls_server
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", '{"text": "tls"}', "--ca", str(cert),
+                            "--timeout", "10")
+    assert (status, json.loads(out), err) == (0, {"text": "tls"}, "")
+    status, _, err = call(capsys, address, "--list", "--timeout", "5")  # plaintext to a TLS server
+    assert status == 1 and err.startswith("pbj: error: ") and err.count("\n") == 1
+
+
+def test_call_credentials_pass_through(tls_server):
+    import grpc
+    address, cert, ns = tls_server
+
+    def plugin(context, callback):
+        callback((("x-token", "secret"),), None)
+    creds = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+    with grpc.secure_channel(address, creds) as channel:
+        stub = pbj.grpc.Stub(channel, ns.service(SERVICE))
+        reply = stub.Unary(ns["pbjtest.echo.v1.EchoRequest"](text="c"), timeout=10,
+                           credentials=grpc.metadata_call_credentials(plugin))
+    assert list(reply.metadata) == ["x-token=secret"]

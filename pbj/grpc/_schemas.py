@@ -13,20 +13,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from pbj import descriptor as _descriptor
 from pbj.api import encode
-from pbj.descriptor import (
-    DescriptorProto,
-    EnumDescriptorProto,
-    EnumValueDescriptorProto,
-    FieldDescriptorProto,
-    FileDescriptorProto,
-    FileDescriptorSet,
-    Label,
-    MethodDescriptorProto,
-    OneofDescriptorProto,
-    ServiceDescriptorProto,
-    Type,
-)
 from pbj.loader import Namespace, load_descriptor_set
 
 __all__ = ["reflection_schema", "health_schema", "REFLECTION_PACKAGES"]
@@ -34,24 +22,26 @@ __all__ = ["reflection_schema", "health_schema", "REFLECTION_PACKAGES"]
 #: The packages of the two versions of the reflection protocol, newest first.
 REFLECTION_PACKAGES = ("grpc.reflection.v1", "grpc.reflection.v1alpha")
 
-_SCALARS = {"string": Type.TYPE_STRING, "bytes": Type.TYPE_BYTES, "int32": Type.TYPE_INT32}
+# typed Any: the descriptor classes are declared through a helper the checkers do not see through
+D: Any = _descriptor
+_SCALARS = {"string": D.Type.TYPE_STRING, "bytes": D.Type.TYPE_BYTES, "int32": D.Type.TYPE_INT32}
 
 
 def _field(package: str, name: str, number: int, type_: str, *, repeated: bool = False,
            oneof: int | None = None) -> Any:
     scalar = _SCALARS.get(type_)
-    kind = scalar if scalar is not None else Type.TYPE_ENUM if type_.startswith("enum:") else Type.TYPE_MESSAGE
+    kind = scalar if scalar is not None else D.Type.TYPE_ENUM if type_.startswith("enum:") else D.Type.TYPE_MESSAGE
     ref = None if scalar is not None else f".{package}.{type_.removeprefix('enum:')}"
     json = "".join(p if i == 0 else p.capitalize() for i, p in enumerate(name.split("_")))
-    label = Label.LABEL_REPEATED if repeated else Label.LABEL_OPTIONAL
-    return FieldDescriptorProto(name=name, number=number, label=label, type=kind, type_name=ref,
+    label = D.Label.LABEL_REPEATED if repeated else D.Label.LABEL_OPTIONAL
+    return D.FieldDescriptorProto(name=name, number=number, label=label, type=kind, type_name=ref,
                                 oneof_index=oneof, json_name=json)
 
 
 def _message(package: str, name: str, fields: list[tuple], oneofs: tuple[str, ...] = (),
              enums: tuple[Any, ...] = ()) -> Any:
-    return DescriptorProto(name=name, field=[_field(package, *f[:3], **(f[3] if len(f) > 3 else {})) for f in fields],
-                           oneof_decl=[OneofDescriptorProto(name=o) for o in oneofs], enum_type=list(enums))
+    return D.DescriptorProto(name=name, field=[_field(package, *f[:3], **(f[3] if len(f) > 3 else {})) for f in fields],
+                           oneof_decl=[D.OneofDescriptorProto(name=o) for o in oneofs], enum_type=list(enums))
 
 
 def _reflection_file(package: str) -> Any:
@@ -76,38 +66,38 @@ def _reflection_file(package: str) -> Any:
         _message(package, "ServiceResponse", [("name", 1, "string")]),
         _message(package, "ErrorResponse", [("error_code", 1, "int32"), ("error_message", 2, "string")]),
     ]
-    method = MethodDescriptorProto(name="ServerReflectionInfo", input_type=f".{package}.ServerReflectionRequest",
+    method = D.MethodDescriptorProto(name="ServerReflectionInfo", input_type=f".{package}.ServerReflectionRequest",
                                    output_type=f".{package}.ServerReflectionResponse",
                                    client_streaming=True, server_streaming=True)
-    return FileDescriptorProto(name=f"{package.replace('.', '/')}/reflection.proto", package=package,
+    return D.FileDescriptorProto(name=f"{package.replace('.', '/')}/reflection.proto", package=package,
                                message_type=messages, syntax="proto3",
-                               service=[ServiceDescriptorProto(name="ServerReflection", method=[method])])
+                               service=[D.ServiceDescriptorProto(name="ServerReflection", method=[method])])
 
 
 def _health_file() -> Any:
     package = "grpc.health.v1"
-    status = EnumDescriptorProto(name="ServingStatus", value=[
-        EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate(
+    status = D.EnumDescriptorProto(name="ServingStatus", value=[
+        D.EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate(
             ("UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"))])
     messages = [_message(package, "HealthCheckRequest", [("service", 1, "string")]),
                 _message(package, "HealthCheckResponse", [("status", 1, "enum:HealthCheckResponse.ServingStatus")],
                          enums=(status,))]
-    methods = [MethodDescriptorProto(name="Check", input_type=f".{package}.HealthCheckRequest",
+    methods = [D.MethodDescriptorProto(name="Check", input_type=f".{package}.HealthCheckRequest",
                                      output_type=f".{package}.HealthCheckResponse"),
-               MethodDescriptorProto(name="Watch", input_type=f".{package}.HealthCheckRequest",
+               D.MethodDescriptorProto(name="Watch", input_type=f".{package}.HealthCheckRequest",
                                      output_type=f".{package}.HealthCheckResponse", server_streaming=True)]
-    return FileDescriptorProto(name="grpc/health/v1/health.proto", package=package, message_type=messages,
-                               syntax="proto3", service=[ServiceDescriptorProto(name="Health", method=methods)])
+    return D.FileDescriptorProto(name="grpc/health/v1/health.proto", package=package, message_type=messages,
+                               syntax="proto3", service=[D.ServiceDescriptorProto(name="Health", method=methods)])
 
 
 @functools.cache
 def reflection_schema() -> Namespace:
     """The messages and services of both reflection versions (``grpc.reflection.v1``, ``…v1alpha``)."""
     files = [_reflection_file(p) for p in REFLECTION_PACKAGES]
-    return load_descriptor_set(encode(FileDescriptorSet(file=files)))
+    return load_descriptor_set(encode(D.FileDescriptorSet(file=files)))
 
 
 @functools.cache
 def health_schema() -> Namespace:
     """The messages and the service of ``grpc.health.v1``."""
-    return load_descriptor_set(encode(FileDescriptorSet(file=[_health_file()])))
+    return load_descriptor_set(encode(D.FileDescriptorSet(file=[_health_file()])))

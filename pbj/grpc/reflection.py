@@ -247,6 +247,8 @@ def _collect(Request: Any, host: str) -> Generator[list[Any], list[Any], list[An
                 continue
             for raw in _body(response, "file_descriptor_response").file_descriptor_proto:
                 fd = decode(FileDescriptorProto, raw)
+                if not fd.name:
+                    raise ReflectionError("the server's reflection sent a file with no name")
                 files.setdefault(fd.name, fd)
     # the reflection services may be listed without their descriptors (grpcio-reflection has them, others may not)
     optional = {n for n in names if n.startswith("grpc.reflection.")}
@@ -286,7 +288,7 @@ def _body(response: Any, expected: str) -> Any:
 
 
 def _load(files: list[Any]) -> Namespace:
-    return load_descriptor_set(encode(FileDescriptorSet(file=files)))
+    return load_descriptor_set(encode(FileDescriptorSet(file=files)))  # type: ignore[call-arg]
 
 
 def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,

@@ -60,7 +60,7 @@ def service_stub_lines(ns: Any, package: str, module: Any) -> list[str]:
             if svc.name + suffix not in names:
                 continue
             out += [f"class {svc.name}{suffix}:",
-                    f'    """Client of {svc.full_name} on a grpc{".aio" if aio else ""}.Channel."""',
+                    f'    """The client stub of {svc.full_name}, on a grpc{".aio" if aio else ""}.Channel."""',
                     "    def __init__(self, channel: _pbj_t.Any) -> None: ...",
                     *(f"    {m.name}: _pbj_grpc.{'Async' if aio else ''}{_PROTOCOLS[m.kind]}"
                       f"[{module.ref(m.input)}, {module.ref(m.output)}]" for m in svc), "", ""]
@@ -68,8 +68,7 @@ def service_stub_lines(ns: Any, package: str, module: Any) -> list[str]:
             if svc.name + suffix not in names:
                 continue
             out += [f"class {svc.name}{suffix}(_pbj_grpc.ServicerBase):",
-                    f'    """Base of an implementation of {svc.full_name} '
-                    f'(on a grpc{".aio" if aio else ""} server)."""']
+                    f'    """The servicer base of {svc.full_name}, on a grpc{".aio" if aio else ""} server."""']
             for m in svc:
                 req, resp = module.ref(m.input), module.ref(m.output)
                 it = "_pbj_t.AsyncIterator" if aio else "_pbj_t.Iterator"
@@ -113,11 +112,12 @@ def runtime_attr(ns: Any, package: str, name: str) -> Any:
                     def __init__(self: Any, channel: Any, _svc: Any = svc) -> None:
                         Stub.__init__(self, channel, _svc)
                     return type(name, (Stub,), {"__init__": __init__, "__module__": _module_name(package),
-                                                "__doc__": f"Client of {svc.full_name}."})
-                attrs = {"__module__": _module_name(package),
-                         "__doc__": f"Base of an implementation of {svc.full_name}."}
-                return types.new_class(name, (Servicer,), {"service": svc},
-                                       lambda body, attrs=attrs: body.update(attrs))
+                                                "__doc__": f"The client stub of {svc.full_name}."})
+                attrs = {"__module__": _module_name(package), "__doc__": f"The servicer base of {svc.full_name}."}
+
+                def fill(body: dict[str, Any], attrs: dict[str, Any] = attrs) -> None:
+                    body.update(attrs)
+                return types.new_class(name, (Servicer,), {"service": svc}, fill)
     raise AttributeError(f"no service of package {package!r} gives {name!r}")
 
 
