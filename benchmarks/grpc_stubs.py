@@ -7,7 +7,9 @@ counted) answers both clients over loopback (127.0.0.1). In this process, rounds
 between the two clients, each making:
 
 * unary: ``N`` round trips of a small request and reply (a string, a nested message, a timestamp);
-* streaming: one server-streaming call of ``M`` replies, read to its end.
+* streaming: one server-streaming call of ``M`` replies, read to its end;
+* codec only: the serializer and deserializer each stub gives grpcio, ``N`` times, no RPC (the
+  part of an RPC where the two clients differ).
 
 For each, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call
 serializes, runs the core's completion queue and deserializes in the calling thread) and the wall
@@ -92,9 +94,9 @@ def _round(fn) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=1000, help="unary round trips per round")
-    parser.add_argument("--messages", type=int, default=10000, help="streamed replies per round")
-    parser.add_argument("--rounds", type=int, default=10, help="rounds per client (alternating)")
+    parser.add_argument("--calls", type=int, default=300, help="unary round trips per round")
+    parser.add_argument("--messages", type=int, default=3000, help="streamed replies per round")
+    parser.add_argument("--rounds", type=int, default=30, help="rounds per client (alternating)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -136,8 +138,23 @@ def main(argv: list[str] | None = None) -> int:
                         n += 1
                     assert n == args.messages
                 return run
+            reply_bytes = pb2.Reply(text="reply", index=1, money=pb2.Money(currency="HBAR", units=10),
+                                    at={"seconds": 1_700_000_000}).SerializeToString()
+
+            def codec(serialize, deserialize, req):
+                def run():
+                    for _ in range(args.calls):
+                        serialize(req)
+                        deserialize(reply_bytes)
+                return run
+            # what the stubs hand grpcio: the serializer of the request and the deserializer of the reply
+            from pbj.grpc._codec import decoder, encoder
+            p_ser, p_de = encoder(ns["pbjbench.v1.Request"]), decoder(ns["pbjbench.v1.Reply"])
             cases = {"unary": (unary(ours, p_one), unary(google, g_one), args.calls),
-                     "server stream": (stream(ours, p_req), stream(google, g_req), args.messages)}
+                     "server stream": (stream(ours, p_req), stream(google, g_req), args.messages),
+                     "codec only (encode request + decode reply)": (
+                         codec(p_ser, p_de, p_one), codec(pb2.Request.SerializeToString, pb2.Reply.FromString, g_one),
+                         args.calls)}
             for fn_p, fn_g, _ in cases.values():  # warm up both (codec compiled, connections made)
                 fn_p(), fn_g()
             results = {}

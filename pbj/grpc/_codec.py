@@ -25,23 +25,39 @@ __all__ = ["decoder", "encoder"]
 _SMALL = api._GC_PAUSE_BYTES
 
 
+def _adoptable(cls: type) -> Any:
+    """The native codec of ``cls`` once it is compiled, if the engine can take every message of it, else ``None``."""
+    codec = cls.__dict__.get("__pbj_codec__")
+    if codec is not None and codec.native is not None and getattr(cls, FREE, None) is cls:
+        return codec.native
+    return None
+
+
 def decoder(cls: type) -> Callable[[bytes], Any]:
     """``data -> pbj.decode(cls, data)``, for grpcio's ``request_deserializer``/``response_deserializer``.
 
-    Nothing is compiled until the first message (as with :func:`pbj.decode`).
+    Nothing is compiled until the first message (as with :func:`pbj.decode`); the first message
+    goes through :func:`pbj.decode`, which compiles the class, and the native codec is kept then.
 
     Raises (when called):
         DecodeError: as :func:`pbj.decode`.
     """
-    def decode_fast(data: bytes, cls: type = cls, small: int = _SMALL, depth: int = DEFAULT_MAX_DEPTH) -> Any:
-        codec = cls.__dict__.get("__pbj_codec__")
-        engine = api._native_decode  # read per call: pbj.use_engine may change it
-        if (engine is not None and codec is not None and codec.native is not None and data.__class__ is bytes
-                and len(data) < small and getattr(cls, FREE, None) is cls):
-            result = engine(codec.native, data, depth)
-            if result is not None:
-                return result
-        return decode(cls, data)
+    adopted: list[Any] = [None]
+
+    def decode_fast(data: bytes, cls: type = cls, adopted: list[Any] = adopted, api: Any = api,
+                    small: int = _SMALL, depth: int = DEFAULT_MAX_DEPTH, bytes_: type = bytes,
+                    len_: Callable[[Any], int] = len) -> Any:
+        native = adopted[0]
+        if native is not None:
+            engine = api._native_decode  # read per call: pbj.use_engine may change it
+            if engine is not None and data.__class__ is bytes_ and len_(data) < small:
+                result = engine(native, data, depth)
+                if result is not None:
+                    return result
+            return decode(cls, data)
+        result = decode(cls, data)
+        adopted[0] = _adoptable(cls)
+        return result
     decode_fast.__qualname__ = decode_fast.__name__ = f"decode_{cls.__name__}"
     return decode_fast
 
@@ -55,17 +71,23 @@ def encoder(cls: type) -> Callable[[Any], bytes]:
     Raises (when called):
         TypeError, EncodeError: as :func:`pbj.encode`.
     """
-    def encode_fast(obj: Any, cls: type = cls) -> bytes:
-        codec = cls.__dict__.get("__pbj_codec__")
-        engine = api._native_encode  # read per call: pbj.use_engine may change it
-        if (engine is not None and codec is not None and codec.native is not None and obj.__class__ is cls
-                and getattr(cls, FREE, None) is cls):
-            try:
-                out = engine(codec.native, obj)
-            except Exception:  # pbj.encode raises the error with its path
-                out = None
-            if out is not None:
-                return out  # type: ignore[no-any-return]
-        return encode(obj)
+    adopted: list[Any] = [None]
+
+    def encode_fast(obj: Any, cls: type = cls, adopted: list[Any] = adopted, api: Any = api) -> bytes:
+        native = adopted[0]
+        if native is not None:
+            engine = api._native_encode  # read per call: pbj.use_engine may change it
+            if engine is not None and obj.__class__ is cls:
+                try:
+                    out = engine(native, obj)
+                except Exception:  # pbj.encode raises the error with its path
+                    out = None
+                if out is not None:
+                    return out  # type: ignore[no-any-return]
+            return encode(obj)
+        out = encode(obj)
+        if obj.__class__ is cls:
+            adopted[0] = _adoptable(cls)
+        return out
     encode_fast.__qualname__ = encode_fast.__name__ = f"encode_{cls.__name__}"
     return encode_fast
