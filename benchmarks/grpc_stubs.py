@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 PROTO = """
 syntax = "proto3";
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=300, help="unary round trips per round")
     parser.add_argument("--messages", type=int, default=3000, help="streamed replies per round")
     parser.add_argument("--rounds", type=int, default=30, help="rounds per client (alternating)")
+    parser.add_argument("--same", action="store_true",
+                        help="a control run: Google's stub on both sides (the ratios show the noise floor)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             ns = pbj.load_proto(folder / "pbjbench.proto")
             channel = grpc.insecure_channel(f"127.0.0.1:{port}")
             google = pb2_grpc.BenchStub(channel)
-            ours = pbj.grpc.Stub(channel, ns.service("pbjbench.v1.Bench"))
+            ours: Any = pbj.grpc.Stub(channel, ns.service("pbjbench.v1.Bench"))
             g_req = pb2.Request(text="hello", count=args.messages, money=pb2.Money(currency="HBAR", units=5))
             p_req = ns["pbjbench.v1.Request"](text="hello", count=args.messages,
                                               money=ns["pbjbench.v1.Money"](currency="HBAR", units=5))
@@ -150,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             # what the stubs hand grpcio: the serializer of the request and the deserializer of the reply
             from pbj.grpc._codec import decoder, encoder
             p_ser, p_de = encoder(ns["pbjbench.v1.Request"]), decoder(ns["pbjbench.v1.Reply"])
+            if args.same:
+                ours, p_one, p_req, p_ser, p_de = google, g_one, g_req, pb2.Request.SerializeToString, pb2.Reply.FromString
             cases = {"unary": (unary(ours, p_one), unary(google, g_one), args.calls),
                      "server stream": (stream(ours, p_req), stream(google, g_req), args.messages),
                      "codec only (encode request + decode reply)": (
@@ -160,9 +165,13 @@ def main(argv: list[str] | None = None) -> int:
             results = {}
             for name, (fn_p, fn_g, count) in cases.items():
                 p_runs, g_runs = [], []
-                for _ in range(args.rounds):
-                    p_runs.append(_round(fn_p))
-                    g_runs.append(_round(fn_g))
+                for i in range(args.rounds):  # who goes first alternates too
+                    if i % 2:
+                        g_runs.append(_round(fn_g))
+                        p_runs.append(_round(fn_p))
+                    else:
+                        p_runs.append(_round(fn_p))
+                        g_runs.append(_round(fn_g))
                 results[name] = (count, min(p_runs), min(g_runs))
             channel.close()
         finally:
