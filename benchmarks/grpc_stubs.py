@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             from pbj.grpc._codec import decoder, encoder
             p_ser, p_de = encoder(ns["pbjbench.v1.Request"]), decoder(ns["pbjbench.v1.Reply"])
             if args.same:
-                ours, p_one, p_req, p_ser, p_de = google, g_one, g_req, pb2.Request.SerializeToString, pb2.Reply.FromString
+                ours, p_one, p_req = google, g_one, g_req
+                p_ser, p_de = pb2.Request.SerializeToString, pb2.Reply.FromString
             cases = {"unary": (unary(ours, p_one), unary(google, g_one), args.calls),
                      "server stream": (stream(ours, p_req), stream(google, g_req), args.messages),
                      "codec only (encode request + decode reply)": (

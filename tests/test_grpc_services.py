@@ -164,3 +164,30 @@ def test_written_service_stubs_serve_and_call(tmp_path, monkeypatch):
         assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
     with pytest.raises(AttributeError, match="has no attribute 'AccountsStubb'"):
         pkg.AccountsStubb  # noqa: B018
+
+
+def _python(code: str) -> str:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_pbj_imports_no_grpc():
+    code = ("import sys, pbj, pbj.cli; from importlib.resources import files; "
+            "ns = pbj.load_descriptor_set((files('pbj') / 'data' / 'hapi-v0.55.0.binpb').read_bytes()); "
+            "pbj.cli._parser(); ns.service('proto.CryptoService'); "
+            "print(sorted(m for m in sys.modules if m == 'grpc' or m.startswith(('grpc.', 'pbj.grpc.'))))")
+    # the command line's parser reads pbj.grpc.cli (argparse only); nothing imports grpcio
+    assert _python(code) == "['pbj.grpc.cli']"
+
+
+def test_without_grpcio_the_error_names_the_extra():
+    code = ("import sys; sys.modules['grpc'] = None\n"
+            "import pbj.grpc\n"
+            "try:\n    pbj.grpc.Stub\nexcept ImportError as exc:\n    print(str(exc).split(' (')[0])")
+    assert _python(code) == "pbj.grpc needs grpcio: pip install 'pbj-protobuf[grpc]'"

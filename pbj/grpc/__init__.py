@@ -61,6 +61,7 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'pbj.grpc' has no attribute {name!r}")
+    importlib.import_module("pbj.grpc._require")  # without grpcio: the ImportError naming the extra
     value = getattr(importlib.import_module(f"pbj.grpc.{module}"), name)
     globals()[name] = value
     return value

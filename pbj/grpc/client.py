@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbj.grpc._codec import decoder, encoder
+from pbj.grpc._require import grpc as _grpc  # noqa: F401  (without grpcio: the ImportError naming the extra)
 from pbj.loader.services import Service
 
 __all__ = ["Stub", "stub"]
