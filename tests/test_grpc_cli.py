@@ -79,7 +79,8 @@ def test_schema_from_proto_files(capsys, bare_address):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    ([f"{SERVICE}/Unary", "--json", '{"fail": "details"}'], "pbj: error: FAILED_PRECONDITION: not now\n"),
+    ([f"{SERVICE}/Unary", "--json", '{"fail": "details"}'], "pbj: error: FAILED_PRECONDITION: not now (details: "
+                                                   '{"reason":"busy","meta":{"retry":"1s"}})\n'),
     ([f"{SERVICE}/Unary", "--json", '{"delay": 2}', "--timeout", "0.1"],
      "pbj: error: DEADLINE_EXCEEDED: Deadline Exceeded\n"),
     ([f"{SERVICE}/Nope"], f"pbj: error: service {SERVICE} has no method 'Nope' (its methods: Unary, ServerStream, "

@@ -16,7 +16,8 @@ ProtoJSON object per line (JSON Lines); ``--pretty`` indents them. Metadata is
 client certificate), ``--authority NAME`` (the name checked in the server's
 certificate). Failures are one line on stderr and a non-zero exit status:
 1 for an unreachable server, a bad request, an unknown name or an error
-status (its code name and message), 2 for bad arguments.
+status (its code name and message, and the messages of its rich details
+as ProtoJSON), 2 for bad arguments.
 
 This module builds the parser without importing grpcio; running the command needs it.
 """
@@ -191,14 +192,36 @@ def _requests(args: argparse.Namespace, method: Any) -> list[Any]:
     return out
 
 
-def _rpc_error(exc: Any, target: str) -> CallError:
+def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
     import grpc
     code = exc.code() if isinstance(exc, grpc.Call) else None
     details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     name = code.name if code is not None else "ERROR"
     if code is grpc.StatusCode.UNAVAILABLE:
         return CallError(f"{target} is unavailable: {details}")
-    return CallError(f"{name}: {details}")
+    return CallError(f"{name}: {details}{_rich_details(exc, ns)}")
+
+
+def _rich_details(exc: Any, ns: Any) -> str:
+    """`` (details: {...}; {...})``: the messages of a ``grpc-status-details-bin`` trailer, as ProtoJSON
+    when the schema has their type (else the type's name); ``""`` without one."""
+    import pbj
+    from pbj.grpc.status import status_of
+    try:
+        rich = status_of(exc) if hasattr(exc, "trailing_metadata") else None
+    except (ValueError, PbjError):
+        return " (details: unreadable grpc-status-details-bin)"
+    if rich is None or not rich.details:
+        return ""
+    parts = []
+    for d in rich.details:
+        type_name = d.type_url.rpartition("/")[2]
+        cls = ns.messages.get(type_name) if ns is not None else None
+        try:
+            parts.append(pbj.to_json(pbj.decode(cls, d.value)) if cls is not None else type_name)
+        except PbjError:
+            parts.append(type_name)
+    return f" (details: {'; '.join(parts)})"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
             for reply in (result if method.server_streaming else [result]):
                 print(pbj.to_json(reply, indent=indent, emit_defaults=args.emit_defaults), flush=True)
         except grpc.RpcError as exc:
-            raise _rpc_error(exc, args.target) from None
+            raise _rpc_error(exc, args.target, ns) from None
         return 0
     finally:
         channel.close()
