@@ -243,3 +243,42 @@ def test_health_on_an_aio_server():
     first, seen = asyncio.run(main())
     assert first is ServingStatus.SERVING
     assert seen == [ServingStatus.SERVICE_UNKNOWN, ServingStatus.NOT_SERVING]
+
+
+def test_extensions_over_reflection_and_an_aio_server():
+    """An aio pbj server reflecting a proto2 schema with extensions; Google's database and reflect_async read it."""
+    from tests.conftest import REPO
+    ext = pbj.load_proto(REPO / "tests" / "protos" / "extensions.proto")
+
+    async def main():
+        server = grpc.aio.server()
+        add_reflection(server, ext)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                ns = await reflect_async(ch, timeout=TIMEOUT)
+                stub = pbj.grpc.Stub(ch, pbj.grpc.reflection.reflection_schema().service(
+                    "grpc.reflection.v1.ServerReflection"))
+                own = pbj.grpc.reflection.reflection_schema()
+                Req = own["grpc.reflection.v1.ServerReflectionRequest"]
+                Ext = own["grpc.reflection.v1.ExtensionRequest"]
+                answers = [a async for a in stub.ServerReflectionInfo(iter([
+                    Req(message_request=pbj.OneOf("all_extension_numbers_of_type", "pbjext.Host")),
+                    Req(message_request=pbj.OneOf("file_containing_extension",
+                                                  Ext(containing_type="pbjext.Host", extension_number=150))),
+                    Req(message_request=pbj.OneOf("file_containing_symbol", "pbjext.Scope.nested")),
+                ]), timeout=TIMEOUT)]
+                return ns, answers
+        finally:
+            await server.stop(None)
+    ns, answers = asyncio.run(main())
+    # no services listed: the reflection service's own file is what list_services leads to
+    assert list(ns.services) == ["grpc.reflection.v1.ServerReflection"]
+    numbers = answers[0].message_response.value
+    assert (numbers.base_type_name, list(numbers.extension_number)) == (
+        "pbjext.Host", [100, 101, 102, 103, 104, 105, 106, 107, 150, 300])
+    for answer in answers[1:]:
+        which, files = answer.message_response
+        assert which == "file_descriptor_response"
+        assert pbj.decode(pbj.descriptor.FileDescriptorProto, files.file_descriptor_proto[0]).name == "extensions.proto"
