@@ -3,18 +3,21 @@
 ``python -m benchmarks.grpc_stubs [--calls N] [--messages M] [--rounds R]``
 
 One server (Google's generated servicer on grpcio, in a child process so that its work is not
-counted) answers both clients over loopback (127.0.0.1). In this process, rounds alternate
-between the two clients, each making:
+counted) answers both clients over loopback (127.0.0.1). In this process the two clients take
+turns unit by unit (who goes first alternating), so that the load of a shared machine falls on
+both alike:
 
-* unary: ``N`` round trips of a small request and reply (a string, a nested message, a timestamp);
-* streaming: one server-streaming call of ``M`` replies, read to its end;
-* codec only: the serializer and deserializer each stub gives grpcio, ``N`` times, no RPC (the
-  part of an RPC where the two clients differ).
+* unary: one round trip of a small request and reply (a string, a nested message, a timestamp),
+  ``--calls`` times each;
+* streaming: one server-streaming call of ``--messages`` replies read to its end, ``--rounds`` times;
+* codec only: the serializer and deserializer each stub gives grpcio, 100 times a unit, no RPC
+  (the part of an RPC where the two clients differ).
 
-For each, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call
+For each unit, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call
 serializes, runs the core's completion queue and deserializes in the calling thread) and the wall
-time are taken per round; the best round of each client is reported, with the ratio pbj/Google
-of the rates (above 1.0: pbj is faster). The machine and Python are printed with the figures.
+time are taken; the rates come from the mean, and the ratios Google/pbj of the mean and median
+CPU times and of the mean wall time are printed (above 1.0: pbj is faster). The machine and Python
+are printed with the figures; ``--same`` is a control run with Google's stub on both sides.
 Both clients run the same grpcio: the difference is the glue and the codec (pbj's encode and
 decode against upb's).
 """
@@ -25,6 +28,7 @@ import argparse
 import importlib
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,9 +99,9 @@ def _round(fn) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=300, help="unary round trips per round")
-    parser.add_argument("--messages", type=int, default=3000, help="streamed replies per round")
-    parser.add_argument("--rounds", type=int, default=30, help="rounds per client (alternating)")
+    parser.add_argument("--calls", type=int, default=4000, help="unary calls per client (one at a time, alternating)")
+    parser.add_argument("--messages", type=int, default=500, help="replies per streaming call")
+    parser.add_argument("--rounds", type=int, default=80, help="streaming calls per client (alternating)")
     parser.add_argument("--same", action="store_true",
                         help="a control run: Google's stub on both sides (the ratios show the noise floor)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def unary(stub, req):
                 call = stub.Unary
-                return lambda: [call(req) for _ in range(args.calls)]
+                return lambda: call(req)
 
             def stream(stub, req):
                 def run():
@@ -146,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def codec(serialize, deserialize, req):
                 def run():
-                    for _ in range(args.calls):
+                    for _ in range(100):
                         serialize(req)
                         deserialize(reply_bytes)
                 return run
@@ -156,24 +160,27 @@ def main(argv: list[str] | None = None) -> int:
             if args.same:
                 ours, p_one, p_req = google, g_one, g_req
                 p_ser, p_de = pb2.Request.SerializeToString, pb2.Reply.FromString
-            cases = {"unary": (unary(ours, p_one), unary(google, g_one), args.calls),
-                     "server stream": (stream(ours, p_req), stream(google, g_req), args.messages),
+            # case -> (pbj unit, Google unit, messages per unit, units)
+            cases = {"unary round trips": (unary(ours, p_one), unary(google, g_one), 1, args.calls),
+                     "server-streamed messages": (stream(ours, p_req), stream(google, g_req), args.messages,
+                                                  args.rounds),
                      "codec only (encode request + decode reply)": (
                          codec(p_ser, p_de, p_one), codec(pb2.Request.SerializeToString, pb2.Reply.FromString, g_one),
-                         args.calls)}
-            for fn_p, fn_g, _ in cases.values():  # warm up both (codec compiled, connections made)
-                fn_p(), fn_g()
+                         100, args.calls // 10)}
+            for fn_p, fn_g, _, _ in cases.values():  # warm up both (codec compiled, connections made)
+                for _ in range(20):
+                    fn_p(), fn_g()
             results = {}
-            for name, (fn_p, fn_g, count) in cases.items():
+            for name, (fn_p, fn_g, count, units) in cases.items():
                 p_runs, g_runs = [], []
-                for i in range(args.rounds):  # who goes first alternates too
+                for i in range(units):  # one unit each in turn, who goes first alternating
                     if i % 2:
                         g_runs.append(_round(fn_g))
                         p_runs.append(_round(fn_p))
                     else:
                         p_runs.append(_round(fn_p))
                         g_runs.append(_round(fn_g))
-                results[name] = (count, min(p_runs), min(g_runs))
+                results[name] = (count, units, p_runs, g_runs)
             channel.close()
         finally:
             child.stdin.close()  # type: ignore[union-attr]
@@ -181,13 +188,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} CPUs, "
           f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
           f"pbj engine {pbj.engine()}; grpcio {grpc.__version__}")
-    print(f"rounds: {args.rounds} per client, alternating; best round of each; server in a child process")
+    print("each unit (one call, one stream, 100 codec pairs) in turn, pbj and Google alternating; "
+          "the server in a child process; CPU = the calling thread's")
     print()
-    print("| case | pbj /s (CPU) | Google /s (CPU) | ratio CPU | pbj /s (wall) | Google /s (wall) | ratio wall |")
+    print("| case | units | pbj /s (mean CPU) | Google /s (mean CPU) | ratio (mean CPU) | ratio (median CPU) "
+          "| ratio (mean wall) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, (count, (p_cpu, p_wall), (g_cpu, g_wall)) in results.items():
-        print(f"| {name} | {count / p_cpu:,.0f} | {count / g_cpu:,.0f} | {g_cpu / p_cpu:.2f}x | "
-              f"{count / p_wall:,.0f} | {count / g_wall:,.0f} | {g_wall / p_wall:.2f}x |")
+    for name, (count, units, p_runs, g_runs) in results.items():
+        p_cpu = statistics.mean(r[0] for r in p_runs)
+        g_cpu = statistics.mean(r[0] for r in g_runs)
+        p_med = statistics.median(r[0] for r in p_runs)
+        g_med = statistics.median(r[0] for r in g_runs)
+        p_wall = statistics.mean(r[1] for r in p_runs)
+        g_wall = statistics.mean(r[1] for r in g_runs)
+        print(f"| {name} | {units} | {count / p_cpu:,.0f} | {count / g_cpu:,.0f} | {g_cpu / p_cpu:.3f}x | "
+              f"{g_med / p_med:.3f}x | {g_wall / p_wall:.3f}x |")
     return 0
 
 
