@@ -267,9 +267,14 @@ def test_not_implemented_error_is_unimplemented(ns):
 
 
 def test_servicer_refuses_a_misspelt_method(ns):
-    with pytest.raises(TypeError, match="has no method 'Unry'"):
+    with pytest.raises(TypeError, match="has no method 'Unry'; did you mean 'Unary'"):
         class Bad(pbj.grpc.Servicer, service=ns.service(SERVICE)):
             def Unry(self, request, context): ...
+
+    class WithHelper(pbj.grpc.Servicer, service=ns.service(SERVICE)):
+        def load_config(self):  # a helper named like no method
+            return 1
+    assert WithHelper().load_config() == 1
     with pytest.raises(TypeError, match="needs a service"):
         class NoService(pbj.grpc.Servicer):
             pass

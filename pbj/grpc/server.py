@@ -30,6 +30,7 @@ Requests are decoded and responses encoded by pbj's codec directly (grpcio's
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -276,9 +277,10 @@ class Servicer:
     methods are ``async def``). A subclass of a subclass keeps its service.
 
     Raises:
-        TypeError: at class creation, ``service`` is not a :class:`pbj.Service`, or a
-            method defined in the class is not in the service while named like none
-            of its methods (a typo). Methods starting with ``_`` are exempt.
+        TypeError: at class creation, ``service`` is not a :class:`pbj.Service`, no
+            service is given, or a public method defined in the class is not one of the
+            service's but is spelt nearly like one (a typo: ``Unry`` for ``Unary``); other
+            helper methods are left alone.
     """
 
     pbj_service: ClassVar[Service]
@@ -293,9 +295,12 @@ class Servicer:
         if svc is None:
             raise TypeError(f"{cls.__name__} needs a service: class {cls.__name__}(pbj.grpc.Servicer, service=...)")
         for name, value in vars(cls).items():
-            if callable(value) and not name.startswith("_") and name not in svc.methods and name != "add_to_server":
-                raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r} "
-                                f"(its methods: {', '.join(svc.methods)})")
+            if not callable(value) or name.startswith("_") or name in svc.methods or name == "add_to_server":
+                continue
+            close = difflib.get_close_matches(name, list(svc.methods), n=1, cutoff=0.8)
+            if close:  # a helper method of another name is fine; one spelt like a method is a typo
+                raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
+                                f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
 
     def add_to_server(self, server: Any) -> None:
         """Serve this implementation on ``server`` (``grpc.Server`` or ``grpc.aio.Server``): :func:`add_to_server`."""
