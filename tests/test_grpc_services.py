@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pbj
+import pbj.stubs
 from pbj.descriptor import (
     FileDescriptorProto,
     FileDescriptorSet,
@@ -191,3 +192,25 @@ def test_without_grpcio_the_error_names_the_extra():
             "import pbj.grpc\n"
             "try:\n    pbj.grpc.Stub\nexcept ImportError as exc:\n    print(str(exc).split(' (')[0])")
     assert _python(code) == "pbj.grpc needs grpcio: pip install 'pbj-protobuf[grpc]'"
+
+
+def test_a_method_named_like_a_keyword(tmp_path):
+    """protoc accepts ``rpc from(...)``: the stub reaches it by name, the written stubs stay valid Python."""
+    import ast
+
+    import grpc
+
+    from tests.grpc_support import serving
+    (tmp_path / "kw.proto").write_text('syntax = "proto3"; package kw.v1; message M { string from = 1; }\n'
+                                       "service S { rpc from(M) returns (M); rpc ok(M) returns (M); }\n")
+    ns = pbj.load_proto(tmp_path / "kw.proto")
+    svc = ns.service("kw.v1.S")
+    M = ns["kw.v1.M"]
+    impl = {"from": lambda r, c: M(from_=r.from_ + "!")}
+    with serving(lambda s: pbj.grpc.add_to_server(s, svc, impl)) as address, grpc.insecure_channel(address) as ch:
+        assert pbj.grpc.Stub(ch, svc)["from"](M(from_="a"), timeout=10) == M(from_="a!")
+    written = pbj.stubs.write_stubs(ns, tmp_path / "out", "kwp")
+    pyi = next(p for p in written if p.name == "__init__.pyi" and p.parent.name == "v1")
+    tree = ast.parse(pyi.read_text())  # valid Python: the keyword-named method is left out
+    stub_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SStub")
+    assert [n.target.id for n in stub_class.body if isinstance(n, ast.AnnAssign)] == ["ok"]

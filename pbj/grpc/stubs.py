@@ -13,11 +13,13 @@ At run time the package's module gives these names on first use (a module ``__ge
 importing the package needs no grpcio): the stubs are :class:`pbj.grpc.Stub` subclasses bound to the
 service, the bases :class:`pbj.grpc.Servicer` subclasses (the same classes for sync and asyncio:
 the channel and the server decide). A name that a message or enum of the package already has is
-not written.
+not written; a method named like a Python keyword (``rpc from(...)``, which protoc accepts) is
+left out of the typed attributes (``stub["from"]`` reaches it, typed ``Any``).
 """
 
 from __future__ import annotations
 
+import keyword
 import types
 from typing import Any
 
@@ -26,6 +28,11 @@ __all__ = ["service_stub_lines", "service_module_lines", "runtime_attr"]
 _SUFFIXES = ("AsyncStub", "AsyncServicer", "Stub", "Servicer")
 _PROTOCOLS = {"unary_unary": "UnaryUnary", "unary_stream": "UnaryStream", "stream_unary": "StreamUnary",
               "stream_stream": "StreamStream"}
+
+
+def _typable(name: str) -> bool:
+    """A method name the stubs can declare: not a Python keyword, not dunder, not a name the classes use."""
+    return not keyword.iskeyword(name) and not name.startswith("_") and name != "add_to_server"
 
 
 def _services(ns: Any, package: str) -> list[Any]:
@@ -63,13 +70,16 @@ def service_stub_lines(ns: Any, package: str, module: Any) -> list[str]:
                     f'    """The client stub of {svc.full_name}, on a grpc{".aio" if aio else ""}.Channel."""',
                     "    def __init__(self, channel: _pbj_t.Any) -> None: ...",
                     *(f"    {m.name}: _pbj_grpc.{'Async' if aio else ''}{_PROTOCOLS[m.kind]}"
-                      f"[{module.ref(m.input)}, {module.ref(m.output)}]" for m in svc), "", ""]
+                      f"[{module.ref(m.input)}, {module.ref(m.output)}]" for m in svc if _typable(m.name)),
+                    "    def __getitem__(self, name: _pbj_b.str) -> _pbj_t.Any: ...", "", ""]
         for suffix, aio in (("Servicer", False), ("AsyncServicer", True)):
             if svc.name + suffix not in names:
                 continue
             out += [f"class {svc.name}{suffix}(_pbj_grpc.ServicerBase):",
                     f'    """The servicer base of {svc.full_name}, on a grpc{".aio" if aio else ""} server."""']
             for m in svc:
+                if not _typable(m.name):  # served by name (a mapping to add_to_server), not declarable here
+                    continue
                 req, resp = module.ref(m.input), module.ref(m.output)
                 it = "_pbj_t.AsyncIterator" if aio else "_pbj_t.Iterator"
                 arg = f"request_iterator: {it}[{req}]" if m.client_streaming else f"request: {req}"
