@@ -18,9 +18,11 @@ from pbj.grpc._schemas import health_schema
 from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
 
-__all__ = ["Health", "ServingStatus", "check", "SERVICE"]
+__all__ = ["Health", "ServingStatus", "check", "SERVICE", "SCHEMA"]
 
-_ns = health_schema()
+#: The schema of ``grpc/health/v1/health.proto`` (a :class:`pbj.Namespace`): pass it to
+#: :func:`pbj.grpc.reflection.add_reflection` to describe the health service too.
+SCHEMA = _ns = health_schema()
 #: The health service (a :class:`pbj.Service`).
 SERVICE = _ns.service("grpc.health.v1.Health")
 #: ``HealthCheckResponse.ServingStatus``: ``UNKNOWN``, ``SERVING``, ``NOT_SERVING``, ``SERVICE_UNKNOWN``.
