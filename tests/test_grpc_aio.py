@@ -191,3 +191,41 @@ def test_aio_server_refuses_sync_functions(ns):
         with pytest.raises(TypeError, match="must be an async generator"):
             pbj.grpc.add_to_server(server, ns.service(SERVICE), {"Bidi": lambda r, c: iter(())})
     asyncio.run(main())
+
+
+def test_abort_with_details_sync_and_aio(ns):
+    """pbj.grpc.abort(context, code, message, details=[...]) on both kinds of server."""
+    svc = ns.service(SERVICE)
+    Detail = ns["pbjtest.common.v1.Detail"]
+    Req = ns["pbjtest.echo.v1.EchoRequest"]
+
+    def sync_unary(request, context):
+        pbj.grpc.abort(context, grpc.StatusCode.NOT_FOUND, "gone", details=[Detail(reason="sync")])
+
+    async def async_unary(request, context):
+        await pbj.grpc.abort(context, grpc.StatusCode.NOT_FOUND, "gone", details=[Detail(reason="aio")])
+
+    with serving(lambda s: pbj.grpc.add_to_server(s, svc, {"Unary": sync_unary})) as address:
+        with grpc.insecure_channel(address) as ch, pytest.raises(grpc.RpcError) as err:
+            pbj.grpc.Stub(ch, svc).Unary(Req(), timeout=TIMEOUT)
+    sync_status = pbj.grpc.status_of(err.value)
+
+    async def main():
+        server = grpc.aio.server()
+        pbj.grpc.add_to_server(server, svc, {"Unary": async_unary})
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                try:
+                    await pbj.grpc.Stub(ch, svc).Unary(Req(), timeout=TIMEOUT)
+                except grpc.aio.AioRpcError as exc:
+                    return exc
+        finally:
+            await server.stop(None)
+    aio_error = asyncio.run(main())
+    aio_status = pbj.grpc.status_of(aio_error)
+    assert (err.value.code(), aio_error.code()) == (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.NOT_FOUND)
+    assert [pbj.grpc.unpack_details(s) for s in (sync_status, aio_status)] == [[Detail(reason="sync")],
+                                                                              [Detail(reason="aio")]]
+    assert sync_status.code == aio_status.code == grpc.StatusCode.NOT_FOUND.value[0]
