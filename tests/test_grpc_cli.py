@@ -162,3 +162,25 @@ def test_call_credentials_pass_through(tls_server):
         reply = stub.Unary(ns["pbjtest.echo.v1.EchoRequest"](text="c"), timeout=10,
                            credentials=grpc.metadata_call_credentials(plugin))
     assert list(reply.metadata) == ["x-token=secret"]
+
+
+@pytest.mark.parametrize(("header", "message"), [
+    ("Bad Key:1", "pbj: error: metadata key 'bad key' is not a gRPC metadata key (letters, digits, '-', '_' and '.', "
+                  "not starting with 'grpc-')\n"),
+    ("grpc-timeout:1S", "pbj: error: metadata key 'grpc-timeout' is not a gRPC metadata key (letters, digits, '-', "
+                        "'_' and '.', not starting with 'grpc-')\n"),
+    ("x-name:caf\u00e9", "pbj: error: metadata x-name: its value must be printable ASCII (a key ending in -bin takes "
+                         "base64)\n"),
+])
+def test_bad_metadata_is_refused_before_the_call(capsys, address, header, message):
+    # grpcio would log a multi-line core error and answer INTERNAL "Invalid metadata"
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "-H", header)
+    assert (status, out, err) == (1, "", message)
+
+
+@pytest.mark.parametrize("timeout", ["-1", "0", "nan", "soon"])
+def test_timeout_must_be_positive_seconds(capsys, address, timeout):
+    with pytest.raises(SystemExit) as exc:
+        main(["call", address, f"{SERVICE}/Unary", "--timeout", timeout])
+    _, err = capsys.readouterr()
+    assert exc.value.code == 2 and "--timeout" in err and err.count("pbj call: error:") == 1

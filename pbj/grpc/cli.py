@@ -25,6 +25,7 @@ This module builds the parser without importing grpcio; running the command need
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -57,7 +58,8 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
     what.add_argument("--describe", metavar="NAME", help="describe a service, method or message")
     p.add_argument("-H", "--header", metavar="KEY:VALUE", action="append", default=[],
                    help="request metadata (repeatable); a key ending in -bin takes base64")
-    p.add_argument("--timeout", metavar="SECONDS", type=float, default=None, help="the call's deadline")
+    p.add_argument("--timeout", metavar="SECONDS", type=_positive_seconds, default=None,
+                   help="the call's deadline, in seconds (> 0)")
     p.add_argument("--pretty", action="store_true", help="indent each JSON response")
     p.add_argument("--emit-defaults", action="store_true", help="print fields that hold their default value")
     p.add_argument("--tls", action="store_true", help="connect with TLS (the system's root certificates)")
@@ -93,6 +95,21 @@ def _channel(args: argparse.Namespace) -> Any:
     return grpc.insecure_channel(args.target, options=options)
 
 
+#: gRPC over HTTP/2 ("Requests", Custom-Metadata): the key's characters (lower-cased here), a text value's.
+_KEY = re.compile(r"[0-9a-z_.\-]+")
+_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r}: the deadline must be a positive number of seconds")
+    return value
+
+
 def _metadata(headers: list[str]) -> list[tuple[str, str | bytes]]:
     import base64
     import binascii
@@ -102,12 +119,17 @@ def _metadata(headers: list[str]) -> list[tuple[str, str | bytes]]:
         key = key.strip().lower()
         if not sep or not key:
             raise CallError(f"metadata {h!r} is not KEY:VALUE")
+        if not _KEY.fullmatch(key) or key.startswith("grpc-"):
+            raise CallError(f"metadata key {key!r} is not a gRPC metadata key (letters, digits, '-', '_' and '.', "
+                            f"not starting with 'grpc-')")
         value = value.strip()
         if key.endswith("-bin"):
             try:
                 out.append((key, base64.b64decode(value, validate=True)))
             except binascii.Error:
                 raise CallError(f"metadata {key} ends in -bin: its value must be base64") from None
+        elif not _VALUE.fullmatch(value):
+            raise CallError(f"metadata {key}: its value must be printable ASCII (a key ending in -bin takes base64)")
         else:
             out.append((key, value))
     return out
