@@ -198,6 +198,20 @@ def test_garbage_request_is_invalid_argument_and_the_server_keeps_serving(pbj_ch
     assert stub.Unary(ns["pbjtest.echo.v1.EchoRequest"](text="still"), timeout=TIMEOUT).text == "still"
 
 
+def test_a_message_of_another_type_is_not_sent(pbj_channel, ns):
+    # Google's stubs refuse it too; pbj used to send its bytes, read as an EchoRequest at the server
+    stub = pbj.grpc.Stub(pbj_channel, ns.service(SERVICE))
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Unary(ns["pbjtest.common.v1.Money"](currency="EUR"), timeout=TIMEOUT)
+    assert (err.value.code(), err.value.details()) == (grpc.StatusCode.INTERNAL, "Exception serializing request!")
+    svc = ns.service(SERVICE)
+    wrong = {"Unary": lambda r, c: ns["pbjtest.common.v1.Money"](units=1)}  # a handler returning the wrong type
+    with serving(lambda s: pbj.grpc.add_to_server(s, svc, wrong)) as address, grpc.insecure_channel(address) as ch:
+        with pytest.raises(grpc.RpcError) as err:
+            pbj.grpc.Stub(ch, svc).Unary(ns["pbjtest.echo.v1.EchoRequest"](), timeout=TIMEOUT)
+    assert err.value.code() is grpc.StatusCode.INTERNAL
+
+
 def test_other_exceptions_are_unknown(pbj_channel, ns):
     stub = pbj.grpc.Stub(pbj_channel, ns.service(SERVICE))
     with pytest.raises(grpc.RpcError) as err:

@@ -116,7 +116,16 @@ def test_the_grpc_codecs_give_what_encode_and_decode_give(ns, engine):
         with pytest.raises(TypeError):
             enc(object())
         Money = ns["pbjtest.common.v1.Money"]
-        assert enc(Money(units=2)) == pbj.encode(Money(units=2))  # another class than the encoder's
+        with pytest.raises(TypeError) as wrong:  # another message type: its bytes would be read as an EchoRequest
+            enc(Money(units=2))
+        assert str(wrong.value) == ("expected a pbjtest.echo.v1.EchoRequest message, got a pbjtest.common.v1.Money "
+                                    "message (Money)")
+
+        @pbj.message(full_name="pbjtest.echo.v1.EchoRequest")
+        class Declared:  # the same message type declared by hand
+            text: str = pbj.field(1, "string")
+
+        assert enc(Declared(text="d")) == pbj.encode(Req(text="d"))
     finally:
         pbj.use_engine(before)
 

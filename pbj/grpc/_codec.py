@@ -18,6 +18,7 @@ from typing import Any
 from pbj import api
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode
 from pbj.required import FREE
+from pbj.schema import is_message
 
 __all__ = ["decoder", "encoder"]
 
@@ -65,13 +66,23 @@ def decoder(cls: type) -> Callable[[bytes], Any]:
 def encoder(cls: type) -> Callable[[Any], bytes]:
     """``obj -> pbj.encode(obj)``, for grpcio's ``request_serializer``/``response_serializer``.
 
-    A message of another class than ``cls`` is encoded by :func:`pbj.encode` (grpcio passes
-    whatever the caller or the handler gave).
+    A message of another class than ``cls`` with the same full name (a declared class for a
+    loaded one, a subclass) is encoded by :func:`pbj.encode`; a message of another message type
+    is refused, as Google's serializers refuse it (grpcio passes whatever the caller or the
+    handler gave, and its bytes would otherwise be read as the method's type at the other end).
 
     Raises (when called):
-        TypeError, EncodeError: as :func:`pbj.encode`.
+        TypeError: ``obj`` is not a pbj message of ``cls``'s full name (grpcio reports it as
+            ``INTERNAL``, "Exception serializing request!" on a client).
+        EncodeError: as :func:`pbj.encode`.
     """
     adopted: list[Any] = [None]
+    expected = _full_name(cls)
+
+    def checked(obj: Any) -> bytes:
+        if not is_message(obj) or _full_name(type(obj)) != expected:
+            raise TypeError(f"expected a {expected} message, got {_what(obj)}")
+        return encode(obj)
 
     def encode_fast(obj: Any, cls: type = cls, adopted: list[Any] = adopted, api: Any = api) -> bytes:
         native = adopted[0]
@@ -84,10 +95,21 @@ def encoder(cls: type) -> Callable[[Any], bytes]:
                     out = None
                 if out is not None:
                     return out  # type: ignore[no-any-return]
-            return encode(obj)
+            return encode(obj) if obj.__class__ is cls else checked(obj)
+        if obj.__class__ is not cls:
+            return checked(obj)
         out = encode(obj)
-        if obj.__class__ is cls:
-            adopted[0] = _adoptable(cls)
+        adopted[0] = _adoptable(cls)
         return out
     encode_fast.__qualname__ = encode_fast.__name__ = f"encode_{cls.__name__}"
     return encode_fast
+
+
+def _full_name(cls: type) -> str:
+    return cls.__pbj_info__.full_name  # type: ignore[attr-defined,no-any-return]  # unresolved is enough
+
+
+def _what(obj: Any) -> str:
+    if is_message(obj):
+        return f"a {_full_name(type(obj))} message ({type(obj).__qualname__})"
+    return f"{type(obj).__qualname__} {obj!r:.60}"
