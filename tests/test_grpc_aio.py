@@ -229,3 +229,47 @@ def test_abort_with_details_sync_and_aio(ns):
     assert [pbj.grpc.unpack_details(s) for s in (sync_status, aio_status)] == [[Detail(reason="sync")],
                                                                               [Detail(reason="aio")]]
     assert sync_status.code == aio_status.code == grpc.StatusCode.NOT_FOUND.value[0]
+
+
+def test_aio_writer_api_for_streamed_responses(ns):
+    # grpc.aio's other form of a streaming handler: a coroutine sending with await context.write(reply)
+    svc = ns.service(SERVICE)
+    Req, Reply = ns["pbjtest.echo.v1.EchoRequest"], ns["pbjtest.echo.v1.EchoReply"]
+
+    async def server_stream(r, context):
+        for i in range(r.count):
+            await context.write(Reply(text=r.text, index=i))
+        if r.fail == "late":
+            raise pbj.grpc.RpcError(grpc.StatusCode.ABORTED, "after the writes")
+
+    async def bidi(requests, context):
+        async for r in requests:
+            await context.write(Reply(text=r.text.upper()))
+
+    async def main():
+        server = grpc.aio.server()
+        pbj.grpc.add_to_server(server, svc, {"ServerStream": server_stream, "Bidi": bidi})
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = pbj.grpc.Stub(channel, svc)
+                many = [(r.text, r.index) async for r in stub.ServerStream(Req(text="w", count=3), timeout=TIMEOUT)]
+                chat = [r.text async for r in stub.Bidi(iter([Req(text="a"), Req(text="b")]), timeout=TIMEOUT)]
+                late = stub.ServerStream(Req(text="x", count=1, fail="late"), timeout=TIMEOUT)
+                got = []
+                with pytest.raises(grpc.RpcError) as err:
+                    async for r in late:
+                        got.append(r.text)
+                garbage = channel.stream_stream(f"/{SERVICE}/Bidi")
+                with pytest.raises(grpc.RpcError) as bad:
+                    async for _ in garbage(iter([b"\xff"]), timeout=TIMEOUT):
+                        pass
+                return many, chat, got, err.value, bad.value
+        finally:
+            await server.stop(None)
+
+    many, chat, got, err, bad = asyncio.run(asyncio.wait_for(main(), TIMEOUT * 3))
+    assert many == [("w", 0), ("w", 1), ("w", 2)] and chat == ["A", "B"] and got == ["x"]
+    assert (err.code(), err.details()) == (grpc.StatusCode.ABORTED, "after the writes")
+    assert bad.code() is grpc.StatusCode.INVALID_ARGUMENT

@@ -10,7 +10,10 @@ handlers do: a request message (or an iterator of them when the client
 streams) and the ``grpc.ServicerContext``; it returns a response message (or
 yields them when the server streams). On a ``grpc.aio`` server they are
 coroutines (``async def``) and async generators, and a streamed request is an
-async iterator.
+async iterator; a server-streaming handler may also be a coroutine that sends
+with ``await context.write(reply)`` (grpc.aio's writer API). Read a streamed
+request by iterating it, not with ``context.read()``, which bypasses the
+``INVALID_ARGUMENT`` check.
 
 Status codes (grpc.io "Status codes and their use in gRPC"):
 
@@ -127,9 +130,11 @@ def _sync_handler(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _async_handler(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
     bad = _BadRequest
-    if m.server_streaming and not inspect.isasyncgenfunction(fn):
+    writer = m.server_streaming and inspect.iscoroutinefunction(fn)  # grpc.aio's API: await context.write(reply)
+    if m.server_streaming and not writer and not inspect.isasyncgenfunction(fn):
         raise TypeError(f"{m.path[1:]} streams its responses: on a grpc.aio server its handler must be an async "
-                        f"generator (async def ... yield), not {fn!r}")
+                        f"generator (async def ... yield) or a coroutine function that calls "
+                        f"await context.write(reply), not {fn!r}")
     if not m.server_streaming and not inspect.iscoroutinefunction(fn):
         raise TypeError(f"{m.path[1:]}: on a grpc.aio server the handler must be a coroutine function "
                         f"(async def), not {fn!r}")
@@ -155,6 +160,15 @@ def _async_handler(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
             except (RpcError, NotImplementedError) as exc:
                 await failed(exc, context)
         return unary_unary
+    if m.kind == "unary_stream" and writer:
+        async def unary_stream_writer(request: Any, context: Any) -> None:
+            if request.__class__ is bad:
+                await context.abort(_INVALID, request.text)
+            try:
+                await fn(request, context)
+            except (RpcError, NotImplementedError) as exc:
+                await failed(exc, context)
+        return unary_stream_writer
     if m.kind == "unary_stream":
         async def unary_stream(request: Any, context: Any) -> Any:
             if request.__class__ is bad:
@@ -172,6 +186,14 @@ def _async_handler(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
             except (RpcError, NotImplementedError) as exc:
                 await failed(exc, context)
         return stream_unary
+
+    if writer:
+        async def stream_stream_writer(request_iterator: Any, context: Any) -> None:
+            try:
+                await fn(requests(request_iterator, context), context)
+            except (RpcError, NotImplementedError) as exc:
+                await failed(exc, context)
+        return stream_stream_writer
 
     async def stream_stream(request_iterator: Any, context: Any) -> Any:
         try:
