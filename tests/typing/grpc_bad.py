@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 from typedemo.demo.common import Money
-from typedemo.demo.v1 import Account, AccountsServicer, AccountsStub
+from typedemo.demo.v1 import Account, AccountsAsyncStub, AccountsServicer, AccountsStub
 
 
 def use(channel: grpc.Channel) -> None:
@@ -20,3 +20,8 @@ def use(channel: grpc.Channel) -> None:
 class Impl(AccountsServicer):
     def Get(self, request: Money, context: object) -> Account:  # error: a handler taking the wrong request
         return Account()
+
+
+async def use_async(channel: grpc.aio.Channel) -> None:
+    upload = AccountsAsyncStub(channel).Upload()
+    await upload.write(Money())  # error: a streamed request of the wrong class

@@ -36,7 +36,10 @@ def use(channel: grpc.Channel) -> None:
     money: Money = stub.Upload(iter([Account()]))
     for a in stub.Sync(iter([Account(), Account()])):
         names.append(a.name)
-    print(names, money.units, call)
+    print(names, money.units, call.code(), call.trailing_metadata())
+    stream = stub.List(Account(), timeout=2.0)
+    first: Account = next(stream)
+    print(first.name, stream.initial_metadata(), stream.cancel(), stream.is_active())
     Impl().add_to_server(grpc.server(None))  # type: ignore[arg-type]
 
 
@@ -47,3 +50,16 @@ async def use_async(channel: grpc.aio.Channel) -> None:
         print(a.name)
     money: Money = await stub.Upload([Account()])
     print(money.units)
+    unary = stub.Get(Account())
+    print(await unary.initial_metadata(), await unary, await unary.code())
+    listing = stub.List(Account())
+    print(await listing.read(), listing.cancel())
+    upload = stub.Upload()
+    await upload.write(Account(balance=1))
+    await upload.done_writing()
+    total: Money = await upload
+    chat = stub.Sync()
+    await chat.write(Account())
+    await chat.done_writing()
+    async for b in chat:
+        print(b.name, total.units)
