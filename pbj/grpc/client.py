@@ -2,9 +2,13 @@
 
 Each method of the stub is what ``channel.unary_unary(path, request_serializer=…,
 response_deserializer=…)`` (or ``unary_stream``, ``stream_unary``,
-``stream_stream``) returns, with :func:`pbj.encode` as the serializer and
-``functools.partial(pbj.decode, Output)`` as the deserializer: no wrapper of
-ours runs on a call. So everything grpcio offers passes through under its own
+``stream_stream``) returns, with the method's input encoder as the serializer
+and its output decoder as the deserializer (:func:`pbj.encode` and
+:func:`pbj.decode` with their look-ups done once): no wrapper of ours runs on a
+call. A request of another message type than the method's input is refused by
+the serializer (``INTERNAL``, "Exception serializing request!", as with
+Google's stubs), except on a ``grpc.aio`` channel, where grpcio logs the
+serializer's error and sends an empty message instead. So everything grpcio offers passes through under its own
 names: ``timeout`` (seconds), ``metadata`` (``(key, value)`` pairs),
 ``credentials`` (``grpc.CallCredentials``), ``wait_for_ready``,
 ``compression`` (``grpc.Compression``), ``.with_call(...)`` and
