@@ -184,3 +184,13 @@ def test_timeout_must_be_positive_seconds(capsys, address, timeout):
         main(["call", address, f"{SERVICE}/Unary", "--timeout", timeout])
     _, err = capsys.readouterr()
     assert exc.value.code == 2 and "--timeout" in err and err.count("pbj call: error:") == 1
+
+
+@pytest.mark.parametrize("option", ["--ca", "--cert"])
+def test_a_tls_file_that_is_not_pem_is_one_line(capsys, address, tmp_path, option):
+    # grpcio would log core errors ("Could not load any root certificate") and fail the handshake as UNAVAILABLE
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    extra = ["--key", str(junk)] if option == "--cert" else []
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", option, str(junk), *extra, "--timeout", "5")
+    assert (status, out, err) == (1, "", f"pbj: error: {option} {junk}: not a PEM file with a CERTIFICATE block\n")

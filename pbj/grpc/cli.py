@@ -71,14 +71,19 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _read(path: str | None) -> bytes | None:
+def _read(path: str | None, option: str = "", pem: bytes = b"") -> bytes | None:
+    """The bytes of ``path`` (``None`` for none); with ``pem``, refused unless they hold that PEM block
+    (grpcio would log several core lines and fail the handshake)."""
     if path is None:
         return None
     try:
         with open(path, "rb") as fh:
-            return fh.read()
+            data = fh.read()
     except OSError as exc:
         raise CallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if pem and pem not in data:
+        raise CallError(f"{option} {path}: not a PEM file with a {pem.decode().strip('-').strip()} block")
+    return data
 
 
 def _channel(args: argparse.Namespace) -> Any:
@@ -89,8 +94,9 @@ def _channel(args: argparse.Namespace) -> Any:
             raise CallError("--cert and --key go together")
         if args.authority:
             options.append(("grpc.ssl_target_name_override", args.authority))
-        creds = grpc.ssl_channel_credentials(root_certificates=_read(args.ca), private_key=_read(args.key),
-                                             certificate_chain=_read(args.cert))
+        creds = grpc.ssl_channel_credentials(root_certificates=_read(args.ca, "--ca", b"CERTIFICATE-----"),
+                                             private_key=_read(args.key, "--key", b"PRIVATE KEY-----"),
+                                             certificate_chain=_read(args.cert, "--cert", b"CERTIFICATE-----"))
         return grpc.secure_channel(args.target, creds, options=options)
     return grpc.insecure_channel(args.target, options=options)
 
