@@ -94,9 +94,10 @@ def _channel(args: argparse.Namespace) -> Any:
             raise CallError("--cert and --key go together")
         if args.authority:
             options.append(("grpc.ssl_target_name_override", args.authority))
-        creds = grpc.ssl_channel_credentials(root_certificates=_read(args.ca, "--ca", b"CERTIFICATE-----"),
-                                             private_key=_read(args.key, "--key", b"PRIVATE KEY-----"),
-                                             certificate_chain=_read(args.cert, "--cert", b"CERTIFICATE-----"))
+        roots = _read(args.ca, "--ca", b"CERTIFICATE-----")
+        chain = _read(args.cert, "--cert", b"CERTIFICATE-----")
+        key = _read(args.key, "--key", b"PRIVATE KEY-----")
+        creds = grpc.ssl_channel_credentials(root_certificates=roots, private_key=key, certificate_chain=chain)
         return grpc.secure_channel(args.target, creds, options=options)
     return grpc.insecure_channel(args.target, options=options)
 
