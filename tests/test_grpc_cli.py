@@ -194,3 +194,14 @@ def test_a_tls_file_that_is_not_pem_is_one_line(capsys, address, tmp_path, optio
     extra = ["--key", str(junk)] if option == "--cert" else []
     status, out, err = call(capsys, address, f"{SERVICE}/Unary", option, str(junk), *extra, "--timeout", "5")
     assert (status, out, err) == (1, "", f"pbj: error: {option} {junk}: not a PEM file with a CERTIFICATE block\n")
+
+
+def test_json_lines_to_a_unary_method(capsys, address, monkeypatch):
+    # was "request: invalid JSON: Extra data at line 2 column 1"; a pretty-printed object still parses
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", "-", stdin='{"text": "a"}\n{"text": "b"}\n',
+                            monkeypatch=monkeypatch)
+    assert (status, out, err) == (1, "", "pbj: error: Unary takes one request, not 2 lines of JSON (only a "
+                                         "client-streaming method reads one message per line)\n")
+    status, out, _ = call(capsys, address, f"{SERVICE}/Unary", "--json", "-", stdin='{\n  "text": "p"\n}\n',
+                          monkeypatch=monkeypatch)
+    assert (status, json.loads(out)["text"]) == (0, "p")

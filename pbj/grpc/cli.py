@@ -217,8 +217,21 @@ def _requests(args: argparse.Namespace, method: Any) -> list[Any]:
             out.append(pbj.from_json(method.input, chunk) if args.json is not None
                        else pbj.from_text(method.input, chunk))
         except (pbj.JSONError, pbj.TextError) as exc:
+            lines = [line for line in chunk.splitlines() if line.strip()]
+            if args.json is not None and not method.client_streaming and len(lines) > 1 and _is_json(lines[0]):
+                raise CallError(f"{method.name} takes one request, not {len(lines)} lines of JSON "
+                                f"(only a client-streaming method reads one message per line)") from None
             raise CallError(where + str(exc)) from None
     return out
+
+
+def _is_json(text: str) -> bool:
+    import json
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
