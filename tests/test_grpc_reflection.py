@@ -282,3 +282,30 @@ def test_extensions_over_reflection_and_an_aio_server():
         which, files = answer.message_response
         assert which == "file_descriptor_response"
         assert pbj.decode(pbj.descriptor.FileDescriptorProto, files.file_descriptor_proto[0]).name == "extensions.proto"
+
+
+def test_check_async_and_channels_of_the_wrong_kind(pbj_server):
+    # reflect() on an aio channel failed with "'StreamStreamCall' object is not iterable"; aio had no health check
+    from pbj.grpc.health import check_async
+
+    async def main():
+        async with grpc.aio.insecure_channel(pbj_server) as ach:
+            status = await check_async(ach, timeout=TIMEOUT)
+            with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                await check_async(ach, "no.Such", timeout=TIMEOUT)
+            errors = []
+            for fn in (reflect, check):
+                with pytest.raises(TypeError) as err:
+                    fn(ach, timeout=TIMEOUT)
+                errors.append(str(err.value))
+            return status, unknown.value.code(), errors
+
+    status, code, errors = asyncio.run(asyncio.wait_for(main(), TIMEOUT * 3))
+    assert (status, code) == (ServingStatus.SERVING, grpc.StatusCode.NOT_FOUND)
+    assert errors == ["reflect needs a grpc.Channel; on a grpc.aio.Channel use: await reflect_async(channel)",
+                      "check needs a grpc.Channel; on a grpc.aio.Channel use: await check_async(channel)"]
+    with grpc.insecure_channel(pbj_server) as channel:
+        with pytest.raises(TypeError, match=r"^reflect_async needs a grpc.aio.Channel"):
+            asyncio.run(reflect_async(channel, timeout=TIMEOUT))
+        with pytest.raises(TypeError, match=r"^check_async needs a grpc.aio.Channel"):
+            asyncio.run(check_async(channel, timeout=TIMEOUT))

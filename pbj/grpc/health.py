@@ -18,7 +18,7 @@ from pbj.grpc._schemas import health_schema
 from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
 
-__all__ = ["Health", "ServingStatus", "check", "SERVICE", "SCHEMA"]
+__all__ = ["Health", "ServingStatus", "check", "check_async", "SERVICE", "SCHEMA"]
 
 #: The schema of ``grpc/health/v1/health.proto`` (a :class:`pbj.Namespace`): pass it to
 #: :func:`pbj.grpc.reflection.add_reflection` to describe the health service too.
@@ -144,5 +144,29 @@ def check(channel: Any, service: str = "", *, timeout: float | None = 10.0) -> A
     Raises:
         grpc.RpcError: the call failed (``NOT_FOUND`` for a service the server does not know,
             ``UNIMPLEMENTED`` without a health service).
+        TypeError: ``channel`` is a ``grpc.aio.Channel`` (use :func:`check_async`).
     """
+    if isinstance(channel, grpc.aio.Channel):
+        raise TypeError("check needs a grpc.Channel; on a grpc.aio.Channel use: await check_async(channel)")
     return Stub(channel, SERVICE).Check(_Request(service=service), timeout=timeout).status
+
+
+async def check_async(channel: Any, service: str = "", *, timeout: float | None = 10.0) -> Any:
+    """:func:`check` on a ``grpc.aio.Channel``: ``status = await check_async(channel, service)``.
+
+    Args:
+        channel: a ``grpc.aio.Channel``.
+        service: the service's full name; ``""`` asks for the server as a whole.
+        timeout: the call's deadline, in seconds (``None``: none).
+
+    Returns:
+        The :data:`ServingStatus` member.
+
+    Raises:
+        grpc.aio.AioRpcError: the call failed (``NOT_FOUND``, ``UNIMPLEMENTED`` as for :func:`check`).
+        TypeError: ``channel`` is a ``grpc.Channel`` (use :func:`check`).
+    """
+    if isinstance(channel, grpc.Channel):
+        raise TypeError("check_async needs a grpc.aio.Channel; on a grpc.Channel use: check(channel)")
+    reply = await Stub(channel, SERVICE).Check(_Request(service=service), timeout=timeout)
+    return reply.status

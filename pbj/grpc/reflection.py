@@ -312,7 +312,10 @@ def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,
         grpc.RpcError: a call failed (unreachable server, deadline, no reflection service).
         ReflectionError: the server answered with an error or an inconsistent set of files.
         SchemaError: the files cannot be loaded.
+        TypeError: ``channel`` is a ``grpc.aio.Channel`` (use :func:`reflect_async`).
     """
+    if isinstance(channel, grpc.aio.Channel):
+        raise TypeError("reflect needs a grpc.Channel; on a grpc.aio.Channel use: await reflect_async(channel)")
     own = reflection_schema()
     for i, package in enumerate(REFLECTION_PACKAGES):
         stub = Stub(channel, own.service(f"{package}.ServerReflection"))
@@ -336,8 +339,11 @@ async def reflect_async(channel: Any, *, host: str = "", timeout: float | None =
                         metadata: Any = None) -> Namespace:
     """:func:`reflect` on a ``grpc.aio.Channel``: ``ns = await reflect_async(channel)``.
 
-    Same arguments, result and errors (``grpc.aio.AioRpcError`` for a failed call).
+    Same arguments, result and errors (``grpc.aio.AioRpcError`` for a failed call; a
+    ``TypeError`` for a ``grpc.Channel``, which :func:`reflect` takes).
     """
+    if isinstance(channel, grpc.Channel):
+        raise TypeError("reflect_async needs a grpc.aio.Channel; on a grpc.Channel use: reflect(channel)")
     own = reflection_schema()
     for i, package in enumerate(REFLECTION_PACKAGES):
         stub = Stub(channel, own.service(f"{package}.ServerReflection"))
