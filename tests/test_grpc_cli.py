@@ -205,3 +205,25 @@ def test_json_lines_to_a_unary_method(capsys, address, monkeypatch):
     status, out, _ = call(capsys, address, f"{SERVICE}/Unary", "--json", "-", stdin='{\n  "text": "p"\n}\n',
                           monkeypatch=monkeypatch)
     assert (status, json.loads(out)["text"]) == (0, "p")
+
+
+def test_ctrl_c_during_a_stream_cancels_it_without_a_traceback(address):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "pbj", "call", address, f"{SERVICE}/ServerStream", "--json",
+                             '{"text": "s", "count": 1000, "delay": 0.05}', "--timeout", "30"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = proc.stdout.readline()  # the stream is running
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert json.loads(first)["text"] == "s"
+    assert (proc.returncode, err) == (130, "pbj: interrupted\n")
+    assert out.count("\n") < 999

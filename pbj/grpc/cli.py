@@ -17,7 +17,8 @@ client certificate), ``--authority NAME`` (the name checked in the server's
 certificate). Failures are one line on stderr and a non-zero exit status:
 1 for an unreachable server, a bad request, an unknown name or an error
 status (its code name and message, and the messages of its rich details
-as ProtoJSON), 2 for bad arguments.
+as ProtoJSON), 2 for bad arguments, 130 when interrupted (Ctrl-C) during the
+call, which is cancelled.
 
 This module builds the parser without importing grpcio; running the command needs it.
 """
@@ -309,12 +310,23 @@ def run(args: argparse.Namespace) -> int:
         call = Stub(channel, svc)[method_name]
         argument: Any = iter(requests) if method.client_streaming else requests[0]
         indent = 2 if args.pretty else None
+        result = None
         try:
-            result = call(argument, timeout=args.timeout, metadata=metadata or None)
-            for reply in (result if method.server_streaming else [result]):
+            if method.server_streaming:
+                result = call(argument, timeout=args.timeout, metadata=metadata or None)
+            else:  # .future: a Ctrl-C while waiting can cancel the call
+                result = call.future(argument, timeout=args.timeout, metadata=metadata or None)
+            for reply in (result if method.server_streaming else [result.result()]):
                 print(pbj.to_json(reply, indent=indent, emit_defaults=args.emit_defaults), flush=True)
         except grpc.RpcError as exc:
             raise _rpc_error(exc, args.target, ns) from None
+        except KeyboardInterrupt:
+            if result is not None:
+                result.cancel()
+            raise
         return 0
+    except KeyboardInterrupt:  # the command's end, as a shell expects it: no traceback, status 128 + SIGINT
+        print("pbj: interrupted", file=sys.stderr)
+        return 130
     finally:
         channel.close()
