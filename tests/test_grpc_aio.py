@@ -273,3 +273,17 @@ def test_aio_writer_api_for_streamed_responses(ns):
     assert many == [("w", 0), ("w", 1), ("w", 2)] and chat == ["A", "B"] and got == ["x"]
     assert (err.code(), err.details()) == (grpc.StatusCode.ABORTED, "after the writes")
     assert bad.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_sync_server_refuses_async_functions(ns):
+    # the coroutine was returned unawaited: INTERNAL "Failed to serialize response!" and a RuntimeWarning
+    async def unary(r, c):
+        return None
+
+    async def stream(r, c):
+        yield None
+
+    server = grpc.server(None)
+    for impl in ({"Unary": unary}, {"ServerStream": stream}):
+        with pytest.raises(TypeError, match=r"is async: serve it on a grpc.aio.server\(\)"):
+            pbj.grpc.add_to_server(server, ns.service(SERVICE), impl)

@@ -80,6 +80,9 @@ def _unimplemented_text(m: Method) -> str:
 
 def _sync_handler(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
     bad = _BadRequest
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(f"{m.path[1:]}: {fn!r} is async: serve it on a grpc.aio.server(); a grpc.server(...) "
+                        f"runs plain functions (its coroutine would never be awaited)")
 
     def failed(exc: BaseException, context: Any) -> None:
         if isinstance(exc, RpcError):
@@ -245,7 +248,7 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
 
     Raises:
         KeyError: a mapping names a method the service does not have.
-        TypeError: with ``asyncio``, a function is not ``async``.
+        TypeError: with ``asyncio``, a function is not ``async``; without it, a function is.
     """
     if isinstance(implementation, Mapping):
         for name in implementation:
@@ -274,8 +277,8 @@ def add_to_server(server: Any, service: Service, implementation: Any) -> None:
 
     Raises:
         KeyError: a mapping names a method the service does not have.
-        TypeError: ``server`` is not a grpcio server, or an aio server gets a
-            function that is not ``async``.
+        TypeError: ``server`` is not a grpcio server, an aio server gets a
+            function that is not ``async``, or a ``grpc.Server`` gets one that is.
     """
     if isinstance(server, grpc.aio.Server):
         asyncio = True
