@@ -227,3 +227,22 @@ def test_ctrl_c_during_a_stream_cancels_it_without_a_traceback(address):
     assert json.loads(first)["text"] == "s"
     assert (proc.returncode, err) == (130, "pbj: interrupted\n")
     assert out.count("\n") < 999
+
+
+def test_describe_maps_oneofs_and_enums(capsys, tmp_path):
+    # was "repeated map things", "optional string s" for a oneof member and "Outer.Color" (the Python name)
+    (tmp_path / "m.proto").write_text('syntax = "proto3"; package m;\n'
+                                      'message Outer { message Inner { int32 a = 1; } enum Color { RED = 0; }\n'
+                                      '  map<string, Inner> things = 1; oneof pick { string s = 2; Inner i = 3; }\n'
+                                      '  repeated Color colors = 4; optional int64 o = 5; map<int32, Color> c = 6; }\n')
+    status, out, err = call(capsys, "127.0.0.1:1", "--describe", "m.Outer", "--proto", str(tmp_path / "m.proto"),
+                            "-I", str(tmp_path))  # a given schema: no server is asked
+    assert (status, err) == (0, "")
+    assert out == ("message m.Outer {\n"
+                   "  map<string, m.Outer.Inner> things = 1;\n"
+                   "  string s = 2;  // oneof pick\n"
+                   "  m.Outer.Inner i = 3;  // oneof pick\n"
+                   "  repeated m.Outer.Color colors = 4;\n"
+                   "  optional int64 o = 5;\n"
+                   "  map<int32, m.Outer.Color> c = 6;\n"
+                   "}\n")

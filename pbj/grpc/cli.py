@@ -173,7 +173,7 @@ def _service(ns: Any, name: str) -> Any:
 
 
 def _describe(ns: Any, name: str) -> str:
-    from pbj.schema import fields, info
+    from pbj.schema import fields, info, is_message
     name = name.lstrip(".").replace("/", ".")
     if name in ns.services:
         svc = ns.services[name]
@@ -183,11 +183,23 @@ def _describe(ns: Any, name: str) -> str:
         return _signature(ns.services[service].methods[method])
     cls = ns.messages.get(name)
     if cls is not None:
+        enums = {e: n for n, e in ns.enums.items()}
+
+        def type_name(t: Any) -> str:
+            if isinstance(t, str):
+                return t
+            if t in enums:
+                return enums[t]
+            return getattr(getattr(t, "__pbj_info__", None), "full_name", getattr(t, "__qualname__", str(t)))
+
         lines = [f"message {info(cls).full_name} {{"]
         for f in fields(cls):
-            kind = f.type if isinstance(f.type, str) else getattr(getattr(f.type, "__pbj_info__", None), "full_name",
-                                                                  getattr(f.type, "__qualname__", str(f.type)))
-            label = "repeated " if f.repeated else "optional " if f.optional and isinstance(f.type, str) else ""
+            if f.map_key is not None:
+                kind, label = f"map<{f.map_key}, {type_name(f.map_value)}>", ""
+            else:
+                kind = type_name(f.type)
+                label = ("repeated " if f.repeated else "required " if f.required
+                         else "optional " if f.optional and not f.oneof and not is_message(f.type) else "")
             oneof = f"  // oneof {f.oneof}" if f.oneof else ""
             lines.append(f"  {label}{kind} {f.proto_name} = {f.number};{oneof}")
         return "\n".join([*lines, "}"])
