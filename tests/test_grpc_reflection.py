@@ -309,3 +309,20 @@ def test_check_async_and_channels_of_the_wrong_kind(pbj_server):
             asyncio.run(reflect_async(channel, timeout=TIMEOUT))
         with pytest.raises(TypeError, match=r"^check_async needs a grpc.aio.Channel"):
             asyncio.run(check_async(channel, timeout=TIMEOUT))
+
+
+def test_add_reflection_and_add_to_server_refuse_what_they_cannot_serve(echo):
+    # were AttributeErrors ("'Method' object has no attribute 'package'", "'str' object has no attribute 'name'")
+    server = grpc.server(None)
+    with pytest.raises(TypeError, match=r"^reflection serves schemas, not a pbj.Service: give the pbj.Namespace "
+                                        r"pbjtest.echo.v1.Echo was loaded from"):
+        add_reflection(server, echo.service(SERVICE))
+    with pytest.raises(TypeError, match=r"^reflection serves pbj.Namespace objects \(or FileDescriptorProtos\), "
+                                        r"not str$"):
+        add_reflection(server, "echo.proto")
+    with pytest.raises(ValueError, match=r"^services 'pbjtest.echo.v1.Eco' are not in the schemas served"):
+        add_reflection(server, echo, services=["pbjtest.echo.v1.Eco"])
+    with pytest.raises(TypeError, match=r"^add_to_server needs a pbj.Service \(ns.service\(name\)\), not Namespace$"):
+        pbj.grpc.add_to_server(server, echo, {})
+    index = add_reflection(server, echo, services=[SERVICE])
+    assert index.services == (SERVICE,)

@@ -30,6 +30,7 @@ from pbj.grpc._schemas import REFLECTION_PACKAGES, reflection_schema
 from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
 from pbj.loader import Namespace, load_descriptor_set
+from pbj.loader.services import Service
 from pbj.schema import OneOf
 
 __all__ = ["ReflectionIndex", "add_reflection", "reflect", "reflect_async", "ReflectionError"]
@@ -56,6 +57,10 @@ class ReflectionIndex:
         symbols: full name -> the name of the file that declares it.
         extensions: (extended message's full name, field number) -> file name.
         services: the service names listed.
+
+    Raises:
+        TypeError: a schema is not a :class:`pbj.Namespace` or an iterable of ``FileDescriptorProto``.
+        ValueError: ``services`` names a service that is not in the schemas.
     """
 
     def __init__(self, schemas: Iterable[Any], services: Iterable[str] | None = None) -> None:
@@ -64,13 +69,28 @@ class ReflectionIndex:
         self.extensions: dict[tuple[str, int], str] = {}
         found_services: list[str] = []
         for schema in schemas:
+            if isinstance(schema, Service):
+                raise TypeError(f"reflection serves schemas, not a pbj.Service: give the pbj.Namespace "
+                                f"{schema.full_name} was loaded from (a service declared by hand has no descriptor)")
+            if not isinstance(schema, Namespace) and (isinstance(schema, (str, bytes)) or
+                                                      not isinstance(schema, Iterable)):
+                raise TypeError(f"reflection serves pbj.Namespace objects (or FileDescriptorProtos), "
+                                f"not {type(schema).__name__}")
             for fd in (schema.files if isinstance(schema, Namespace) else schema):
+                if not isinstance(fd, FileDescriptorProto):
+                    raise TypeError(f"reflection serves pbj.Namespace objects or FileDescriptorProtos, "
+                                    f"not {type(fd).__name__}")
                 if fd.name in self.files:
                     continue
                 self.files[fd.name] = fd
                 found_services += self._index_file(fd)
         self.encoded = {name: encode(fd) for name, fd in self.files.items()}
         self.services = tuple(found_services if services is None else services)
+        missing = [n for n in self.services if n not in found_services]
+        if missing:
+            raise ValueError(f"services {', '.join(map(repr, missing))} are not in the schemas served "
+                             f"(a client could list them but not describe them); their services: "
+                             f"{', '.join(found_services)}")
 
     def _add(self, full: str, file: str) -> None:
         self.symbols.setdefault(full, file)
@@ -201,7 +221,9 @@ def add_reflection(server: Any, *schemas: Any, services: Iterable[str] | None = 
         The :class:`ReflectionIndex` served.
 
     Raises:
-        TypeError: ``server`` is not a grpcio server.
+        TypeError: ``server`` is not a grpcio server, or a schema is not a
+            :class:`pbj.Namespace` (or an iterable of ``FileDescriptorProto``).
+        ValueError: ``services`` names a service that is not in the schemas.
     """
     own = reflection_schema()
     listed = None if services is None else list(services)

@@ -248,8 +248,11 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
 
     Raises:
         KeyError: a mapping names a method the service does not have.
-        TypeError: with ``asyncio``, a function is not ``async``; without it, a function is.
+        TypeError: ``service`` is not a :class:`pbj.Service`; with ``asyncio``, a function is
+            not ``async``; without it, a function is.
     """
+    if not isinstance(service, Service):
+        raise TypeError(f"add_to_server needs a pbj.Service (ns.service(name)), not {type(service).__name__}")
     if isinstance(implementation, Mapping):
         for name in implementation:
             service[name]  # the KeyError naming the methods
@@ -277,7 +280,7 @@ def add_to_server(server: Any, service: Service, implementation: Any) -> None:
 
     Raises:
         KeyError: a mapping names a method the service does not have.
-        TypeError: ``server`` is not a grpcio server, an aio server gets a
+        TypeError: ``server`` is not a grpcio server, ``service`` is not a :class:`pbj.Service`, an aio server gets a
             function that is not ``async``, or a ``grpc.Server`` gets one that is.
     """
     if isinstance(server, grpc.aio.Server):
