@@ -43,6 +43,11 @@ class ReflectionError(PbjError):
     """A server's reflection answers cannot be made into a namespace (an error response, a missing file)."""
 
 
+def _is_file(fd: Any) -> bool:
+    """Whether ``fd`` is a decoded ``FileDescriptorProto`` (a function: the index keeps ``fd`` typed ``Any``)."""
+    return isinstance(fd, FileDescriptorProto)
+
+
 class ReflectionIndex:
     """The files of some namespaces, indexed for reflection answers.
 
@@ -77,7 +82,7 @@ class ReflectionIndex:
                 raise TypeError(f"reflection serves pbj.Namespace objects (or FileDescriptorProtos), "
                                 f"not {type(schema).__name__}")
             for fd in (schema.files if isinstance(schema, Namespace) else schema):
-                if not isinstance(fd, FileDescriptorProto):
+                if not _is_file(fd):
                     raise TypeError(f"reflection serves pbj.Namespace objects or FileDescriptorProtos, "
                                     f"not {type(fd).__name__}")
                 if fd.name in self.files:
