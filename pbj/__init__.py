@@ -22,6 +22,7 @@ from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
 from pbj.extensions import Extension, extension, extensions_of, get_extension, has_extension, with_extensions
 from pbj.loader import Namespace, load_descriptor_set, load_proto
+from pbj.loader.services import Method, Service, rpc, service
 from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
 from pbj.schema import (
     FieldInfo,
@@ -50,6 +51,7 @@ __all__ = [
     "TextError", "from_text", "to_text",
     "Extension", "extension", "extensions_of", "get_extension", "has_extension", "with_extensions",
     "engine", "use_engine",
+    "Method", "Service", "rpc", "service",
 ]
 
 __version__ = "0.1.0"

@@ -198,6 +198,8 @@ def package_stub(ns: Namespace, package: str, root: str) -> str:
     body: list[str] = []
     for cls in _top_level(ns, package):
         body += [*(_message_lines(m, cls, "") if is_message(cls) else _enum_lines(ns, cls, "")), ""]
+    from pbj.grpc.stubs import service_stub_lines  # the services' stubs (pbj.grpc.stubs imports no grpcio)
+    body += service_stub_lines(ns, package, m)
     head = [f'"""Stubs of protobuf package {package or "(none)"}: written by pbj stubs, do not edit."""', "",
             "import builtins as _pbj_b", "import enum as _pbj_enum", "import typing as _pbj_t", "",
             "import pbj as _pbj"]
@@ -213,6 +215,8 @@ def package_module(ns: Namespace, package: str, root: str) -> str:
     for cls in _top_level(ns, package):
         full = _full_name(ns, cls)
         lines.append(f"{_py_name(cls.__name__)} = _pbj_namespace[{full!r}]")
+    from pbj.grpc.stubs import service_module_lines
+    lines += service_module_lines(ns, package)
     return "\n".join(lines) + "\n"
 
 

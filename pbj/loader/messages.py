@@ -117,4 +117,6 @@ def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
         setattr(outer, short, cls)
     from pbj.extensions.loaded import build_extensions
     extensions = build_extensions(index, fields, messages)
-    return Namespace(messages, enums, index.files, extensions), known
+    from pbj.loader.services import build_services
+    services = build_services(index.files, {**known, **messages})
+    return Namespace(messages, enums, index.files, extensions, services), known

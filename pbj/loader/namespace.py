@@ -29,15 +29,18 @@ class Namespace:
             a message class of this load, registered with that class: decoding
             reads them, and :func:`pbj.get_extension` takes them (see
             :mod:`pbj.extensions.loaded`).
+        services: full name -> :class:`pbj.Service` of every ``service`` of the
+            schema (:mod:`pbj.loader.services`), in the order of the files.
     """
 
     def __init__(self, messages: dict[str, type], enums: dict[str, type], files: tuple,
-                 extensions: dict[str, Any]) -> None:
+                 extensions: dict[str, Any], services: dict[str, Any] | None = None) -> None:
         # typed Any: a static checker cannot know a loaded class's attributes (see ``pbj stubs``)
         self.messages: dict[str, Any] = messages
         self.enums: dict[str, Any] = enums
         self.files = files
         self.extensions = extensions
+        self.services: dict[str, Any] = services or {}
         prefixes: set[str] = set()
         for name in (*messages, *enums):
             parts = name.split(".")
@@ -112,6 +115,20 @@ class Namespace:
             raise KeyError(f"no extension named {full_name!r} in this schema{hint}")
         return found
 
+    def service(self, full_name: str) -> Any:
+        """The :class:`pbj.Service` named ``full_name`` (``"pkg.Greeter"``; a leading dot is allowed).
+
+        Raises:
+            KeyError: no service of this schema has that name (the error suggests the closest).
+        """
+        name = full_name.lstrip(".")
+        found = self.services.get(name)
+        if found is None:
+            close = difflib.get_close_matches(name, list(self.services), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise KeyError(f"no service named {full_name!r} in this schema{hint}")
+        return found
+
     def get(self, full_name: str, default: Any = None) -> Any:
         """The message class or enum named ``full_name``, or ``default``."""
         try:
@@ -142,7 +159,7 @@ class Namespace:
         raise AttributeError(f"no package, message or enum named {full!r} in this schema{hint}")
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("messages", "enums", "files", "extensions", "_prefixes"):
+        if name.startswith("__") or name in ("messages", "enums", "files", "extensions", "services", "_prefixes"):
             raise AttributeError(name)
         return self._lookup("", name)
 

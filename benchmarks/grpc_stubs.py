@@ -1,0 +1,210 @@
+"""pbj.grpc stubs vs Google's generated ``_pb2_grpc`` stubs, against the same server, in one run.
+
+``python -m benchmarks.grpc_stubs [--calls N] [--messages M] [--rounds R]``
+
+One server (Google's generated servicer on grpcio, in a child process so that its work is not
+counted) answers both clients over loopback (127.0.0.1). In this process the two clients take
+turns unit by unit (who goes first alternating), so that the load of a shared machine falls on
+both alike:
+
+* unary: one round trip of a small request and reply (a string, a nested message, a timestamp),
+  ``--calls`` times each;
+* streaming: one server-streaming call of ``--messages`` replies read to its end, ``--rounds`` times;
+* codec only: the serializer and deserializer each stub gives grpcio, 100 times a unit, no RPC
+  (the part of an RPC where the two clients differ).
+
+For each unit, the calling thread's CPU time (``time.thread_time``: a blocking grpcio call
+serializes, runs the core's completion queue and deserializes in the calling thread) and the wall
+time are taken; the rates come from the mean, and the ratios Google/pbj of the mean and median
+CPU times and of the mean wall time are printed (above 1.0: pbj is faster). The machine and Python
+are printed with the figures; ``--same`` is a control run with Google's stub on both sides.
+Both clients run the same grpcio: the difference is the glue and the codec (pbj's encode and
+decode against upb's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROTO = """
+syntax = "proto3";
+package pbjbench.v1;
+import "google/protobuf/timestamp.proto";
+message Money { string currency = 1; int64 units = 2; }
+message Request { string text = 1; int32 count = 2; Money money = 3; }
+message Reply { string text = 1; int32 index = 2; google.protobuf.Timestamp at = 3; Money money = 4; }
+service Bench {
+  rpc Unary(Request) returns (Reply);
+  rpc Stream(Request) returns (stream Reply);
+}
+"""
+
+
+def compile_google(folder: Path):
+    """Write the .proto, compile it with grpc_tools into ``folder``, import (pb2, pb2_grpc)."""
+    import grpc_tools
+    from grpc_tools import protoc
+    (folder / "pbjbench.proto").write_text(PROTO)
+    builtin = Path(grpc_tools.__file__).parent / "_proto"
+    assert protoc.main(["protoc", f"-I{folder}", f"-I{builtin}", f"--python_out={folder}",
+                        f"--grpc_python_out={folder}", str(folder / "pbjbench.proto")]) == 0
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module("pbjbench_pb2"), importlib.import_module("pbjbench_pb2_grpc")
+    finally:
+        sys.path.remove(str(folder))
+
+
+def serve(folder: Path) -> None:
+    """The child process: Google's servicer on 127.0.0.1:0; prints the port, serves until stdin closes."""
+    from concurrent import futures
+
+    import grpc
+    pb2, pb2_grpc = compile_google(folder)
+    reply = pb2.Reply(text="reply", index=1, money=pb2.Money(currency="HBAR", units=10))
+    reply.at.seconds = 1_700_000_000
+
+    class Bench(pb2_grpc.BenchServicer):
+        def Unary(self, request, context):
+            return reply
+
+        def Stream(self, request, context):
+            for _ in range(request.count):
+                yield reply
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pb2_grpc.add_BenchServicer_to_server(Bench(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    sys.stdin.read()
+    server.stop(None)
+
+
+def _round(fn) -> tuple[float, float]:
+    w, c = time.perf_counter(), time.thread_time()
+    fn()
+    return time.thread_time() - c, time.perf_counter() - w
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=4000, help="unary calls per client (one at a time, alternating)")
+    parser.add_argument("--messages", type=int, default=500, help="replies per streaming call")
+    parser.add_argument("--rounds", type=int, default=80, help="streaming calls per client (alternating)")
+    parser.add_argument("--same", action="store_true",
+                        help="a control run: Google's stub on both sides (the ratios show the noise floor)")
+    parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        serve(Path(args.serve))
+        return 0
+
+    import grpc
+
+    import pbj
+    import pbj.grpc
+    with tempfile.TemporaryDirectory(prefix="pbj-grpc-bench-") as tmp:
+        folder = Path(tmp)
+        child = subprocess.Popen([sys.executable, "-m", "benchmarks.grpc_stubs", "--serve", tmp],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                 cwd=Path(__file__).resolve().parents[1])
+        try:
+            port = int(child.stdout.readline())  # type: ignore[union-attr]
+            pb2, pb2_grpc = compile_google(folder)
+            ns = pbj.load_proto(folder / "pbjbench.proto")
+            channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+            google = pb2_grpc.BenchStub(channel)
+            ours: Any = pbj.grpc.Stub(channel, ns.service("pbjbench.v1.Bench"))
+            g_req = pb2.Request(text="hello", count=args.messages, money=pb2.Money(currency="HBAR", units=5))
+            p_req = ns["pbjbench.v1.Request"](text="hello", count=args.messages,
+                                              money=ns["pbjbench.v1.Money"](currency="HBAR", units=5))
+            g_one = pb2.Request(text="hello", money=pb2.Money(currency="HBAR", units=5))
+            p_one = ns["pbjbench.v1.Request"](text="hello", money=ns["pbjbench.v1.Money"](currency="HBAR", units=5))
+            assert pbj.encode(p_one) == g_one.SerializeToString()
+            assert google.Unary(g_one).text == ours.Unary(p_one).text == "reply"
+
+            def unary(stub, req):
+                call = stub.Unary
+                return lambda: call(req)
+
+            def stream(stub, req):
+                def run():
+                    n = 0
+                    for _ in stub.Stream(req):
+                        n += 1
+                    assert n == args.messages
+                return run
+            reply_bytes = pb2.Reply(text="reply", index=1, money=pb2.Money(currency="HBAR", units=10),
+                                    at={"seconds": 1_700_000_000}).SerializeToString()
+
+            def codec(serialize, deserialize, req):
+                def run():
+                    for _ in range(100):
+                        serialize(req)
+                        deserialize(reply_bytes)
+                return run
+            # what the stubs hand grpcio: the serializer of the request and the deserializer of the reply
+            from pbj.grpc._codec import decoder, encoder
+            p_ser, p_de = encoder(ns["pbjbench.v1.Request"]), decoder(ns["pbjbench.v1.Reply"])
+            if args.same:
+                ours, p_one, p_req = google, g_one, g_req
+                p_ser, p_de = pb2.Request.SerializeToString, pb2.Reply.FromString
+            # case -> (pbj unit, Google unit, messages per unit, units)
+            cases = {"unary round trips": (unary(ours, p_one), unary(google, g_one), 1, args.calls),
+                     "server-streamed messages": (stream(ours, p_req), stream(google, g_req), args.messages,
+                                                  args.rounds),
+                     "codec only (encode request + decode reply)": (
+                         codec(p_ser, p_de, p_one), codec(pb2.Request.SerializeToString, pb2.Reply.FromString, g_one),
+                         100, args.calls // 10)}
+            for fn_p, fn_g, _, _ in cases.values():  # warm up both (codec compiled, connections made)
+                for _ in range(20):
+                    fn_p(), fn_g()
+            results = {}
+            for name, (fn_p, fn_g, count, units) in cases.items():
+                p_runs, g_runs = [], []
+                for i in range(units):  # one unit each in turn, who goes first alternating
+                    if i % 2:
+                        g_runs.append(_round(fn_g))
+                        p_runs.append(_round(fn_p))
+                    else:
+                        p_runs.append(_round(fn_p))
+                        g_runs.append(_round(fn_g))
+                results[name] = (count, units, p_runs, g_runs)
+            channel.close()
+        finally:
+            child.stdin.close()  # type: ignore[union-attr]
+            child.wait(30)
+    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} CPUs, "
+          f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
+          f"pbj engine {pbj.engine()}; grpcio {grpc.__version__}")
+    print("each unit (one call, one stream, 100 codec pairs) in turn, pbj and Google alternating; "
+          "the server in a child process; CPU = the calling thread's")
+    print()
+    print("| case | units | pbj /s (mean CPU) | Google /s (mean CPU) | ratio (mean CPU) | ratio (median CPU) "
+          "| ratio (mean wall) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (count, units, p_runs, g_runs) in results.items():
+        p_cpu = statistics.mean(r[0] for r in p_runs)
+        g_cpu = statistics.mean(r[0] for r in g_runs)
+        p_med = statistics.median(r[0] for r in p_runs)
+        g_med = statistics.median(r[0] for r in g_runs)
+        p_wall = statistics.mean(r[1] for r in p_runs)
+        g_wall = statistics.mean(r[1] for r in g_runs)
+        print(f"| {name} | {units} | {count / p_cpu:,.0f} | {count / g_cpu:,.0f} | {g_cpu / p_cpu:.3f}x | "
+              f"{g_med / p_med:.3f}x | {g_wall / p_wall:.3f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

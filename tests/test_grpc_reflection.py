@@ -1,0 +1,328 @@
+"""Server reflection both ways (with HAPI's services: imports across nested packages), and the health service.
+
+* Google's ``ProtoReflectionDescriptorDatabase`` lists and resolves what a pbj server serves from
+  its namespaces' own descriptors;
+* ``pbj.grpc.reflect`` against a Google server with ``grpc_reflection`` gives classes and services
+  that talk to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from importlib.resources import files
+
+import grpc
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from grpc_reflection.v1alpha import reflection as google_reflection
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+import pbj
+import pbj.grpc
+from pbj.grpc.health import Health, ServingStatus, check
+from pbj.grpc.reflection import ReflectionError, add_reflection, reflect, reflect_async
+from tests.grpc_support import SERVICE, TIMEOUT, PbjEcho, compile_google, google_servicer, load_pbj, serving
+
+pytestmark = pytest.mark.timeout(60)
+
+#: A HAPI service in a nested package whose messages are small (HAPI's Query and Transaction take seconds to
+#: compile on first use, in each namespace).
+BLOCKS = "com.hedera.hapi.block.BlockStreamService"
+HAPI_SET = (files("pbj") / "data" / "hapi-v0.55.0.binpb").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def hapi():
+    return pbj.load_descriptor_set(HAPI_SET)
+
+
+@pytest.fixture(scope="module")
+def echo():
+    return load_pbj()
+
+
+@pytest.fixture(scope="module")
+def health():
+    h = Health({"": ServingStatus.SERVING, SERVICE: ServingStatus.NOT_SERVING})
+    yield h
+    h.close()
+
+
+@pytest.fixture(scope="module")
+def pbj_server(hapi, echo, health):
+    status = hapi.service(BLOCKS).serverStatus
+
+    def register(server):
+        pbj.grpc.add_to_server(server, echo.service(SERVICE), PbjEcho(echo))
+        pbj.grpc.add_to_server(server, hapi.service(BLOCKS), {
+            "serverStatus": lambda q, c: status.output(first_available_block=42)})
+        health.add_to_server(server)
+        add_reflection(server, hapi, echo)
+    with serving(register) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def channel(pbj_server):
+    ch = grpc.insecure_channel(pbj_server)
+    yield ch
+    ch.close()
+
+
+def test_google_database_lists_and_resolves_a_pbj_server(channel, hapi):
+    db = ProtoReflectionDescriptorDatabase(channel)
+    assert sorted(db.get_services()) == sorted([*hapi.services, SERVICE, "grpc.reflection.v1.ServerReflection"])
+    pool = descriptor_pool.DescriptorPool(db)
+    crypto = pool.FindServiceByName("proto.CryptoService")
+    assert [m.name for m in crypto.methods] == list(hapi.service("proto.CryptoService").methods)
+    assert crypto.methods_by_name["cryptoGetBalance"].input_type.full_name == "proto.Query"
+    block = pool.FindMessageTypeByName("com.hedera.hapi.block.stream.Block")  # a nested package, many imports
+    assert block.fields_by_name["items"].message_type.full_name == "com.hedera.hapi.block.stream.BlockItem"
+    echo = pool.FindServiceByName(SERVICE)
+    assert echo.methods_by_name["Unary"].output_type.fields_by_name["at"].message_type.full_name == \
+        "google.protobuf.Timestamp"
+    # Google's classes from the served descriptors read what pbj writes
+    Money = message_factory.GetMessageClass(pool.FindMessageTypeByName("pbjtest.common.v1.Money"))
+    assert Money.FromString(pbj.encode(load_pbj()["pbjtest.common.v1.Money"](units=7))).units == 7
+    assert pool.FindFileContainingSymbol("proto.CryptoService").name == "crypto_service.proto"
+
+
+def test_reflect_a_pbj_server(channel, hapi):
+    ns = reflect(channel)
+    assert set(ns.services) == {*hapi.services, SERVICE, "grpc.reflection.v1.ServerReflection"}
+    assert ns.service("proto.CryptoService") == hapi.service("proto.CryptoService")
+    stub = pbj.grpc.Stub(channel, ns.service(BLOCKS))
+    reply = stub.serverStatus(ns["com.hedera.hapi.block.ServerStatusRequest"](), timeout=TIMEOUT)
+    assert reply.first_available_block == 42
+    assert type(reply) is ns["com.hedera.hapi.block.ServerStatusResponse"]
+
+
+def test_reflection_errors(channel):
+    ns = pbj.grpc.reflection.reflection_schema()
+    stub = pbj.grpc.Stub(channel, ns.service("grpc.reflection.v1alpha.ServerReflection"))
+    Req = ns["grpc.reflection.v1alpha.ServerReflectionRequest"]
+    Ext = ns["grpc.reflection.v1alpha.ExtensionRequest"]
+    answers = list(stub.ServerReflectionInfo(iter([
+        Req(message_request=pbj.OneOf("file_containing_symbol", "no.such.Thing")),
+        Req(message_request=pbj.OneOf("file_by_filename", "nope.proto")),
+        Req(message_request=pbj.OneOf("file_containing_extension", Ext(containing_type="proto.Query",
+                                                                       extension_number=1000))),
+        Req(host="h", message_request=pbj.OneOf("all_extension_numbers_of_type", "proto.Query")),
+        Req(),
+    ]), timeout=TIMEOUT))
+    kinds = [(a.message_response.which, getattr(a.message_response.value, "error_code", None)) for a in answers]
+    assert kinds == [("error_response", 5), ("error_response", 5), ("error_response", 5),
+                     ("all_extension_numbers_response", None), ("error_response", 3)]
+    assert answers[3].valid_host == "h" and answers[3].original_request.host == "h"
+    assert answers[0].message_response.value.error_message == "no symbol named 'no.such.Thing'"
+
+
+def test_reflect_a_server_without_reflection(echo):
+    with serving(lambda s: pbj.grpc.add_to_server(s, echo.service(SERVICE), PbjEcho(echo))) as address:
+        with grpc.insecure_channel(address) as ch, pytest.raises(grpc.RpcError) as err:
+            reflect(ch, timeout=TIMEOUT)
+    assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_reflect_async_a_pbj_server(pbj_server, hapi):
+    async def main():
+        async with grpc.aio.insecure_channel(pbj_server) as ch:
+            ns = await reflect_async(ch)
+            reply = await pbj.grpc.Stub(ch, ns.service(BLOCKS)).serverStatus(
+                ns["com.hedera.hapi.block.ServerStatusRequest"](), timeout=TIMEOUT)
+            return ns, reply
+    ns, reply = asyncio.run(main())
+    assert ns.service(BLOCKS) == hapi.service(BLOCKS)
+    assert reply.first_available_block == 42
+
+
+@pytest.fixture(scope="module")
+def google_server(tmp_path_factory):
+    """A Google server: the echo service from generated code, HAPI's CryptoService from a descriptor pool
+    (generic handler on Google's classes), reflection by grpc_reflection for both."""
+    google = compile_google(tmp_path_factory.mktemp("google"))
+    _, echo_grpc, _ = google
+    fds = descriptor_pb2.FileDescriptorSet.FromString(HAPI_SET)
+    pool = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        pool.Add(fd)
+    query = message_factory.GetMessageClass(pool.FindMessageTypeByName("com.hedera.hapi.block.ServerStatusRequest"))
+    response = message_factory.GetMessageClass(pool.FindMessageTypeByName("com.hedera.hapi.block.ServerStatusResponse"))
+    method = grpc.unary_unary_rpc_method_handler(
+        lambda q, context: response(first_available_block=7), request_deserializer=query.FromString,
+        response_serializer=response.SerializeToString)
+    handler = grpc.method_handlers_generic_handler(BLOCKS, {"serverStatus": method})
+
+    def register(server):
+        echo_grpc.add_EchoServicer_to_server(google_servicer(*google), server)
+        server.add_generic_rpc_handlers((handler,))
+        google_reflection.enable_server_reflection([SERVICE, google_reflection.SERVICE_NAME], server)
+    hapi_services = [BLOCKS, "proto.CryptoService", google_reflection.SERVICE_NAME]
+    with serving(register) as echo_address, serving(lambda s: (
+            s.add_generic_rpc_handlers((handler,)),
+            google_reflection.enable_server_reflection(hapi_services, s, pool=pool))) as hapi_address:
+        yield echo_address, hapi_address
+
+
+def test_reflect_a_google_server(google_server, echo):
+    with grpc.insecure_channel(google_server[0]) as ch:
+        ns = reflect(ch)
+        assert ns.service(SERVICE) == echo.service(SERVICE)
+        assert "grpc.reflection.v1alpha.ServerReflection" in ns.services
+        stub = pbj.grpc.Stub(ch, ns.service(SERVICE))
+        reply = stub.Unary(ns["pbjtest.echo.v1.EchoRequest"](text="g"), timeout=TIMEOUT)
+        assert reply.text == "g" and type(reply) is ns["pbjtest.echo.v1.EchoReply"]
+        streamed = stub.ServerStream(ns["pbjtest.echo.v1.EchoRequest"](count=2), timeout=TIMEOUT)
+        assert [r.index for r in streamed] == [0, 1]
+
+
+def test_reflect_hapi_from_a_google_server(google_server, hapi):
+    with grpc.insecure_channel(google_server[1]) as ch:
+        ns = reflect(ch)
+        assert ns.service("proto.CryptoService") == hapi.service("proto.CryptoService")
+        assert ns.service(BLOCKS) == hapi.service(BLOCKS)
+        reply = pbj.grpc.Stub(ch, ns.service(BLOCKS)).serverStatus(
+            ns["com.hedera.hapi.block.ServerStatusRequest"](), timeout=TIMEOUT)
+    assert reply == ns["com.hedera.hapi.block.ServerStatusResponse"](first_available_block=7)
+
+
+def test_reflection_error_text():
+    with pytest.raises(ReflectionError, match="answered error 5: gone"):
+        ns = pbj.grpc.reflection.reflection_schema()
+        R = ns["grpc.reflection.v1.ServerReflectionResponse"]
+        E = ns["grpc.reflection.v1.ErrorResponse"]
+        pbj.grpc.reflection._body(R(message_response=pbj.OneOf("error_response", E(error_code=5,
+                                                                                   error_message="gone"))), "x")
+
+
+# ------------------------------------------------------------------ health
+
+def test_health_check_pbj_and_google_clients(channel, health):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    assert check(channel) is ServingStatus.SERVING
+    assert check(channel, SERVICE) is ServingStatus.NOT_SERVING
+    google = health_pb2_grpc.HealthStub(channel)
+    assert google.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=TIMEOUT).status == \
+        health_pb2.HealthCheckResponse.NOT_SERVING
+    with pytest.raises(grpc.RpcError) as err:
+        check(channel, "nobody")
+    assert err.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+def test_health_watch(channel, health):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service="later"), timeout=TIMEOUT)
+    assert next(watch).status == health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+    health.set("later", ServingStatus.SERVING)
+    assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+    watch.cancel()
+
+
+def test_health_on_an_aio_server():
+    async def main():
+        h = Health({"": ServingStatus.SERVING})
+        server = grpc.aio.server()
+        h.add_to_server(server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                stub = pbj.grpc.Stub(ch, pbj.grpc.health.SERVICE)
+                Req = pbj.grpc.health._Request
+                first = (await stub.Check(Req(), timeout=TIMEOUT)).status
+                call = stub.Watch(Req(service="w"), timeout=TIMEOUT)
+                it = call.__aiter__()
+                seen = [(await it.__anext__()).status]
+                h.set("w", ServingStatus.NOT_SERVING)
+                seen.append((await it.__anext__()).status)
+                call.cancel()
+                return first, seen
+        finally:
+            h.close()
+            await server.stop(None)
+    first, seen = asyncio.run(main())
+    assert first is ServingStatus.SERVING
+    assert seen == [ServingStatus.SERVICE_UNKNOWN, ServingStatus.NOT_SERVING]
+
+
+def test_extensions_over_reflection_and_an_aio_server():
+    """An aio pbj server reflecting a proto2 schema with extensions; Google's database and reflect_async read it."""
+    from tests.conftest import REPO
+    ext = pbj.load_proto(REPO / "tests" / "protos" / "extensions.proto")
+
+    async def main():
+        server = grpc.aio.server()
+        add_reflection(server, ext)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+                ns = await reflect_async(ch, timeout=TIMEOUT)
+                stub = pbj.grpc.Stub(ch, pbj.grpc.reflection.reflection_schema().service(
+                    "grpc.reflection.v1.ServerReflection"))
+                own = pbj.grpc.reflection.reflection_schema()
+                Req = own["grpc.reflection.v1.ServerReflectionRequest"]
+                Ext = own["grpc.reflection.v1.ExtensionRequest"]
+                answers = [a async for a in stub.ServerReflectionInfo(iter([
+                    Req(message_request=pbj.OneOf("all_extension_numbers_of_type", "pbjext.Host")),
+                    Req(message_request=pbj.OneOf("file_containing_extension",
+                                                  Ext(containing_type="pbjext.Host", extension_number=150))),
+                    Req(message_request=pbj.OneOf("file_containing_symbol", "pbjext.Scope.nested")),
+                ]), timeout=TIMEOUT)]
+                return ns, answers
+        finally:
+            await server.stop(None)
+    ns, answers = asyncio.run(main())
+    # no services listed: the reflection service's own file is what list_services leads to
+    assert list(ns.services) == ["grpc.reflection.v1.ServerReflection"]
+    numbers = answers[0].message_response.value
+    assert (numbers.base_type_name, list(numbers.extension_number)) == (
+        "pbjext.Host", [100, 101, 102, 103, 104, 105, 106, 107, 150, 300])
+    for answer in answers[1:]:
+        which, files = answer.message_response
+        assert which == "file_descriptor_response"
+        assert pbj.decode(pbj.descriptor.FileDescriptorProto, files.file_descriptor_proto[0]).name == "extensions.proto"
+
+
+def test_check_async_and_channels_of_the_wrong_kind(pbj_server):
+    # reflect() on an aio channel failed with "'StreamStreamCall' object is not iterable"; aio had no health check
+    from pbj.grpc.health import check_async
+
+    async def main():
+        async with grpc.aio.insecure_channel(pbj_server) as ach:
+            status = await check_async(ach, timeout=TIMEOUT)
+            with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                await check_async(ach, "no.Such", timeout=TIMEOUT)
+            errors = []
+            for fn in (reflect, check):
+                with pytest.raises(TypeError) as err:
+                    fn(ach, timeout=TIMEOUT)
+                errors.append(str(err.value))
+            return status, unknown.value.code(), errors
+
+    status, code, errors = asyncio.run(asyncio.wait_for(main(), TIMEOUT * 3))
+    assert (status, code) == (ServingStatus.SERVING, grpc.StatusCode.NOT_FOUND)
+    assert errors == ["reflect needs a grpc.Channel; on a grpc.aio.Channel use: await reflect_async(channel)",
+                      "check needs a grpc.Channel; on a grpc.aio.Channel use: await check_async(channel)"]
+    with grpc.insecure_channel(pbj_server) as channel:
+        with pytest.raises(TypeError, match=r"^reflect_async needs a grpc.aio.Channel"):
+            asyncio.run(reflect_async(channel, timeout=TIMEOUT))
+        with pytest.raises(TypeError, match=r"^check_async needs a grpc.aio.Channel"):
+            asyncio.run(check_async(channel, timeout=TIMEOUT))
+
+
+def test_add_reflection_and_add_to_server_refuse_what_they_cannot_serve(echo):
+    # were AttributeErrors ("'Method' object has no attribute 'package'", "'str' object has no attribute 'name'")
+    server = grpc.server(None)
+    with pytest.raises(TypeError, match=r"^reflection serves schemas, not a pbj.Service: give the pbj.Namespace "
+                                        r"pbjtest.echo.v1.Echo was loaded from"):
+        add_reflection(server, echo.service(SERVICE))
+    with pytest.raises(TypeError, match=r"^reflection serves pbj.Namespace objects \(or FileDescriptorProtos\), "
+                                        r"not str$"):
+        add_reflection(server, "echo.proto")
+    with pytest.raises(ValueError, match=r"^services 'pbjtest.echo.v1.Eco' are not in the schemas served"):
+        add_reflection(server, echo, services=["pbjtest.echo.v1.Eco"])
+    with pytest.raises(TypeError, match=r"^add_to_server needs a pbj.Service \(ns.service\(name\)\), not Namespace$"):
+        pbj.grpc.add_to_server(server, echo, {})
+    index = add_reflection(server, echo, services=[SERVICE])
+    assert index.services == (SERVICE,)
