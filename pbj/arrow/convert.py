@@ -65,8 +65,8 @@ def _table(cls: type, options: Options, rows: list) -> pa.Table:
     plan = plan_of(cls, options)
     schema = pa.schema(plan.fields, metadata={"pbj.message": info(cls).full_name})
     if not plan.columns:
-        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(plan.to_array(rows, []))],
-                                     schema=schema)
+        rows_only = pa.StructArray.from_arrays([], fields=[], mask=pa.array([False] * len(rows), pa.bool_()))
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(rows_only)], schema=schema)
     return pa.Table.from_arrays(plan.children(rows, []), schema=schema)
 
 

@@ -34,6 +34,9 @@ The rules (``docs/arrow.md`` has them as a table, with what each row loses):
   1); at the next level the field holds the sub-message's encoding
   (``binary``, null when unset), so nothing is lost but that level is not
   columns.
+* **The top-level message** is always the table's columns (a ``Timestamp``
+  table has the columns ``seconds`` and ``nanos``; a message with no fields
+  gives a table of no columns, with its rows).
 * **A message with no fields** (``google.protobuf.Empty`` ...) is a ``bool``,
   true when set, null when unset: Parquet, DuckDB and Polars have no struct
   without children.
@@ -110,7 +113,7 @@ def plan_of(cls: type, options: Options) -> col.Struct:
         per_class = _plans.setdefault(cls, {})
         plan = per_class.get(options)
         if plan is None:
-            plan = per_class[options] = _Builder(options).message(cls, (), nullable=False)
+            plan = per_class[options] = _Builder(options).message(cls, (), nullable=False, top=True)
             assert isinstance(plan, col.Struct)
     return plan
 
@@ -152,10 +155,11 @@ class _Builder:
     def __init__(self, options: Options) -> None:
         self.options = options
 
-    def message(self, cls: type, trail: tuple[type, ...], *, nullable: bool) -> col.Column:
+    def message(self, cls: type, trail: tuple[type, ...], *, nullable: bool, top: bool = False) -> col.Column:
+        """The column of a message field (``top``: the table's own message, always a struct)."""
         mi = info(cls)
         opts = self.options
-        if opts.well_known_types:
+        if opts.well_known_types and not top:
             column = self._well_known(cls, mi.full_name, nullable)
             if column is not None:
                 return column
@@ -178,7 +182,7 @@ class _Builder:
                 columns.append(self.field(item, trail))
             getters.append(_getter(cls, attr))
             alias_list.append(aliases[attr])
-        if not columns:
+        if not columns and not top:
             return col.Present(cls, nullable)
         return col.Struct(cls, names, getters, alias_list, columns, nullable)
 
