@@ -378,6 +378,8 @@ def _parser() -> argparse.ArgumentParser:
     stubs.add_argument("--module", metavar="NAME", default="protos",
                        help="name of the package written (default: protos); import it as NAME.<protobuf package>")
     stubs.set_defaults(run=_stubs)
+    from pbj.arrow.command import add_command as _parquet_command  # argparse only; pyarrow loads when it runs
+    _parquet_command(sub)
     from pbj.bench.run import build_parser as _bench_options  # argparse only; the runner loads lazily
     bench = _bench_options(sub.add_parser(
         "bench", help="benchmarks: reverse vs forward writer on the real block, pbj vs other libraries"))
