@@ -258,7 +258,7 @@ def test_errors():
         pbj.arrow.from_arrow(table.drop_columns(["from"]), Row)
     with pytest.raises(ValueError, match="column 'leaf' is int64"):
         pbj.arrow.from_arrow(table.set_column(7, "leaf", pa.array([1, 2, 3, 4])), Row)
-    with pytest.raises(TypeError, match="pyarrow.Table"):
+    with pytest.raises(TypeError, match=r"pyarrow\.Table"):
         pbj.arrow.from_arrow([1], Row)  # type: ignore[arg-type]
 
 

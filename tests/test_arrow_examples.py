@@ -58,7 +58,7 @@ def parquet(blocks, tmp_path_factory):
 
 
 def test_block_items_are_the_items_bytes(blocks):
-    folder, ns, parts, _ = blocks
+    folder, _ns, parts, _ = blocks
     data = (folder / f"{1:036d}.blk").read_bytes()
     assert [bytes(p) for p in block_items(data)] == [pbj.encode(item) for item in parts[1]]
     with pytest.raises(pbj.DecodeError):
@@ -66,7 +66,7 @@ def test_block_items_are_the_items_bytes(blocks):
 
 
 def test_pbj_parquet_writes_a_file_per_block(blocks, parquet, capsys):
-    folder, ns, parts, _ = blocks
+    _folder, ns, parts, _ = blocks
     files = sorted(parquet.glob("*.parquet"))
     assert [f.name for f in files] == [f"{i:036d}.parquet" for i in range(3)]
     item_cls = ns[ITEM_TYPE]

@@ -60,7 +60,8 @@ def _same(ours: pa.DataType, theirs: pa.DataType, where: str, differences: list[
             _same(a[name].type, b[name].type, f"{where}.{name}", differences)
         return
     if pa.types.is_list(ours) and pa.types.is_list(theirs):
-        assert ours.value_field.nullable == theirs.value_field.nullable and ours.value_field.name == theirs.value_field.name
+        assert ours.value_field.nullable == theirs.value_field.nullable, where
+        assert ours.value_field.name == theirs.value_field.name, where
         _same(ours.value_type, theirs.value_type, f"{where}[]", differences)
         return
     if pa.types.is_map(ours) and pa.types.is_map(theirs):

@@ -417,7 +417,7 @@ class _Seconds(Column):
 
     def from_array(self, array: pa.Array) -> list:
         cls, sec, nan = self.cls, self.seconds, self.nanos
-        out = []
+        out: list = []
         for total in array.view(pa.int64()).to_pylist():
             if total is None:
                 out.append(None)
@@ -488,11 +488,10 @@ class Wrapper(Column):
 class Encoded(Column):
     """A message past the recursion depth: its encoding (``binary``), null when unset. Lossless."""
 
-    type = pa.binary()
-
     def __init__(self, cls: type, nullable: bool) -> None:
         self.cls = cls
         self.nullable = nullable
+        self.type = pa.binary()
 
     def make(self, values: list, path: list) -> pa.Array:
         from pbj.api import encode
@@ -514,11 +513,10 @@ class Present(Column):
     when set, null when unset (true for each element of a list or map).
     """
 
-    type = pa.bool_()
-
     def __init__(self, cls: type, nullable: bool) -> None:
         self.cls = cls
         self.nullable = nullable
+        self.type = pa.bool_()
 
     def make(self, values: list, path: list) -> pa.Array:
         return pa.array([None if v is None else True for v in values], self.type)

@@ -15,7 +15,8 @@ def add_command(sub: Any) -> None:
                                          "one row per BlockItem (the arrow extra)")
     cmd.add_argument("folder", help="the folder of block files")
     cmd.add_argument("out", help="the folder to write <block>.parquet files into")
-    cmd.add_argument("--schema", metavar="FILE", help="a FileDescriptorSet holding Block (default: the shipped HAPI set)")
+    cmd.add_argument("--schema", metavar="FILE",
+                     help="a FileDescriptorSet holding Block (default: the shipped HAPI set)")
     cmd.add_argument("--enums", choices=("name", "number"), default="name", help="enums as names (default) or numbers")
     cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
     cmd.set_defaults(run=_run)

@@ -166,7 +166,7 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         raise TypeError(f"{cls!r} is not a pbj message class")
     options = Options(enums, well_known_types, recursion_depth)
     depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
-    rows = []
+    rows: list[Any] = []
     for i, data in enumerate(payloads):
         try:
             rows.append(decode(cls, data, max_depth=depth))

@@ -113,8 +113,9 @@ def plan_of(cls: type, options: Options) -> col.Struct:
         per_class = _plans.setdefault(cls, {})
         plan = per_class.get(options)
         if plan is None:
-            plan = per_class[options] = _Builder(options).message(cls, (), nullable=False, top=True)
-            assert isinstance(plan, col.Struct)
+            built = _Builder(options).message(cls, (), nullable=False, top=True)
+            assert isinstance(built, col.Struct)  # the top-level message is always a struct
+            plan = per_class[options] = built
     return plan
 
 
@@ -169,7 +170,10 @@ class _Builder:
         by_attr: dict[str, FieldInfo | OneofInfo] = {f.name: f for f in mi.fields}
         by_attr.update({o.name: o for o in mi.oneofs})
         aliases = {a.name: a.alias for a in attrs.fields(cls)}
-        names, getters, alias_list, columns = [], [], [], []
+        names: list[str] = []
+        getters: list[Any] = []
+        alias_list: list[str] = []
+        columns: list[col.Column] = []
         for attr in mi.attr_order:
             item = by_attr.get(attr)
             if item is None:
