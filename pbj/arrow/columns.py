@@ -358,7 +358,7 @@ def _offsets(values: list, spread: pa.Array | None) -> pa.Array:
     if spread is None:
         return pa.array(list(itertools.accumulate(map(len, values), initial=0)), pa.int32())
     lengths = pa.array(list(map(len, values)), pa.int32()).take(spread)
-    return pa.concat_arrays([_ZERO_OFFSET, pc.cumulative_sum(lengths)])
+    return pa.concat_arrays([_ZERO_OFFSET, pc.cumulative_sum(lengths)])  # pyright: ignore[reportAttributeAccessIssue]
 
 
 class Map(Column):
