@@ -380,6 +380,8 @@ def _parser() -> argparse.ArgumentParser:
     stubs.set_defaults(run=_stubs)
     from pbj.grpc.cli import add_call_parser  # argparse only; grpcio is imported when the command runs
     add_call_parser(sub)
+    from pbj.arrow.command import add_command as _parquet_command  # argparse only; pyarrow loads when it runs
+    _parquet_command(sub)
     from pbj.bench.run import build_parser as _bench_options  # argparse only; the runner loads lazily
     bench = _bench_options(sub.add_parser(
         "bench", help="benchmarks: reverse vs forward writer on the real block, pbj vs other libraries"))

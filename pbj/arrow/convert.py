@@ -1,0 +1,176 @@
+"""Messages to an Arrow table and back: :func:`to_arrow`, :func:`from_arrow`, :func:`decode_to_arrow`.
+
+Each column is built at once from the Python values of its field over all
+rows (see :mod:`pbj.arrow.columns`): a list per field, then one
+``pa.array``/``StructArray.from_arrays``/``ListArray.from_arrays`` per
+column, never an array per message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, arrow_schema, plan_of
+from pbj.schema import info, is_message
+
+__all__ = ["to_arrow", "from_arrow", "decode_to_arrow"]
+
+
+def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "name",
+             well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> pa.Table:
+    """The Arrow table of ``messages``: one row per message, one column per field.
+
+    The schema is :func:`pbj.arrow.arrow_schema` of the class (same options).
+    Every value the mapping can hold comes back from :func:`from_arrow`
+    unchanged; unknown fields and extensions are not columns and are lost
+    (``docs/arrow.md``).
+
+    Args:
+        messages: pbj messages, all of class ``cls``.
+        cls: the message class; default: the class of the first message
+            (needed for an empty ``messages``).
+        enums, well_known_types, recursion_depth: the mapping's options (see
+            :func:`pbj.arrow.arrow_schema`).
+
+    Returns:
+        A ``pyarrow.Table`` with ``len(messages)`` rows.
+
+    Raises:
+        TypeError: ``cls`` is not a message class, a message is not of class
+            ``cls``, or ``messages`` is empty and ``cls`` not given.
+        ValueError: an option is not one of its values.
+        EncodeError: a value the Arrow type cannot hold (a ``Timestamp`` out
+            of ``timestamp[ns]``'s range or not normalized, an invalid
+            ``Duration``, a ``string`` holding bytes that are not UTF-8),
+            with the field path.
+    """
+    rows = list(messages)
+    if cls is None:
+        if not rows:
+            raise TypeError("to_arrow needs cls= for an empty list of messages")
+        cls = type(rows[0])
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    for i, m in enumerate(rows):
+        if type(m) is not cls:
+            raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}")
+    options = Options(enums, well_known_types, recursion_depth)
+    return _table(cls, options, rows)
+
+
+def _table(cls: type, options: Options, rows: list) -> pa.Table:
+    plan = plan_of(cls, options)
+    schema = pa.schema(plan.fields, metadata={"pbj.message": info(cls).full_name})
+    if not plan.columns:
+        rows_only = pa.StructArray.from_arrays([], fields=[], mask=pa.array([False] * len(rows), pa.bool_()))
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(rows_only)], schema=schema)
+    return pa.Table.from_arrays(plan.children(rows, []), schema=schema)
+
+
+def from_arrow(table: pa.Table | pa.RecordBatch, cls: type, *, enums: str = "name", well_known_types: bool = True,
+               recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> list[Any]:
+    """The messages of a table made by :func:`to_arrow` (or read back from Parquet), one per row.
+
+    Args:
+        table: a ``pyarrow.Table`` or ``RecordBatch`` with the schema
+            :func:`pbj.arrow.arrow_schema` gives ``cls`` with the same options
+            (a table whose columns can be cast to it is cast first).
+        cls: the message class of the rows.
+        enums, well_known_types, recursion_depth: the options the table was made with.
+
+    Returns:
+        A list of ``cls`` messages (built with the checking constructor).
+
+    Raises:
+        TypeError: ``cls`` is not a message class, or ``table`` is not a table.
+        ValueError: the table's columns do not match the class's schema (the
+            first column that differs is named), or a value does not fit its field.
+    """
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"from_arrow needs a pyarrow.Table or RecordBatch, got {type(table).__name__}")
+    options = Options(enums, well_known_types, recursion_depth)
+    plan = plan_of(cls, options)
+    expected = arrow_schema(cls, enums=enums, well_known_types=well_known_types, recursion_depth=recursion_depth)
+    table = _conform(table, expected, cls)
+    n = table.num_rows
+    if not plan.columns:
+        return [cls() for _ in range(n)]
+    child_values = []
+    for name, column in zip(plan.names, plan.columns, strict=True):
+        chunked = table.column(name)
+        array = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+        if isinstance(array, pa.ChunkedArray):  # pragma: no cover - older pyarrow
+            array = pa.concat_arrays(array.chunks)
+        try:
+            child_values.append(column.from_array(array))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"{cls.__qualname__}: column {name!r} does not fit the class: {exc}") from exc
+    return plan.build(n, child_values)
+
+
+def _conform(table: pa.Table, expected: pa.Schema, cls: type) -> pa.Table:
+    if table.schema.equals(expected, check_metadata=False):
+        return table
+    missing = [f.name for f in expected if f.name not in table.column_names]
+    if missing:
+        raise ValueError(f"{cls.__qualname__}: the table has no column {missing[0]!r} "
+                         f"(it has {table.column_names})")
+    table = table.select([f.name for f in expected])
+    for f in expected:
+        got = table.schema.field(f.name)
+        if not got.type.equals(f.type):
+            try:
+                table = table.set_column(table.column_names.index(f.name), f, table.column(f.name).cast(f.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise ValueError(f"{cls.__qualname__}: column {f.name!r} is {got.type}, expected {f.type}: "
+                                 f"{exc}") from None
+    return table
+
+
+def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = "name",
+                    well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+                    max_depth: int | None = None) -> pa.Table:
+    """The table :func:`to_arrow` gives for the messages ``payloads`` encode.
+
+    Each payload is decoded with the engine in use (``pbj.engine()``) and the
+    columns are built from the decoded values at once, as :func:`to_arrow`
+    builds them.
+
+    Args:
+        cls: the message class of every payload.
+        payloads: encoded messages (``bytes``, ``bytearray`` or ``memoryview``), one per row.
+        enums, well_known_types, recursion_depth: the mapping's options (see
+            :func:`pbj.arrow.arrow_schema`).
+        max_depth: the decoder's nesting limit (default ``pbj.DEFAULT_MAX_DEPTH``).
+
+    Returns:
+        A ``pyarrow.Table`` with ``len(payloads)`` rows.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class.
+        DecodeError: a payload is not a valid encoding; its path starts with
+            the payload's index.
+        EncodeError: a decoded value the Arrow type cannot hold (see :func:`to_arrow`).
+    """
+    from pbj.api import DEFAULT_MAX_DEPTH, decode
+    from pbj.errors import DecodeError
+
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    options = Options(enums, well_known_types, recursion_depth)
+    depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
+    rows: list[Any] = []
+    for i, data in enumerate(payloads):
+        try:
+            rows.append(decode(cls, data, max_depth=depth))
+        except DecodeError as exc:
+            exc.path = [i, *exc.path]
+            raise
+    return _table(cls, options, rows)
