@@ -4,7 +4,8 @@ The source is emitted by :func:`init_source` (plain text, testable on its own)
 and compiled by :func:`compile_init`, which registers it in ``linecache`` as
 ``<pbj generated init module.Qualname>`` so tracebacks and ``inspect.getsource``
 show it. For every field a fast test accepts the values that are already in
-their stored form (an ``int`` in range, a ``str`` that is ASCII, an instance
+their stored form (an ``int`` in range, a ``float`` that is already a binary32
+value for a ``float`` field, a ``str`` that is ASCII, an instance
 of exactly the field's class, a tuple whose items pass); anything else goes to
 the field's slow path, :func:`pbj.schema.values.construct_field`, which
 converts it (a list to a tuple, a ``bytearray`` to ``bytes``) or raises the
@@ -36,7 +37,7 @@ from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.resolve import resolve
-from pbj.schema.values import FLOAT_MAX, construct_field, construct_oneof
+from pbj.schema.values import FLOAT_MAX, FLOAT_MIN_NORMAL, construct_field, construct_oneof
 
 __all__ = ["init_source", "compile_init", "bootstrap_init"]
 
@@ -72,7 +73,11 @@ def _needs_slow(t: Any, v: str, g: _Globals) -> str:
             lo, hi = row.range
             return f"{v}.__class__ is not _pbj_int or not {lo} <= {v} <= {hi}"
         if t == "float":
-            return f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r}"
+            # in range (NaN and the infinities fail), 24 significant bits at most (Veltkamp's split
+            # by 2**29 + 1 keeps the top 24 bits of a double) and not below the binary32 normals
+            return (f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r} "
+                    f"or (_pbj_c := {v} * 536870913.0) - (_pbj_c - {v}) != {v} "
+                    f"or ({-FLOAT_MIN_NORMAL!r} < {v} < {FLOAT_MIN_NORMAL!r} and {v} != 0.0)")
         if t == "string":
             return f"{v}.__class__ is not _pbj_str or not {v}.isascii()"
         return f"{v}.__class__ is not _pbj_{row.py_type.__name__}"

@@ -9,7 +9,11 @@ from the rows of :mod:`pbj.scalars` ("Scalar Value Types" in protobuf.dev
 * integral types take an ``int`` (or an object with ``__index__``, not a
   ``bool``) within the type's range;
 * ``float``/``double`` take a ``float`` or an ``int`` (stored as ``float``);
-  a finite ``float`` value must fit the 32-bit range;
+  a finite ``float`` value must fit the 32-bit range and is stored rounded
+  to the nearest binary32 value (ties to even), as Google's runtimes store a
+  ``float`` field when it is set, so ``decode(encode(m)) == m`` holds; NaNs
+  are kept as given (their 32 bits are taken when written, see
+  :mod:`pbj.codec.float32`);
 * ``bool`` takes ``True``/``False`` (the ints 0 and 1 become bools);
 * ``string`` takes a ``str`` that can be encoded as UTF-8 (no lone surrogates);
   a field that is not UTF-8-validated (proto2, ``utf8_validation = NONE``) also
@@ -39,6 +43,7 @@ import difflib
 import enum
 import math
 import operator
+import struct
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -46,11 +51,15 @@ from pbj.scalars import ENUM, SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, OneofInfo, is_message
 
-__all__ = ["BadValue", "FLOAT_MAX", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
+__all__ = ["BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
            "construct_oneof", "problem", "none_problem", "an"]
 
 #: The largest finite 32-bit float.
 FLOAT_MAX = 3.4028234663852886e38
+#: The smallest positive normal 32-bit float (2**-126).
+FLOAT_MIN_NORMAL = 1.1754943508222875e-38
+#: The binary32 packer: ``F32.unpack(F32.pack(x))[0]`` is ``x`` rounded to the nearest binary32 value.
+F32 = struct.Struct("<f")
 _NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping)
 
 
@@ -137,8 +146,10 @@ def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
                 value = float(value)
             except OverflowError:
                 raise BadValue(ValueError, f"{_show(value)} is out of range for {kind}") from None
-        if kind == "float" and math.isfinite(value) and abs(value) > FLOAT_MAX:
-            raise BadValue(ValueError, f"{value} is out of range for float")
+        if kind == "float" and math.isfinite(value):
+            if abs(value) > FLOAT_MAX:
+                raise BadValue(ValueError, f"{value} is out of range for float")
+            value = F32.unpack(F32.pack(value))[0]  # binary32 (a NaN is kept as it is: its bits matter)
         return value
     if kind == "bool":
         if value.__class__ is bool:
