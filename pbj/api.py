@@ -56,7 +56,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
         The encoding, as ``bytes``.
 
     Raises:
-        TypeError: ``obj`` is not a pbj message.
+        TypeError: ``obj`` is not a pbj message, or ``reverse`` is not a ``bool``.
         EncodeError: a field holds a value its type cannot encode (wrong
             Python type, integer out of range, bad oneof member), with the path;
             or (unless ``allow_partial``) a ``required`` field is not set
@@ -69,6 +69,8 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
         codec = _codec(obj)
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
+    if reverse is not False and reverse is not True:
+        raise TypeError(f"pbj.encode: reverse must be a bool (True or False), got {reverse!r}")
     try:
         if reverse:
             buf = thread_buffer()
