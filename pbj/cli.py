@@ -210,8 +210,8 @@ def _load_schema(args: argparse.Namespace) -> pbj.Namespace:
             raise UserError(f"cannot read {args.descriptor_set}: {exc.strerror or exc}") from None
         try:
             return pbj.load_descriptor_set(data)
-        except pbj.DecodeError as exc:
-            raise UserError(f"{args.descriptor_set} is not a FileDescriptorSet: {exc}") from None
+        except (pbj.DecodeError, pbj.SchemaError) as exc:
+            raise UserError(f"cannot load {args.descriptor_set} as --descriptor-set: {exc}") from None
     if args.proto:
         try:
             return pbj.load_proto(args.proto, include=args.include or ())
@@ -225,7 +225,10 @@ def _message_class(args: argparse.Namespace) -> tuple[type, pbj.Namespace]:
     """The message class ``args.type`` and the schema the arguments name; UserError if there is none."""
     ns = _load_schema(args)
     cls = ns.get(args.type)
-    if cls is None or not pbj.is_message(cls):
+    if cls is not None and not pbj.is_message(cls):
+        raise UserError(f"{args.type!r} is an enum, not a message type: --type names the message "
+                        "the data is an encoding of")
+    if cls is None:
         hint = ns.suggest(args.type.lstrip("."))
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"

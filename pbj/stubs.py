@@ -242,9 +242,12 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
         The files written.
 
     Raises:
-        ValueError: ``module`` or a protobuf package part is not a Python identifier.
+        ValueError: ``module`` or a protobuf package part is not a Python identifier
+            (or is a keyword: the text says so).
     """
-    if not module.isidentifier() or keyword.iskeyword(module):
+    if keyword.iskeyword(module):
+        raise ValueError(f"module name {module!r} is a Python keyword: choose another (e.g. {module + '_pb'!r})")
+    if not module.isidentifier():
         raise ValueError(f"module name {module!r} is not a Python identifier")
     root = Path(out_dir) / module
     packages = sorted(set(_packages(ns).values()))
@@ -279,7 +282,7 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
         put(target / "__init__.py", py)
         put(target / "__init__.pyi", pyi)
     for d in sorted(dirs):
-        if not (d / "__init__.py").exists():
+        if d / "__init__.py" not in written:  # what this run writes, not what an earlier run left
             text = loader if d == root else '"""A protobuf package prefix: written by pbj stubs."""\n'
             put(d / "__init__.py", text)
             put(d / "__init__.pyi", "import pbj as _pbj\n\nnamespace: _pbj.Namespace\n_pbj_namespace: _pbj.Namespace\n"

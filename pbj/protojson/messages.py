@@ -15,6 +15,7 @@ from typing import Any, cast
 import cattrs
 
 from pbj.errors import EncodeError
+from pbj.schema.values import did_you_mean
 from pbj.protojson.common import SKIP, JSONError, enter, json_type, leave
 from pbj.protojson.jsontext import check_object
 from pbj.protojson.registry import remember
@@ -354,7 +355,7 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
                     continue
                 if ignore:
                     continue
-                raise JSONError(f"unknown field {k!r} in message {name}", path=[k])
+                raise JSONError(f"unknown field {k!r} in message {name}{did_you_mean(k, by_key)}", path=[k])
             attr, member, read, keeps_null = step
             if v is None and not keeps_null:
                 continue

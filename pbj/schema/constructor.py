@@ -178,6 +178,9 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
         fix = g.add(functools.partial(_extension_values, mi.cls), "fix_ext")
         stores.append(f"{g.add(slots.__dict__['_pbj_extensions'].__set__, 'set_ext')}(_pbj_self, "
                       f"_pbj_extensions if _pbj_extensions == () else {fix}(_pbj_extensions))")
+    if mi.oneofs:  # a oneof member's name given as a keyword: refused by _unexpected, pointing to pbj.OneOf
+        extra.append("**_pbj_other")
+        body.insert(0, f"if _pbj_other: {g.add(functools.partial(_unexpected, mi), 'unexpected')}(_pbj_other)")
     head = ", ".join(["_pbj_self", "*", *params, *extra])
     lines = [f"def __init__({head}):", *(f"    {line}" for line in body + stores)]
     return "\n".join(lines) + "\n", g.values
@@ -205,15 +208,36 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
         if set_ext is not None:
             ext = kwargs.pop("_pbj_extensions", ())
             set_ext(self, ext if ext == () else _extension_values(mi.cls, ext))
-        for key in kwargs:
-            if key not in known:
-                raise TypeError(f"{cls_name}.__init__() got an unexpected keyword argument {key!r}")
+        other = {key: kwargs[key] for key in kwargs if key not in known}
+        if other:
+            _unexpected(mi, other)
         for name, default, check, store in steps:
             store(self, check(kwargs.get(name, default)))
         set_unknown(self, unknown)
         set_size(self, -1)
 
     return __init__
+
+
+def _unexpected(mi: MessageInfo, given: dict[str, Any]) -> None:
+    """Refuse keywords that name no field of the class, pointing to what was meant.
+
+    A oneof member's name points to ``pbj.OneOf`` (the oneof is set as
+    ``oneof=pbj.OneOf("member", value)``); another name gets a did-you-mean.
+
+    Raises:
+        TypeError: always (``"Cls.__init__() got an unexpected keyword argument 'x'..."``).
+    """
+    from pbj.schema.values import did_you_mean
+
+    name = next(iter(given))
+    cls_name = mi.cls.__qualname__
+    text = f"{cls_name}.__init__() got an unexpected keyword argument {name!r}"
+    for o in mi.oneofs:
+        if any(m.name == name for m in o.members):
+            raise TypeError(f"{text}: {name} is a member of oneof {o.name}; set it as "
+                            f"{o.name}=pbj.OneOf({name!r}, value)")
+    raise TypeError(text + did_you_mean(name, mi.attr_order))
 
 
 def _extension_values(cls: type, values: Any) -> tuple:

@@ -51,7 +51,7 @@ from pbj.scalars import ENUM, SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, OneofInfo, is_message
 
-__all__ = ["BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
+__all__ = ["did_you_mean", "BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
            "construct_oneof", "problem", "none_problem", "an"]
 
 #: The largest finite 32-bit float.
@@ -80,6 +80,22 @@ class BadValue(Exception):
         """This problem, seen from one level further out (``where`` is prepended)."""
         self.where = where + self.where
         return self
+
+
+def did_you_mean(name: str, candidates: Any) -> str:
+    """``"; did you mean 'x'?"`` naming the candidate closest to ``name`` (``difflib``), or ``""``.
+
+    Args:
+        name: the name given (a field, member or type name).
+        candidates: the names it could have been (any iterable of ``str``; others are skipped).
+    """
+    names = [c for c in candidates if isinstance(c, str) and c != name]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower().replace("_", ""): c for c in names}
+        hit = lowered.get(name.lower().replace("_", ""))
+        close = [hit] if hit else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def an(name: str) -> str:
@@ -219,7 +235,21 @@ def coerce_message(cls: type, value: Any) -> Any:
         raise BadValue(TypeError, f"message field needs {an(name)} of this load of the schema, got the "
                                   f"{cls.__pbj_info__.full_name} of another load of the same schema; "  # type: ignore[attr-defined]
                                   "build it with the classes of one Namespace")
-    raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}")
+    raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}{_wkt_hint(cls, value)}")
+
+
+#: For a well-known type, the Python value a user may give instead and the pbj.wkt function converting it.
+_WKT_FROM = {"google.protobuf.Timestamp": ("datetime", "pbj.wkt.timestamp_from_datetime(value)"),
+             "google.protobuf.Duration": ("timedelta", "pbj.wkt.duration_from_timedelta(value)")}
+
+
+def _wkt_hint(cls: type, value: Any) -> str:
+    """``"; convert it with pbj.wkt..."`` when ``value`` is the Python value of well-known type ``cls``."""
+    full = getattr(getattr(cls, "__pbj_info__", None), "full_name", None)
+    row = _WKT_FROM.get(full)  # type: ignore[arg-type]
+    if row is None or type(value).__name__ != row[0] or type(value).__module__ != "datetime":
+        return ""
+    return f"; convert it with {row[1]}"
 
 
 def coerce_value(f_type: Any, value: Any, utf8: bool = True) -> Any:

@@ -44,6 +44,7 @@ from pbj.depth import check_max_depth
 from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
+from pbj.schema.values import did_you_mean
 from pbj.textformat.errors import TextError
 from pbj.textformat.extensions import check_namespace, extension_plan, find_extension
 from pbj.textformat.plan import FieldPlan, MessagePlan, message_plan
@@ -154,7 +155,8 @@ class _Parser(TokenReader):
                 self.advance()
                 if p is None:
                     if name not in plan.reserved:
-                        self.fail(f'no field named "{name}" in message {plan.full_name}', start)
+                        self.fail(f'no field named "{name}" in message {plan.full_name}'
+                                  f'{did_you_mean(name, plan.by_name)}', start)
                     self.skip_field_value()
                 else:
                     self.field(p, values, name, start)
