@@ -85,6 +85,11 @@ class _Progress:
 
 # ----------------------------------------------------------------- commands
 
+def _source(path: str | None) -> str:
+    """How an input is named in messages: its path, or ``-`` for stdin (the spelling the commands take)."""
+    return "-" if path in (None, "-") else path  # type: ignore[return-value]
+
+
 def _read_input(path: str | None) -> bytes:
     """The bytes of ``path`` (``-`` or ``None``: stdin), gunzipped when they are gzip data.
 
@@ -92,7 +97,7 @@ def _read_input(path: str | None) -> bytes:
     starts with them (``0x1f`` is a tag of wire type 7, which does not exist),
     and no JSON text does.
     """
-    source = "stdin" if path in (None, "-") else path
+    source = _source(path)
     if path in (None, "-"):
         data = sys.stdin.buffer.read()
     else:
@@ -242,7 +247,7 @@ def _decode(args: argparse.Namespace) -> int:
     try:
         obj: Any = pbj.decode(cls, data)
     except pbj.DecodeError as exc:
-        raise UserError(f"cannot decode {args.file or 'stdin'} as {args.type}: {exc}") from None
+        raise UserError(f"cannot decode {_source(args.file)} as {args.type}: {exc}") from None
     if args.text:  # as protoc --decode prints it: unknown fields too, Any values not expanded
         text = pbj.to_text(obj, print_unknown_fields=True, expand_any=False, extensions=ns)
     else:
@@ -308,12 +313,12 @@ def _encode(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
     try:
         if args.from_text:
-            obj = pbj.from_text(cls, text, extensions=ns)
+            obj = pbj.from_text(cls, text, extensions=ns, read_unknown_fields=args.read_unknown_fields)
         else:
             obj = pbj.from_json(cls, text)
     except (pbj.DecodeError, pbj.TextError) as exc:
         reason = " ".join(str(exc).split())  # one line, whatever the input text held
-        source = "stdin" if args.file in (None, "-") else args.file
+        source = _source(args.file)
         form = "text-format" if args.from_text else "JSON"
         raise UserError(f"cannot read {source} as {args.type} {form}: {reason}") from None
     data = pbj.encode(obj)
@@ -334,7 +339,7 @@ def _decode_raw(args: argparse.Namespace) -> int:
     try:
         text = format_raw(data)
     except pbj.DecodeError as exc:
-        raise UserError(f"cannot decode {args.file or 'stdin'}: {exc}") from None
+        raise UserError(f"cannot decode {_source(args.file)}: {exc}") from None
     if text:
         print(text)
     return 0
@@ -342,6 +347,7 @@ def _decode_raw(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbj", description="Protocol Buffers for Python")
+    parser.add_argument("--version", action="version", version=f"pbj {pbj.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="round trip the real Hedera block shipped with pbj")
     demo.add_argument("--compare", action="store_true",
@@ -365,6 +371,9 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
     enc.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
     enc.add_argument("--from-text", action="store_true", help="read the text format, not JSON")
+    enc.add_argument("--read-unknown-fields", action="store_true",
+                     help="with --from-text: read fields written by number (unknown fields, as decode --text "
+                          "prints them) back as unknown fields")
     enc.add_argument("file", nargs="?", default="-", help="the message as JSON or text (default: stdin)")
     enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
     enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")

@@ -122,7 +122,7 @@ def test_oneof_member_as_keyword_points_to_oneof():
 
 
 def test_datetime_for_timestamp_points_to_wkt():
-    when = datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc)
+    when = datetime.datetime(2024, 1, 2, tzinfo=datetime.UTC)
     with pytest.raises(TypeError) as err:
         Transfer(when=when)
     assert str(err.value).endswith("; convert it with pbj.wkt.timestamp_from_datetime(value)"), str(err.value)

@@ -352,7 +352,7 @@ def test_protoc_errors_are_schema_errors(tmp_path):
 
 
 def test_missing_file_is_schema_error(tmp_path):
-    with pytest.raises(pbj.SchemaError, match="no such .proto file: .*missing.proto"):
+    with pytest.raises(pbj.SchemaError, match=r"no such \.proto file: .*missing\.proto"):
         pbj.load_proto([tmp_path / "missing.proto"])
 
 

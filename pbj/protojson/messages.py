@@ -15,7 +15,6 @@ from typing import Any, cast
 import cattrs
 
 from pbj.errors import EncodeError
-from pbj.schema.values import did_you_mean
 from pbj.protojson.common import SKIP, JSONError, enter, json_type, leave
 from pbj.protojson.jsontext import check_object
 from pbj.protojson.registry import remember
@@ -23,6 +22,7 @@ from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
 from pbj.schema import OneOf, info, stored
+from pbj.schema.values import did_you_mean
 
 __all__ = ["build_writer", "build_reader"]
 

@@ -51,8 +51,8 @@ from pbj.scalars import ENUM, SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, OneofInfo, is_message
 
-__all__ = ["did_you_mean", "BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
-           "construct_oneof", "problem", "none_problem", "an"]
+__all__ = ["did_you_mean", "BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field",
+           "coerce_oneof", "construct_field", "construct_oneof", "problem", "none_problem", "an"]
 
 #: The largest finite 32-bit float.
 FLOAT_MAX = 3.4028234663852886e38
