@@ -113,6 +113,8 @@ class _Module:
     def param_type(self, f: FieldInfo) -> str:
         if f.is_map:
             return f"_pbj_t.Mapping[{self.value_type(f.map_key)}, {self.value_type(f.map_value)}]"
+        if f.repeated and f.type == "string":  # a str is an Iterable[str]: the kinds of iterable, less str
+            return "_pbj_Texts"
         if f.repeated:
             return f"_pbj_t.Iterable[{self.value_type(f.type)}]"
         base = self.value_type(f.type)
@@ -202,7 +204,15 @@ def package_stub(ns: Namespace, package: str, root: str) -> str:
             "import builtins as _pbj_b", "import enum as _pbj_enum", "import typing as _pbj_t", "",
             "import pbj as _pbj"]
     head += [f"import {m.module_of(pkg)} as {alias}" for pkg, alias in m.imports.items()]
+    head += ["", TEXTS_ALIAS]
     return "\n".join([*head, "", "", *body]).rstrip() + "\n"
+
+
+#: The constructor type of a repeated ``string`` field: what the run time takes (any iterable but a
+#: ``str``, ``bytes``-like or mapping), in kinds a ``str`` is not: a ``str`` is an ``Iterable[str]``
+#: and a ``Sequence[str]``, and the checkers cannot subtract it, so those two are not used.
+TEXTS_ALIAS = ("_pbj_Texts: _pbj_t.TypeAlias = _pbj_b.tuple[_pbj_b.str, ...] | _pbj_t.MutableSequence[_pbj_b.str] "
+               "| _pbj_t.AbstractSet[_pbj_b.str] | _pbj_t.Iterator[_pbj_b.str] | _pbj_t.ValuesView[_pbj_b.str]")
 
 
 def package_module(ns: Namespace, package: str, root: str) -> str:

@@ -267,13 +267,17 @@ def coerce_value(f_type: Any, value: Any, utf8: bool = True) -> Any:
     return coerce_message(f_type, value)
 
 
+#: What a repeated field takes, as its errors say it.
+_REPEATED_NEEDS = "an iterable of values such as a tuple, list, set or generator (not a str, bytes or mapping)"
+
+
 def _coerce_repeated(f: FieldInfo, value: Any) -> tuple[Any, ...]:
     if isinstance(value, _NOT_SEQUENCES):
-        _type_error("repeated", "a tuple or list", value)
+        _type_error("repeated", _REPEATED_NEEDS, value)
     try:
         items = tuple(value)
     except TypeError:
-        _type_error("repeated", "a tuple or list", value)
+        _type_error("repeated", _REPEATED_NEEDS, value)
     out = list(items)
     for i, item in enumerate(items):
         try:
