@@ -40,9 +40,10 @@ def _codec(obj: Any):
 def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> bytes:
     """Encode a message to protobuf's binary wire format (protobuf.dev "Encoding").
 
-    The output is deterministic and identical to Google's protobuf with
-    ``SerializeToString(deterministic=True)``: fields in ascending field
-    number, map entries sorted by key, unknown fields last in arrival order.
+    The output is deterministic: fields in ascending field number, map
+    entries sorted by key (ascending, as Google's C++ and Java runtimes sort
+    them), unknown fields last in arrival order; upb orders maps of two or
+    more entries otherwise (``docs/usage-guide.md``, "Which bytes").
 
     Args:
         obj: a pbj message instance.

@@ -275,7 +275,8 @@ def markdown(results: dict, header: bool = True, goals: bool = True) -> str:
     out += _table(["library", "version", "bytes = pbj", "encode", "encode fresh", "decode", "decode+read"], rows)
     out += ["", "encode: the same object encoded again and again (a library that caches sizes uses them); "
             "encode fresh: copies just decoded; Google's encode is SerializeToString(deterministic=True), "
-            "the canonical bytes pbj writes.", ""]
+            "which gives pbj's bytes for these messages (none holds a map of two or more entries, where upb "
+            "orders keys otherwise: docs/usage-guide.md, \"Which bytes\").", ""]
     if summary["hot_speedup"]:
         out += ["## pbj's speed-up (their time / pbj's time; > 1: pbj is faster)", ""]
         rows = [[n, *(_x(s.get(op)) for op in HOT_OPS)] for n, s in summary["hot_speedup"].items()]
