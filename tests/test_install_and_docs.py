@@ -120,6 +120,22 @@ def test_bench_doc_tables_leave_the_goals_out():
                "block": {"source": "b", "bytes": 1, "items": 1},
                "summary": {"hot_speedup": {}, "reverse_vs_forward": {}, "vs_upb": {},
                            "goals": [{"goal": "a goal", "value": 1.0, "unit": "x", "met": False}]}}
-    assert "## Goals of the issue" in report.markdown(results, header=False)
+    assert "## Performance targets of the project" in report.markdown(results, header=False, goals=True)
+    assert "**not met**" in report.markdown(results, header=False, goals=True)
+    assert "targets" not in report.markdown(results, header=False)  # what pbj bench prints by default
     assert "Goals" not in report.markdown(results, header=False, goals=False)
     assert "goals=False" in (REPO / "pbj" / "bench" / "run.py").read_text()  # what --update-doc calls
+
+
+def test_bench_help_leaves_the_maintainer_switches_out():
+    """``pbj bench --help`` lists the user's options; ``--update-doc`` and ``--goals`` (maintainers') are
+    accepted but not listed, and documented as maintainers' switches in docs/performance.md."""
+    from pbj.bench.run import build_parser
+
+    parser = build_parser()
+    text = parser.format_help()
+    assert "--update-doc" not in text and "--goals" not in text and "--quick" in text
+    args = parser.parse_args(["--update-doc", "x.md", "--goals"])
+    assert args.update_doc == "x.md" and args.goals is True
+    doc = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "`--update-doc` and `--goals` are maintainers' switches, left out of `pbj bench --help`" in doc
