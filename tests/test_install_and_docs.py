@@ -76,6 +76,15 @@ def test_api_reference_builds_without_warnings(tmp_path):
     documented = set(re.findall(r'id="(pbj\.wkt\.\w+)"', (tmp_path / "wkt.html").read_text(encoding="utf-8")))
     assert {f"pbj.wkt.{n}" for n in wkt.__all__} <= documented
     assert "Raises" in (tmp_path / "wkt.html").read_text(encoding="utf-8")
+    # the reverse writer's protocol has its own page, not the user API's
+    writer = {f"pbj.ReverseBuffer.writer_{n}" for n in ("begin", "grow", "commit", "abort")}
+    assert not writer & documented_on(tmp_path / "pbj.html")
+    assert writer <= documented_on(tmp_path / "writer-protocol.html")
+
+
+def documented_on(page) -> set[str]:
+    """The ids of the names a built page of the API reference documents."""
+    return set(re.findall(r'id="(pbj\.[\w.]+)"', page.read_text(encoding="utf-8")))
 
 
 def test_missing_shared_is_one_line(tmp_path):
