@@ -22,9 +22,8 @@ keep such a field); :func:`pbj.from_text` takes ``read_unknown_fields=True``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pbj import wire
+from pbj.textformat.reader import TokenReader
 
 __all__ = ["read_unknown_field", "MAX_FIELD_NUMBER"]
 
@@ -32,7 +31,7 @@ __all__ = ["read_unknown_field", "MAX_FIELD_NUMBER"]
 MAX_FIELD_NUMBER = 2**29 - 1
 
 
-def read_unknown_field(reader: Any, name: str, start: int) -> bytes:
+def read_unknown_field(reader: TokenReader, name: str, start: int) -> bytes:
     """Read the value of the numbered field ``name`` (just consumed, at offset ``start``).
 
     Args:
