@@ -10,10 +10,16 @@ Commands:
   without expanding ``Any`` values: what ``protoc --decode`` prints).
   JSON has no place for unknown fields: their count and size are reported on
   stderr.
-* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--from-text] [-o F] [--force] [FILE|-]``:
+* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--from-text [--read-unknown-fields]]
+  [-o F] [--force] [FILE|-]``:
   read a message as ProtoJSON (``pbj.from_json``), or in the text format with
-  ``--from-text`` (``pbj.from_text``), and write its binary encoding to ``-o F``
+  ``--from-text`` (``pbj.from_text``; ``--read-unknown-fields`` reads the fields
+  ``decode --text`` prints by number back as unknown fields, so its output
+  encodes to the same bytes), and write its binary encoding to ``-o F``
   or stdout (not to a terminal unless ``--force``).
+* ``pbj --version``: the installed pbj's version.
+
+Standard input is ``-`` (the default FILE), and error messages name it so.
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
   a schema, as ``protoc --decode_raw`` does (:func:`pbj.textformat.raw.format_raw`).
 
