@@ -77,7 +77,7 @@ def _needs_slow(t: Any, v: str, g: _Globals) -> str:
             # by 2**29 + 1 keeps the top 24 bits of a double) and not below the binary32 normals
             return (f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r} "
                     f"or (_pbj_c := {v} * 536870913.0) - (_pbj_c - {v}) != {v} "
-                    f"or ({-FLOAT_MIN_NORMAL!r} < {v} < {FLOAT_MIN_NORMAL!r} and {v} != 0.0)")
+                    f"or ({v} != 0.0 and {-FLOAT_MIN_NORMAL!r} < {v} < {FLOAT_MIN_NORMAL!r})")  # 0.0 first
         if t == "string":
             return f"{v}.__class__ is not _pbj_str or not {v}.isascii()"
         return f"{v}.__class__ is not _pbj_{row.py_type.__name__}"
