@@ -13,6 +13,11 @@ Run it::
     python examples/parallel_blocks.py FOLDER --processes 4   # a process pool instead
     python examples/parallel_blocks.py FOLDER --scheduler tcp://host:8786
 
+The progress bar needs ``tqdm`` (in the ``dask`` extra, or ``pip install tqdm``); without
+it the script stops at once with one line saying so (``--no-progress`` runs without a bar).
+A block that does not decode (truncated, not a Block) stops the run with one line naming the
+file; so does a folder that does not exist.
+
 Blocks are ``*.blk`` or ``*.blk.gz`` files of ``com.hedera.hapi.block.stream.Block``;
 the schema is the HAPI descriptor set that ships with pbj unless ``--schema``
 names another ``FileDescriptorSet``.
@@ -23,9 +28,11 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
+import importlib.util
 import os
 import sys
 import types
+import zlib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib import resources
@@ -65,6 +72,10 @@ def _block_class(schema: str) -> type:
     return ns[BLOCK_TYPE]
 
 
+class BlockError(Exception):
+    """A block file that cannot be read or decoded; the text names the file (and pickles to the caller)."""
+
+
 def summarize_block(path: str, schema: str) -> dict[str, Any]:
     """Decode one block file (gzip or not) and count its items (runs in a worker).
 
@@ -79,13 +90,21 @@ def summarize_block(path: str, schema: str) -> dict[str, Any]:
         and how many times that process has loaded a schema (1 for every block it decodes).
 
     Raises:
-        DecodeError: the file is not a valid Block encoding.
+        BlockError: the file cannot be read, its gzip is broken, or it is not a valid Block
+            encoding (truncated …): ``"FILE: what is wrong"``.
     """
     Block = _block_class(schema)
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    block = pbj.decode(Block, raw)
+    try:
+        raw = Path(path).read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        block = pbj.decode(Block, raw)
+    except OSError as exc:
+        raise BlockError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except (EOFError, zlib.error) as exc:
+        raise BlockError(f"{path}: the gzip data is broken (truncated?): {exc}") from None
+    except pbj.DecodeError as exc:
+        raise BlockError(f"{path}: not a valid {BLOCK_TYPE}: {exc}") from None
     kinds: dict[str, list[int]] = {}
     for item in block.items:
         kind = item.item.which if item.item is not None else "(none)"
@@ -139,7 +158,13 @@ class Totals:
 
 
 def block_files(folder: str | os.PathLike) -> list[str]:
-    """The ``*.blk`` and ``*.blk.gz`` files of ``folder``, sorted."""
+    """The ``*.blk`` and ``*.blk.gz`` files of ``folder``, sorted.
+
+    Raises:
+        BlockError: ``folder`` is not a folder.
+    """
+    if not Path(folder).is_dir():
+        raise BlockError(f"{folder}: no such folder" if not Path(folder).exists() else f"{folder}: not a folder")
     return sorted(str(p) for p in Path(folder).iterdir() if p.name.endswith((".blk", ".blk.gz")))
 
 
@@ -196,19 +221,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, help="use a process pool of this size instead of Dask")
     parser.add_argument("--scheduler", help="a Dask scheduler address (default: a local cluster)")
     parser.add_argument("--workers", type=int, default=2, help="workers of the local cluster (default 2)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (then tqdm is not needed)")
     args = parser.parse_args(argv)
-    if args.processes:
-        totals = decode_folder_processes(args.folder, processes=args.processes, schema=args.schema)
-    else:
-        from dask.distributed import Client, LocalCluster
-
-        if args.scheduler:
-            with Client(args.scheduler) as client:
-                totals = decode_folder_dask(args.folder, client, schema=args.schema)
+    progress = not args.no_progress
+    needs = [m for m, wanted in (("tqdm", progress), ("dask", not args.processes)) if wanted]
+    missing = [m for m in needs if importlib.util.find_spec(m) is None]
+    if missing:  # say so before any work, not after the first blocks are decoded
+        print(f"parallel_blocks.py: error: {' and '.join(missing)} not installed: pip install 'pbj-protobuf[dask]' "
+              f"(or pip install {' '.join(missing)})"
+              + ("; --no-progress runs without tqdm" if missing == ["tqdm"] else ""), file=sys.stderr)
+        return 2
+    try:
+        block_files(args.folder)
+        if args.processes:
+            totals = decode_folder_processes(args.folder, processes=args.processes, schema=args.schema,
+                                             progress=progress)
         else:
-            with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True) as cluster, \
-                    Client(cluster) as client:
-                totals = decode_folder_dask(args.folder, client, schema=args.schema)
+            from dask.distributed import Client, LocalCluster
+
+            if args.scheduler:
+                with Client(args.scheduler) as client:
+                    totals = decode_folder_dask(args.folder, client, schema=args.schema, progress=progress)
+            else:
+                with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True) as cluster, \
+                        Client(cluster) as client:
+                    totals = decode_folder_dask(args.folder, client, schema=args.schema, progress=progress)
+    except BlockError as exc:
+        print(f"parallel_blocks.py: error: {exc}", file=sys.stderr)
+        return 1
     print(totals.table())
     return 0
 

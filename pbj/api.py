@@ -40,9 +40,10 @@ def _codec(obj: Any):
 def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> bytes:
     """Encode a message to protobuf's binary wire format (protobuf.dev "Encoding").
 
-    The output is deterministic and identical to Google's protobuf with
-    ``SerializeToString(deterministic=True)``: fields in ascending field
-    number, map entries sorted by key, unknown fields last in arrival order.
+    The output is deterministic: fields in ascending field number, map
+    entries sorted by key (ascending, as Google's C++ and Java runtimes sort
+    them), unknown fields last in arrival order; upb orders maps of two or
+    more entries otherwise (``docs/usage-guide.md``, "Which bytes").
 
     Args:
         obj: a pbj message instance.
@@ -56,7 +57,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
         The encoding, as ``bytes``.
 
     Raises:
-        TypeError: ``obj`` is not a pbj message.
+        TypeError: ``obj`` is not a pbj message, or ``reverse`` is not a ``bool``.
         EncodeError: a field holds a value its type cannot encode (wrong
             Python type, integer out of range, bad oneof member), with the path;
             or (unless ``allow_partial``) a ``required`` field is not set
@@ -69,6 +70,8 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
         codec = _codec(obj)
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
+    if reverse is not False and reverse is not True:
+        raise TypeError(f"pbj.encode: reverse must be a bool (True or False), got {reverse!r}")
     try:
         if reverse:
             buf = thread_buffer()

@@ -10,10 +10,16 @@ Commands:
   without expanding ``Any`` values: what ``protoc --decode`` prints).
   JSON has no place for unknown fields: their count and size are reported on
   stderr.
-* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--from-text] [-o F] [--force] [FILE|-]``:
+* ``pbj encode (--descriptor-set F | --proto F... [-I DIR...]) --type NAME [--from-text [--read-unknown-fields]]
+  [-o F] [--force] [FILE|-]``:
   read a message as ProtoJSON (``pbj.from_json``), or in the text format with
-  ``--from-text`` (``pbj.from_text``), and write its binary encoding to ``-o F``
+  ``--from-text`` (``pbj.from_text``; ``--read-unknown-fields`` reads the fields
+  ``decode --text`` prints by number back as unknown fields, so its output
+  encodes to the same bytes), and write its binary encoding to ``-o F``
   or stdout (not to a terminal unless ``--force``).
+* ``pbj --version``: the installed pbj's version.
+
+Standard input is ``-`` (the default FILE), and error messages name it so.
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
   a schema, as ``protoc --decode_raw`` does (:func:`pbj.textformat.raw.format_raw`).
 
@@ -85,6 +91,11 @@ class _Progress:
 
 # ----------------------------------------------------------------- commands
 
+def _source(path: str | None) -> str:
+    """How an input is named in messages: its path, or ``-`` for stdin (the spelling the commands take)."""
+    return "-" if path in (None, "-") else path  # type: ignore[return-value]
+
+
 def _read_input(path: str | None) -> bytes:
     """The bytes of ``path`` (``-`` or ``None``: stdin), gunzipped when they are gzip data.
 
@@ -92,7 +103,7 @@ def _read_input(path: str | None) -> bytes:
     starts with them (``0x1f`` is a tag of wire type 7, which does not exist),
     and no JSON text does.
     """
-    source = "stdin" if path in (None, "-") else path
+    source = _source(path)
     if path in (None, "-"):
         data = sys.stdin.buffer.read()
     else:
@@ -210,8 +221,8 @@ def _load_schema(args: argparse.Namespace) -> pbj.Namespace:
             raise UserError(f"cannot read {args.descriptor_set}: {exc.strerror or exc}") from None
         try:
             return pbj.load_descriptor_set(data)
-        except pbj.DecodeError as exc:
-            raise UserError(f"{args.descriptor_set} is not a FileDescriptorSet: {exc}") from None
+        except (pbj.DecodeError, pbj.SchemaError) as exc:
+            raise UserError(f"cannot load {args.descriptor_set} as --descriptor-set: {exc}") from None
     if args.proto:
         try:
             return pbj.load_proto(args.proto, include=args.include or ())
@@ -225,7 +236,10 @@ def _message_class(args: argparse.Namespace) -> tuple[type, pbj.Namespace]:
     """The message class ``args.type`` and the schema the arguments name; UserError if there is none."""
     ns = _load_schema(args)
     cls = ns.get(args.type)
-    if cls is None or not pbj.is_message(cls):
+    if cls is not None and not pbj.is_message(cls):
+        raise UserError(f"{args.type!r} is an enum, not a message type: --type names the message "
+                        "the data is an encoding of")
+    if cls is None:
         hint = ns.suggest(args.type.lstrip("."))
         if not ns.files:
             hint = " (the schema has no files: is it a FileDescriptorSet?)"
@@ -239,7 +253,7 @@ def _decode(args: argparse.Namespace) -> int:
     try:
         obj: Any = pbj.decode(cls, data)
     except pbj.DecodeError as exc:
-        raise UserError(f"cannot decode {args.file or 'stdin'} as {args.type}: {exc}") from None
+        raise UserError(f"cannot decode {_source(args.file)} as {args.type}: {exc}") from None
     if args.text:  # as protoc --decode prints it: unknown fields too, Any values not expanded
         text = pbj.to_text(obj, print_unknown_fields=True, expand_any=False, extensions=ns)
     else:
@@ -305,12 +319,12 @@ def _encode(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
     try:
         if args.from_text:
-            obj = pbj.from_text(cls, text, extensions=ns)
+            obj = pbj.from_text(cls, text, extensions=ns, read_unknown_fields=args.read_unknown_fields)
         else:
             obj = pbj.from_json(cls, text)
     except (pbj.DecodeError, pbj.TextError) as exc:
         reason = " ".join(str(exc).split())  # one line, whatever the input text held
-        source = "stdin" if args.file in (None, "-") else args.file
+        source = _source(args.file)
         form = "text-format" if args.from_text else "JSON"
         raise UserError(f"cannot read {source} as {args.type} {form}: {reason}") from None
     data = pbj.encode(obj)
@@ -331,7 +345,7 @@ def _decode_raw(args: argparse.Namespace) -> int:
     try:
         text = format_raw(data)
     except pbj.DecodeError as exc:
-        raise UserError(f"cannot decode {args.file or 'stdin'}: {exc}") from None
+        raise UserError(f"cannot decode {_source(args.file)}: {exc}") from None
     if text:
         print(text)
     return 0
@@ -339,6 +353,7 @@ def _decode_raw(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbj", description="Protocol Buffers for Python")
+    parser.add_argument("--version", action="version", version=f"pbj {pbj.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="round trip the real Hedera block shipped with pbj")
     demo.add_argument("--compare", action="store_true",
@@ -362,6 +377,9 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("-I", "--include", metavar="DIR", action="append", help="import directory for --proto")
     enc.add_argument("--type", required=True, metavar="NAME", help="full name of the message type")
     enc.add_argument("--from-text", action="store_true", help="read the text format, not JSON")
+    enc.add_argument("--read-unknown-fields", action="store_true",
+                     help="with --from-text: read fields written by number (unknown fields, as decode --text "
+                          "prints them) back as unknown fields")
     enc.add_argument("file", nargs="?", default="-", help="the message as JSON or text (default: stdin)")
     enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
     enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")

@@ -113,6 +113,8 @@ class _Module:
     def param_type(self, f: FieldInfo) -> str:
         if f.is_map:
             return f"_pbj_t.Mapping[{self.value_type(f.map_key)}, {self.value_type(f.map_value)}]"
+        if f.repeated and f.type == "string":  # a str is an Iterable[str]: the kinds of iterable, less str
+            return "_pbj_Texts"
         if f.repeated:
             return f"_pbj_t.Iterable[{self.value_type(f.type)}]"
         base = self.value_type(f.type)
@@ -204,7 +206,15 @@ def package_stub(ns: Namespace, package: str, root: str) -> str:
             "import builtins as _pbj_b", "import enum as _pbj_enum", "import typing as _pbj_t", "",
             "import pbj as _pbj"]
     head += [f"import {m.module_of(pkg)} as {alias}" for pkg, alias in m.imports.items()]
+    head += ["", TEXTS_ALIAS]
     return "\n".join([*head, "", "", *body]).rstrip() + "\n"
+
+
+#: The constructor type of a repeated ``string`` field: what the run time takes (any iterable but a
+#: ``str``, ``bytes``-like or mapping), in kinds a ``str`` is not: a ``str`` is an ``Iterable[str]``
+#: and a ``Sequence[str]``, and the checkers cannot subtract it, so those two are not used.
+TEXTS_ALIAS = ("_pbj_Texts: _pbj_t.TypeAlias = _pbj_b.tuple[_pbj_b.str, ...] | _pbj_t.MutableSequence[_pbj_b.str] "
+               "| _pbj_t.AbstractSet[_pbj_b.str] | _pbj_t.Iterator[_pbj_b.str] | _pbj_t.ValuesView[_pbj_b.str]")
 
 
 def package_module(ns: Namespace, package: str, root: str) -> str:
@@ -246,9 +256,12 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
         The files written.
 
     Raises:
-        ValueError: ``module`` or a protobuf package part is not a Python identifier.
+        ValueError: ``module`` or a protobuf package part is not a Python identifier
+            (or is a keyword: the text says so).
     """
-    if not module.isidentifier() or keyword.iskeyword(module):
+    if keyword.iskeyword(module):
+        raise ValueError(f"module name {module!r} is a Python keyword: choose another (e.g. {module + '_pb'!r})")
+    if not module.isidentifier():
         raise ValueError(f"module name {module!r} is not a Python identifier")
     root = Path(out_dir) / module
     packages = sorted(set(_packages(ns).values()))
@@ -283,7 +296,7 @@ def write_stubs(ns: Namespace, out_dir: str | os.PathLike[str], module: str = "p
         put(target / "__init__.py", py)
         put(target / "__init__.pyi", pyi)
     for d in sorted(dirs):
-        if not (d / "__init__.py").exists():
+        if d / "__init__.py" not in written:  # what this run writes, not what an earlier run left
             text = loader if d == root else '"""A protobuf package prefix: written by pbj stubs."""\n'
             put(d / "__init__.py", text)
             put(d / "__init__.pyi", "import pbj as _pbj\n\nnamespace: _pbj.Namespace\n_pbj_namespace: _pbj.Namespace\n"

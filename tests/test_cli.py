@@ -139,7 +139,7 @@ def test_decode_errors(schema):
         (["--descriptor-set", str(tmp / "outer.binpb"), "--type", "cli.test.Nope", str(tmp / "msg.bin")], b"",
          "no message type"),
         (["--descriptor-set", str(tmp / "missing.binpb"), "--type", "cli.test.Outer"], b"", "cannot read"),
-        (["--proto", str(tmp / "missing.proto"), "--type", "cli.test.Outer"], b"", "protoc failed"),
+        (["--proto", str(tmp / "missing.proto"), "--type", "cli.test.Outer"], b"", "no such .proto file"),
         (["--descriptor-set", str(tmp / "outer.binpb"), "--type", "cli.test.Outer", "-"], b"\x12\x05ab",
          "cannot decode"),
         (["--descriptor-set", str(tmp / "msg.bin"), "--type", "cli.test.Outer", "-"], b"", "no message type"),

@@ -72,7 +72,7 @@ def test_broken_gzip_is_one_clear_line(schema):
     out = _run("decode-raw", "-", stdin=gzip.compress(payload)[:12])
     assert out.returncode == 1
     err = out.stderr.decode().strip()
-    assert err.startswith("pbj: error: cannot read stdin: it starts as gzip data") and "\n" not in err
+    assert err.startswith("pbj: error: cannot read -: it starts as gzip data") and "\n" not in err
 
 
 def test_decode_to_json_reports_the_unknown_fields_it_leaves_out(tmp_path):

@@ -129,7 +129,7 @@ def test_bad_json_is_one_clear_line(schema, text, needle):
     assert out.stdout == b""
     lines = out.stderr.decode().splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith("pbj: error: cannot read stdin as cli.json.Outer JSON: "), lines[0]
+    assert lines[0].startswith("pbj: error: cannot read - as cli.json.Outer JSON: "), lines[0]
     assert needle in lines[0], lines[0]
 
 

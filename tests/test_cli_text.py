@@ -115,6 +115,6 @@ def test_bad_text_is_one_clear_line(schema, text, needle):
                stdin=text)
     assert out.returncode == 1
     err = out.stderr.decode()
-    assert err.startswith("pbj: error: cannot read stdin as cli.text.Outer text-format: ")
+    assert err.startswith("pbj: error: cannot read - as cli.text.Outer text-format: ")
     assert needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1

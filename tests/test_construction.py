@@ -175,12 +175,15 @@ def test_explicit_presence_takes_none():
     assert All(maybe=None).maybe is None and All(maybe=0).maybe == 0
 
 
+ITERABLE = "an iterable of values such as a tuple, list, set or generator (not a str, bytes or mapping)"
+
+
 def test_repeated():
     assert All(tags=["a", "b"]).tags == ("a", "b") and All(nums=iter([1, 2])).nums == (1, 2)
-    refused(TypeError, "All.tags: repeated field needs a tuple or list, got str 'abc'", tags="abc")
-    refused(TypeError, "All.nums: repeated field needs a tuple or list, got bytes b'ab'", nums=b"ab")
-    refused(TypeError, "All.tags: repeated field needs a tuple or list, got dict {'a': 1}", tags={"a": 1})
-    refused(TypeError, "All.nums: repeated field needs a tuple or list, got int 5", nums=5)
+    refused(TypeError, f"All.tags: repeated field needs {ITERABLE}, got str 'abc'", tags="abc")
+    refused(TypeError, f"All.nums: repeated field needs {ITERABLE}, got bytes b'ab'", nums=b"ab")
+    refused(TypeError, f"All.tags: repeated field needs {ITERABLE}, got dict {{'a': 1}}", tags={"a": 1})
+    refused(TypeError, f"All.nums: repeated field needs {ITERABLE}, got int 5", nums=5)
     refused(ValueError, "All.nums[1]: -1 is out of range for uint32 [0, 4294967295]", nums=[1, -1])
     refused(TypeError, "All.tags[0]: string field needs a str, got int 1", tags=(1,))
     refused(TypeError, "All.inners[1]: message field needs an Inner, got NoneType None", inners=[Inner(), None])

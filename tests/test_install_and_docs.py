@@ -76,6 +76,15 @@ def test_api_reference_builds_without_warnings(tmp_path):
     documented = set(re.findall(r'id="(pbj\.wkt\.\w+)"', (tmp_path / "wkt.html").read_text(encoding="utf-8")))
     assert {f"pbj.wkt.{n}" for n in wkt.__all__} <= documented
     assert "Raises" in (tmp_path / "wkt.html").read_text(encoding="utf-8")
+    # the reverse writer's protocol has its own page, not the user API's
+    writer = {f"pbj.ReverseBuffer.writer_{n}" for n in ("begin", "grow", "commit", "abort")}
+    assert not writer & documented_on(tmp_path / "pbj.html")
+    assert writer <= documented_on(tmp_path / "writer-protocol.html")
+
+
+def documented_on(page) -> set[str]:
+    """The ids of the names a built page of the API reference documents."""
+    return set(re.findall(r'id="(pbj\.[\w.]+)"', page.read_text(encoding="utf-8")))
 
 
 def test_missing_shared_is_one_line(tmp_path):
@@ -120,6 +129,22 @@ def test_bench_doc_tables_leave_the_goals_out():
                "block": {"source": "b", "bytes": 1, "items": 1},
                "summary": {"hot_speedup": {}, "reverse_vs_forward": {}, "vs_upb": {},
                            "goals": [{"goal": "a goal", "value": 1.0, "unit": "x", "met": False}]}}
-    assert "## Goals of the issue" in report.markdown(results, header=False)
+    assert "## Performance targets of the project" in report.markdown(results, header=False, goals=True)
+    assert "**not met**" in report.markdown(results, header=False, goals=True)
+    assert "targets" not in report.markdown(results, header=False)  # what pbj bench prints by default
     assert "Goals" not in report.markdown(results, header=False, goals=False)
     assert "goals=False" in (REPO / "pbj" / "bench" / "run.py").read_text()  # what --update-doc calls
+
+
+def test_bench_help_leaves_the_maintainer_switches_out():
+    """``pbj bench --help`` lists the user's options; ``--update-doc`` and ``--goals`` (maintainers') are
+    accepted but not listed, and documented as maintainers' switches in docs/performance.md."""
+    from pbj.bench.run import build_parser
+
+    parser = build_parser()
+    text = parser.format_help()
+    assert "--update-doc" not in text and "--goals" not in text and "--quick" in text
+    args = parser.parse_args(["--update-doc", "x.md", "--goals"])
+    assert args.update_doc == "x.md" and args.goals is True
+    doc = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "`--update-doc` and `--goals` are maintainers' switches, left out of `pbj bench --help`" in doc

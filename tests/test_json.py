@@ -500,7 +500,7 @@ def test_error_bad_durations():
 def test_error_unknown_field_name():
     err = error_of(Batch, '{"transfers": [{"amount": "1", "amout": 2}]}')
     assert err.path == ["transfers", 0, "amout"]
-    assert err.reason == "unknown field 'amout' in message pbjjson.Transfer"
+    assert err.reason == "unknown field 'amout' in message pbjjson.Transfer; did you mean 'amount'?"
     assert pbj.from_json(Batch, '{"transfers": [{"amount": "1", "amout": 2}]}', ignore_unknown=True) == Batch(
         transfers=(Transfer(amount=1),))
 

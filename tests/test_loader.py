@@ -352,7 +352,7 @@ def test_protoc_errors_are_schema_errors(tmp_path):
 
 
 def test_missing_file_is_schema_error(tmp_path):
-    with pytest.raises(pbj.SchemaError, match="protoc failed"):
+    with pytest.raises(pbj.SchemaError, match=r"no such \.proto file: .*missing\.proto"):
         pbj.load_proto([tmp_path / "missing.proto"])
 
 
@@ -434,3 +434,29 @@ def test_open_enum_whose_first_value_is_not_zero_is_a_schema_error():
     fd.enum_type.add(name="E").value.add(name="E_MINUS", number=-1)
     with pytest.raises(pbj.SchemaError, match="first enum value must be zero"):
         pbj.load_descriptor_set(fds.SerializeToString())
+
+
+def test_field_names_renamed_for_python_as_documented(tmp_path):
+    """docs/loading-schemas.md, "Fields, enums, oneofs": keywords get "_", _pbj* and dunder names an "f"."""
+    from tests.oracle import protoc_sources
+
+    _, data = protoc_sources(tmp_path, {"ren.proto": """
+        syntax = "proto2";  // proto3 refuses "from" and "from_" (the same default JSON name)
+        package ren;
+        message R {
+          optional int32 from = 1;
+          optional int32 _pbj_unknown = 2;
+          optional int32 __init__ = 3;
+          optional int32 from_ = 4 [json_name = "fromAgain"];
+          optional int32 plain = 5;
+        }
+    """})
+    R = pbj.load_descriptor_set(data)["ren.R"]
+    names = [(f.name, f.proto_name) for f in pbj.fields(R)]
+    assert names == [("from_", "from"), ("f_pbj_unknown", "_pbj_unknown"), ("f__init__", "__init__"),
+                     ("from__", "from_"), ("plain", "plain")]
+    r = R(from_=1, f_pbj_unknown=2, f__init__=3, from__=4, plain=5)
+    assert pbj.encode(r) == bytes.fromhex("0801100218032004" + "2805")
+    assert pbj.unknown_fields(r) == b""
+    assert pbj.from_json(R, pbj.to_json(r)) == r and '"fromAgain":4' in pbj.to_json(r)
+    assert pbj.from_text(R, pbj.to_text(r)) == r and "_pbj_unknown: 2" in pbj.to_text(r)

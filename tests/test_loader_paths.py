@@ -73,9 +73,50 @@ def test_load_proto_syntax_error_reaches_the_user(project):
     assert "proto_path" not in text
 
 
-def test_load_proto_missing_file(project):
-    with pytest.raises(pbj.SchemaError, match=r"^protoc failed:\n.*nope\.proto: No such file or directory"):
-        pbj.load_proto("nope.proto")
+@pytest.mark.parametrize("args, where", [
+    (("nope.proto",), "the current directory"),
+    (("proto/nope.proto",), "the current directory"),
+    (("nope.proto", "proto"), "the current directory and the include directories "),
+])
+def test_load_proto_missing_file(project, args, where):
+    with pytest.raises(pbj.SchemaError) as err:
+        pbj.load_proto(*args)
+    text = str(err.value)
+    assert text.startswith(f"load_proto: no such .proto file: {args[0]!r} (looked in {where}"), text
+    assert "Could not make proto path relative" not in text
+
+
+@pytest.mark.parametrize("include", ["proto", Path("proto"), ["proto"]], ids=["str", "path", "list"])
+def test_load_proto_single_include_is_one_directory(project, include):
+    _check_shop(pbj.load_proto("shop.proto", include=include))
+
+
+CLASH = """
+    syntax = "proto3";
+    message Clash { int32 foo_bar = 1; int32 fooBar = 2; }
+"""
+
+
+def test_protoc_json_name_clash_once_with_paths_as_passed(project):
+    (project / "proto" / "clash.proto").write_text(textwrap.dedent(CLASH))
+    (project / "proto" / "user.proto").write_text('syntax = "proto3";\nimport "clash.proto";\n'
+                                                   "message User { Clash c = 1; }\n")
+    with pytest.raises(pbj.SchemaError) as err:
+        pbj.load_proto("proto/clash.proto")
+    lines = str(err.value).splitlines()
+    assert lines == ["protoc failed:", 'proto/clash.proto:3:42: The default JSON name of field "fooBar" '
+                     '("fooBar") conflicts with the default JSON name of field "foo_bar".'], lines
+    with pytest.raises(pbj.SchemaError) as err:
+        pbj.load_proto("proto/user.proto")  # the imported file: by its path from the current directory
+    lines = str(err.value).splitlines()
+    assert lines[1].startswith("proto/clash.proto:3:42: The default JSON name") and len(lines) == len(set(lines))
+    assert str(project) not in str(err.value)
+
+
+def test_protoc_output_repeated_or_glued_is_kept_once():
+    from pbj.loader.protoc import _user_paths
+    line = 'a.proto:1:2: The default JSON name of field "x" conflicts.'
+    assert _user_paths(f"{line}\n{line}\n{line}{line}", {"dir/a.proto": "a.proto"}) == "dir/" + line
 
 
 def test_cli_decode_shows_protocs_error(project):

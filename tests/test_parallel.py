@@ -134,3 +134,41 @@ def test_example_script_with_progress_bar(block_folder):
     for kind, n in want.kinds.items():
         assert any(line.split()[:2] == [kind, f"{n:,}"] for line in lines[1:]), (kind, lines)
     assert "4/4" in out.stderr  # tqdm's progress bar
+
+
+def test_truncated_block_is_one_line_naming_the_file(tmp_path, raw_block, capsys):
+    (tmp_path / "good.blk").write_bytes(b"")
+    (tmp_path / "cut.blk.gz").write_bytes(gzip.compress(raw_block[:5000]))
+    status = parallel_blocks.main([str(tmp_path), "--processes", "1", "--no-progress", "--schema", HAPI])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith(f"parallel_blocks.py: error: {tmp_path / 'cut.blk.gz'}: not a valid "
+                          "com.hedera.hapi.block.stream.Block: truncated input"), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    (tmp_path / "cut.blk.gz").write_bytes(gzip.compress(raw_block)[:3000])  # the gzip itself cut short
+    with pytest.raises(parallel_blocks.BlockError, match=r"cut\.blk\.gz: the gzip data is broken"):
+        parallel_blocks.summarize_block(str(tmp_path / "cut.blk.gz"), HAPI)
+
+
+def test_missing_folder_is_one_line(tmp_path, capsys):
+    status = parallel_blocks.main([str(tmp_path / "nope"), "--processes", "1", "--no-progress"])
+    assert status == 1
+    assert capsys.readouterr().err == f"parallel_blocks.py: error: {tmp_path / 'nope'}: no such folder\n"
+
+
+def test_missing_tqdm_stops_before_any_work(tmp_path):
+    """Without tqdm the script says so at once (and --no-progress runs without it)."""
+    hide = ("import importlib.util, runpy, sys\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda name, *a: None if name == 'tqdm' else real(name, *a)\n"
+            "sys.argv = ['parallel_blocks.py', *sys.argv[1:]]\n"
+            f"runpy.run_path({str(REPO / 'examples' / 'parallel_blocks.py')!r}, run_name='__main__')\n")
+    out = subprocess.run([sys.executable, "-c", hide, str(tmp_path), "--processes", "1"], capture_output=True,
+                         text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 2
+    assert out.stderr == ("parallel_blocks.py: error: tqdm not installed: pip install 'pbj-protobuf[dask]' "
+                          "(or pip install tqdm); --no-progress runs without tqdm\n")
+    out = subprocess.run([sys.executable, "-c", hide, str(tmp_path), "--processes", "1", "--no-progress"],
+                         capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("0 blocks, 0 items")

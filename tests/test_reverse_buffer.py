@@ -25,7 +25,27 @@ def test_capacity_and_empty_state():
     assert buf.to_bytes() == b""
     assert bytes(buf.bytes()) == b""
     assert pbj.ReverseBuffer().capacity == 4096
-    assert pbj.ReverseBuffer(0).capacity == 1      # at least one byte
+    assert pbj.ReverseBuffer(1).capacity == 1
+
+
+@pytest.mark.parametrize("capacity, error", [(0, ValueError), (-1, ValueError), (2.5, TypeError),
+                                             (True, TypeError), ("8", TypeError), (None, TypeError)])
+def test_capacity_that_is_not_a_positive_int_is_refused(capacity, error):
+    with pytest.raises(error, match=r"ReverseBuffer: capacity must be a positive int"):
+        pbj.ReverseBuffer(capacity)
+
+
+@pbj.message(full_name="rb.One")
+class _One:
+    a: int = pbj.field(1, "int32")
+
+
+@pytest.mark.parametrize("reverse", ["yes", 1, 0, None, "False"])
+def test_encode_reverse_must_be_a_bool(reverse):
+    msg = _One(a=1)
+    with pytest.raises(TypeError, match=r"pbj\.encode: reverse must be a bool .*got " + repr(reverse)):
+        pbj.encode(msg, reverse=reverse)
+    assert pbj.encode(msg, reverse=True) == pbj.encode(msg, reverse=False) == bytes.fromhex("0801")
 
 
 def test_primitives_write_backwards():

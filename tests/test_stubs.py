@@ -180,3 +180,22 @@ def test_a_required_field_is_described_as_required(tmp_path):
     assert '"""field 3: optional string"""' in text
     edtext = next((tmp_path / "out").rglob("pbjstubreqed/__init__.pyi")).read_text()
     assert '"""field 1: required int32"""' in edtext
+
+
+def test_stubs_run_twice_reports_the_same_counts(tmp_path, capsys):
+    args = ["stubs", "--proto", str(DEMO / "typedemo.proto"), "-I", str(DEMO), "-o", str(tmp_path), "--module", "twice"]
+    assert pbj_main(args) == 0
+    first = capsys.readouterr().out
+    files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert pbj_main(args) == 0
+    second = capsys.readouterr().out
+    assert first == second and first.startswith(f"wrote {len(files)} files (")
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == files
+
+
+def test_repeated_string_parameter_is_not_a_plain_iterable(tmp_path):
+    ns = pbj.load_proto([str(DEMO / "typedemo.proto")], include=[str(DEMO)])
+    write_stubs(ns, tmp_path, "texts")
+    stub = (tmp_path / "texts" / "demo" / "v1" / "__init__.pyi").read_text()
+    assert "tags: _pbj_Texts = ..." in stub, stub
+    assert "_pbj_Texts: _pbj_t.TypeAlias = _pbj_b.tuple[_pbj_b.str, ...] | _pbj_t.MutableSequence[_pbj_b.str]" in stub

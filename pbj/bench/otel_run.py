@@ -196,7 +196,8 @@ def markdown(results: dict, header: bool = True) -> str:
         rows.append(row)
     out += _table(head, rows)
     if upb:
-        out += ["", "pbj/upb: ratio of the medians (of the best runs); target: the issue's, as a ratio to upb's time. "
+        out += ["", "pbj/upb: ratio of the medians (of the best runs); "
+                "target: the project's performance target, as a ratio to upb's time. "
                 "fresh: a request just decoded (outside the timed region); sizes cached: encoded once before. "
                 "upb decodes lazily (Python objects are made when a field is read), so compare decode + read."]
     notes = []

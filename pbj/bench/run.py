@@ -14,8 +14,12 @@ One run measures, on the same data and the same Python:
 
 Results: a table on standard output (Markdown), ``--json FILE`` with every figure and the machine,
 ``--plot FILE.png`` (matplotlib). ``--from-json FILE`` renders an earlier run's tables and plot
-again without measuring; ``--update-doc docs/performance.md`` writes the tables into the
-document between its markers. Progress goes to standard error.
+again without measuring. Progress goes to standard error.
+
+Maintainers' switches, not in ``--help``: ``--update-doc docs/performance.md`` writes the
+tables into the document between its markers (``<!-- pbj-bench:begin -->`` and
+``<!-- pbj-bench:end -->``); ``--goals`` adds the table of the project's performance targets (met or not) to
+the printed report.
 """
 
 from __future__ import annotations
@@ -260,8 +264,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--markdown", action="store_true",
                         help="print only the Markdown tables, no title (for docs/performance.md)")
     parser.add_argument("--from-json", metavar="FILE", help="render the tables (and --plot) of an earlier --json run")
-    parser.add_argument("--update-doc", metavar="FILE.md",
-                        help=f"replace the text between {DOC_BEGIN} and {DOC_END} in FILE.md with the tables")
+    # maintainers' switches (docs/performance.md, "Running the benchmarks"): left out of the help
+    parser.add_argument("--update-doc", metavar="FILE.md", help=argparse.SUPPRESS)
+    parser.add_argument("--goals", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -299,7 +304,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.json and not args.from_json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
         _log(f"wrote {args.json}")
-    tables = report.markdown(results, header=not args.markdown)
+    tables = report.markdown(results, header=not args.markdown, goals=args.goals)
     print(tables)
     if args.update_doc:
         update_doc(args.update_doc, report.markdown(results, header=False, goals=False))

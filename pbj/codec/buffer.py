@@ -45,6 +45,7 @@ the same thread), a new temporary buffer, so it always works.
 from __future__ import annotations
 
 import builtins
+import operator
 import threading
 from typing import Any
 
@@ -83,13 +84,22 @@ class ReverseBuffer:
     raises ``RuntimeError``; use one buffer per thread.
 
     Args:
-        capacity: the initial storage size in bytes (at least 1; default 4096).
+        capacity: the initial storage size in bytes (a positive ``int``; default 4096).
+
+    Raises:
+        TypeError: ``capacity`` is not an ``int`` (a ``bool`` or ``float`` included).
+        ValueError: ``capacity`` is 0 or negative.
     """
 
     __slots__ = ("_before", "_buf", "_claim", "_pos", "writer_view")
 
     def __init__(self, capacity: int = 4096) -> None:
-        capacity = max(int(capacity), 1)
+        if isinstance(capacity, bool) or not hasattr(type(capacity), "__index__"):
+            raise TypeError(f"ReverseBuffer: capacity must be a positive int (bytes), "
+                            f"got {type(capacity).__name__} {capacity!r}")
+        capacity = operator.index(capacity)
+        if capacity < 1:
+            raise ValueError(f"ReverseBuffer: capacity must be a positive int (bytes), got {capacity}")
         self._buf = bytearray(capacity)
         self.writer_view = memoryview(self._buf)
         self._pos = capacity

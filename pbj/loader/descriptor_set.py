@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pbj.api import decode
 from pbj.descriptor import FileDescriptorSet
-from pbj.errors import PbjError, SchemaError
+from pbj.errors import DecodeError, PbjError, SchemaError
 from pbj.loader.messages import build_namespace
 from pbj.loader.namespace import Namespace
 from pbj.loader.pickling import register
@@ -32,9 +32,12 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
     Raises:
         OSError: ``data`` is a path that cannot be read (``FileNotFoundError`` …).
         TypeError: ``data`` is neither bytes nor a path.
-        DecodeError: ``data`` is not a valid encoding of a ``FileDescriptorSet``.
-        SchemaError: the descriptors are inconsistent: a type name that no
-            file defines, a message defined twice, a field with no name or
+        DecodeError: ``data`` is not a valid encoding of a ``FileDescriptorSet``
+            (the text says so, and when ``data`` looks like text, that it does).
+        SchemaError: ``data`` decodes but holds a file with no name (another
+            message, not a set); the descriptors are inconsistent: a type name that no
+            file defines (the text names the imported files the set lacks,
+            pointing to ``protoc --include_imports``), a message defined twice, a field with no name or
             number, or a declaration pbj refuses (duplicate field number …).
             Nothing is registered when loading fails.
     """
@@ -43,14 +46,55 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
     elif not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"load_descriptor_set takes the bytes of a FileDescriptorSet or a path to its file, "
                         f"not {type(data).__name__}")
-    fds = decode(FileDescriptorSet, data)
+    try:
+        fds = decode(FileDescriptorSet, data)
+    except DecodeError as exc:
+        raise DecodeError(f"{exc.reason} (this is not a FileDescriptorSet{_looks_like(bytes(data[:64]))}; make a "
+                          "set with protoc --include_imports --descriptor_set_out=F)",
+                          path=exc.path, offset=exc.offset) from None
+    nameless = [i for i, f in enumerate(fds.file) if not f.name]
+    if nameless:
+        raise SchemaError(f"this is not a FileDescriptorSet: file #{nameless[0]} of it has no name (is it "
+                          "an encoded message of another type? make a set with protoc --include_imports "
+                          "--descriptor_set_out=F)")
     try:
         ns, known = build_namespace(fds)
         for cls in ns.messages.values():
             info(cls)  # resolve every type reference now: a dangling one fails the load, not a later use
+    except SchemaError as exc:
+        hint = _missing_imports(fds)
+        if hint:
+            raise SchemaError(f"{exc}; {hint}") from None
+        raise
     except PbjError:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise SchemaError(f"malformed descriptor set: {type(exc).__name__}: {exc}") from None
     register({full: cls for full, cls in (*ns.enums.items(), *ns.messages.items()) if full not in known})
     return ns
+
+
+def _looks_like(head: bytes) -> str:
+    """``": it looks like a .proto file ..."`` when ``head`` is printable text, else ``""``."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    if not text.strip() or not all(c.isprintable() or c in "\t\r\n" for c in text):
+        return ""
+    if "syntax" in text or "package" in text or "message" in text or "edition" in text:
+        return ": it looks like a .proto file, which pbj.load_proto loads"
+    return ": it looks like text"
+
+
+def _missing_imports(fds: FileDescriptorSet) -> str:
+    """Which imported files the set lacks (``"a.proto imports b.proto, ..."`` with the flag that
+    includes them), or ``""`` when it has them all."""
+    names = {f.name for f in fds.file}
+    missing = [(f.name, d) for f in fds.file for d in f.dependency if d not in names]
+    if not missing:
+        return ""
+    shown = ", ".join(f"{f} imports {d}" for f, d in missing[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return (f"the set lacks imported files ({shown}{more}, not in the set): "
+            "make it with protoc --include_imports --descriptor_set_out=F")

@@ -36,14 +36,15 @@ def _run_protoc(args: list[str]) -> tuple[int, str]:
 
 
 def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
-               include: Iterable[str | os.PathLike] = ()) -> Namespace:
+               include: str | os.PathLike | Iterable[str | os.PathLike] = ()) -> Namespace:
     """Compile ``.proto`` files with the protoc of ``grpcio-tools`` and load them.
 
     Args:
         files: one or more ``.proto`` files: paths on disk (absolute or
             relative to the current directory), or names inside an include
             directory.
-        include: import directories (protoc's ``-I``), where ``import``
+        include: one import directory or several (protoc's ``-I``; a
+            single ``str`` or ``os.PathLike`` is one directory), where ``import``
             statements are resolved. A file on disk outside all of them (or
             every file, when there are none) adds its own directory.
             Google's well-known ``.proto`` files (those ``grpcio-tools``
@@ -68,7 +69,10 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
         import grpc_tools
     except ImportError:
         raise SchemaError("load_proto needs protoc from grpcio-tools: pip install 'pbj-protobuf[proto]'") from None
+    if isinstance(include, (str, os.PathLike)):
+        include = [include]
     includes = [Path(i).resolve() for i in include]
+    _check_found(paths, includes)
     names = _protoc_names(paths, includes)
     builtin = Path(grpc_tools.__file__).parent / "_proto"
     with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
@@ -77,7 +81,7 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
                 *(f"-I{i}" for i in includes), f"-I{builtin}", *names.values()]
         status, errors = _run_protoc(args)
         if status != 0 or not out.exists():
-            text = _user_paths(errors.strip(), names) or f"protoc exited with status {status}"
+            text = _user_paths(errors.strip(), names, includes) or f"protoc exited with status {status}"
             raise SchemaError(f"protoc failed:\n{text}")
         data = out.read_bytes()
     try:
@@ -113,13 +117,52 @@ def _protoc_names(files: list[str], includes: list[Path]) -> dict[str, str]:
     return names
 
 
-def _user_paths(errors: str, names: dict[str, str]) -> str:
-    """protoc's error text with each file named as the user named it (``bad/bad.proto:2:9: ...``)."""
-    lines = []
+def _check_found(files: list[str], includes: list[Path]) -> None:
+    """Refuse a file that is neither on disk nor inside an include directory, naming it as given.
+
+    Raises:
+        SchemaError: ``"load_proto: no such .proto file: 'x.proto' (looked in ...)"``.
+    """
+    for f in files:
+        path = Path(f)
+        if path.is_file() or (not path.is_absolute() and any((i / path).is_file() for i in includes)):
+            continue
+        where = "the current directory" if path.is_absolute() or not includes else \
+            "the current directory and the include directories " + ", ".join(str(i) for i in includes)
+        if path.is_absolute():
+            where = "that path"
+        raise SchemaError(f"load_proto: no such .proto file: {f!r} (looked in {where})")
+
+
+def _user_paths(errors: str, names: dict[str, str], includes: list[Path] = ()) -> str:  # type: ignore[assignment]
+    """protoc's error text with each file named as the user named it (``bad/bad.proto:2:9: ...``),
+    each message once.
+
+    protoc names a file by its name inside its include directory, or (for errors
+    found when the descriptors are built) by that directory joined with the
+    name; both are given back as the path the user passed, and a file it
+    imported by its path from the current directory. A line repeated
+    (protoc reports some problems from two of its passes), or glued to a copy
+    of itself, is kept once.
+    """
+    spellings: list[tuple[str, str]] = []
+    for user, name in names.items():
+        spellings.append((name + ":", user + ":"))
+        spellings += [(f"{i / name}:", user + ":") for i in includes]
+    cwd = Path.cwd()
+    for i in includes:  # an imported file: by its path from the current directory, when it is below it
+        if i.is_relative_to(cwd) and i != cwd:
+            spellings.append((f"{i}{os.sep}", f"{i.relative_to(cwd).as_posix()}/"))
+    spellings.sort(key=lambda pair: -len(pair[0]))  # the longest spelling first
+    lines: list[str] = []
     for line in errors.splitlines():
-        for user, name in names.items():
-            if user != name and line.startswith(name + ":"):
-                line = user + line[len(name):]
+        half = len(line) // 2
+        if line and len(line) % 2 == 0 and line[:half] == line[half:]:
+            line = line[:half]
+        for theirs, ours in spellings:
+            if line.startswith(theirs):
+                line = ours + line[len(theirs):]
                 break
-        lines.append(line)
+        if line not in lines:
+            lines.append(line)
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, val
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
 from pbj.schema import FieldInfo, OneOf, info, stored
 from pbj.schema.name_rules import json_conflict
+from pbj.schema.values import did_you_mean
 
 __all__ = ["build_writer", "build_reader"]
 
@@ -388,7 +389,7 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
                     continue
                 if ignore:
                     continue
-                raise JSONError(f"unknown field {k!r} in message {name}", path=[k])
+                raise JSONError(f"unknown field {k!r} in message {name}{did_you_mean(k, by_key)}", path=[k])
             attr, member, read, keeps_null = step
             if v is None and not keeps_null:
                 continue

@@ -4,7 +4,8 @@ The source is emitted by :func:`init_source` (plain text, testable on its own)
 and compiled by :func:`compile_init`, which registers it in ``linecache`` as
 ``<pbj generated init module.Qualname>`` so tracebacks and ``inspect.getsource``
 show it. For every field a fast test accepts the values that are already in
-their stored form (an ``int`` in range, a ``str`` that is ASCII, an instance
+their stored form (an ``int`` in range, a ``float`` that is already a binary32
+value for a ``float`` field, a ``str`` that is ASCII, an instance
 of exactly the field's class, a tuple whose items pass); anything else goes to
 the field's slow path, :func:`pbj.schema.values.construct_field`, which
 converts it (a list to a tuple, a ``bytearray`` to ``bytes``) or raises the
@@ -37,7 +38,7 @@ from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.resolve import resolve
-from pbj.schema.values import FLOAT_MAX, construct_field, construct_oneof
+from pbj.schema.values import FLOAT_MAX, FLOAT_MIN_NORMAL, construct_field, construct_oneof
 from pbj.wire import check_fields
 
 __all__ = ["init_source", "compile_init", "bootstrap_init"]
@@ -74,7 +75,11 @@ def _needs_slow(t: Any, v: str, g: _Globals) -> str:
             lo, hi = row.range
             return f"{v}.__class__ is not _pbj_int or not {lo} <= {v} <= {hi}"
         if t == "float":
-            return f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r}"
+            # in range (NaN and the infinities fail), 24 significant bits at most (Veltkamp's split
+            # by 2**29 + 1 keeps the top 24 bits of a double) and not below the binary32 normals
+            return (f"{v}.__class__ is not _pbj_float or not {-FLOAT_MAX!r} <= {v} <= {FLOAT_MAX!r} "
+                    f"or (_pbj_c := {v} * 536870913.0) - (_pbj_c - {v}) != {v} "
+                    f"or ({v} != 0.0 and {-FLOAT_MIN_NORMAL!r} < {v} < {FLOAT_MIN_NORMAL!r})")  # 0.0 first
         if t == "string":
             return f"{v}.__class__ is not _pbj_str or not {v}.isascii()"
         return f"{v}.__class__ is not _pbj_{row.py_type.__name__}"
@@ -177,6 +182,9 @@ def init_source(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> tuple
         fix = g.add(functools.partial(_extension_values, mi.cls), "fix_ext")
         stores.append(f"{g.add(slots.__dict__['_pbj_extensions'].__set__, 'set_ext')}(_pbj_self, "
                       f"_pbj_extensions if _pbj_extensions == () else {fix}(_pbj_extensions))")
+    if mi.oneofs:  # a oneof member's name given as a keyword: refused by _unexpected, pointing to pbj.OneOf
+        extra.append("**_pbj_other")
+        body.insert(0, f"if _pbj_other: {g.add(functools.partial(_unexpected, mi), 'unexpected')}(_pbj_other)")
     head = ", ".join(["_pbj_self", "*", *params, *extra])
     lines = [f"def __init__({head}):", *(f"    {line}" for line in body + stores)]
     return "\n".join(lines) + "\n", g.values
@@ -206,9 +214,9 @@ def _generic_init(mi: MessageInfo, defaults: dict[str, Any], slots: type) -> Cal
         if set_ext is not None:
             ext = kwargs.pop("_pbj_extensions", ())
             set_ext(self, ext if ext == () else _extension_values(mi.cls, ext))
-        for key in kwargs:
-            if key not in known:
-                raise TypeError(f"{cls_name}.__init__() got an unexpected keyword argument {key!r}")
+        other = {key: kwargs[key] for key in kwargs if key not in known}
+        if other:
+            _unexpected(mi, other)
         for name, default, check, store in steps:
             store(self, check(kwargs.get(name, default)))
         set_unknown(self, unknown)
@@ -297,6 +305,27 @@ def _read_tags(mi: MessageInfo) -> dict[int, FieldInfo]:
 
 # class -> {tag: field} of the tags its parser reads (see _read_tags); weak so classes can go.
 _READ_TAGS: weakref.WeakKeyDictionary[type, dict[int, FieldInfo]] = weakref.WeakKeyDictionary()
+
+
+def _unexpected(mi: MessageInfo, given: dict[str, Any]) -> None:
+    """Refuse keywords that name no field of the class, pointing to what was meant.
+
+    A oneof member's name points to ``pbj.OneOf`` (the oneof is set as
+    ``oneof=pbj.OneOf("member", value)``); another name gets a did-you-mean.
+
+    Raises:
+        TypeError: always (``"Cls.__init__() got an unexpected keyword argument 'x'..."``).
+    """
+    from pbj.schema.values import did_you_mean
+
+    name = next(iter(given))
+    cls_name = mi.cls.__qualname__
+    text = f"{cls_name}.__init__() got an unexpected keyword argument {name!r}"
+    for o in mi.oneofs:
+        if any(m.name == name for m in o.members):
+            raise TypeError(f"{text}: {name} is a member of oneof {o.name}; set it as "
+                            f"{o.name}=pbj.OneOf({name!r}, value)")
+    raise TypeError(text + did_you_mean(name, mi.attr_order))
 
 
 def _extension_values(cls: type, values: Any) -> tuple:

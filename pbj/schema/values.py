@@ -9,7 +9,11 @@ from the rows of :mod:`pbj.scalars` ("Scalar Value Types" in protobuf.dev
 * integral types take an ``int`` (or an object with ``__index__``, not a
   ``bool``) within the type's range;
 * ``float``/``double`` take a ``float`` or an ``int`` (stored as ``float``);
-  a finite ``float`` value must fit the 32-bit range;
+  a finite ``float`` value must fit the 32-bit range and is stored rounded
+  to the nearest binary32 value (ties to even), as Google's runtimes store a
+  ``float`` field when it is set, so ``decode(encode(m)) == m`` holds; NaNs
+  are kept as given (their 32 bits are taken when written, see
+  :mod:`pbj.codec.float32`);
 * ``bool`` takes ``True``/``False`` (the ints 0 and 1 become bools);
 * ``string`` takes a ``str`` that can be encoded as UTF-8 (no lone surrogates);
   a field that is not UTF-8-validated (proto2, ``utf8_validation = NONE``) also
@@ -39,6 +43,7 @@ import difflib
 import enum
 import math
 import operator
+import struct
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -46,11 +51,15 @@ from pbj.scalars import ENUM, SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
 from pbj.schema.records import FieldInfo, OneofInfo, is_message
 
-__all__ = ["BadValue", "FLOAT_MAX", "coerce_value", "coerce_field", "coerce_oneof", "construct_field",
-           "construct_oneof", "problem", "none_problem", "an"]
+__all__ = ["did_you_mean", "BadValue", "F32", "FLOAT_MAX", "FLOAT_MIN_NORMAL", "coerce_value", "coerce_field",
+           "coerce_oneof", "construct_field", "construct_oneof", "problem", "none_problem", "an"]
 
 #: The largest finite 32-bit float.
 FLOAT_MAX = 3.4028234663852886e38
+#: The smallest positive normal 32-bit float (2**-126).
+FLOAT_MIN_NORMAL = 1.1754943508222875e-38
+#: The binary32 packer: ``F32.unpack(F32.pack(x))[0]`` is ``x`` rounded to the nearest binary32 value.
+F32 = struct.Struct("<f")
 _NOT_SEQUENCES = (str, bytes, bytearray, memoryview, Mapping)
 
 
@@ -71,6 +80,22 @@ class BadValue(Exception):
         """This problem, seen from one level further out (``where`` is prepended)."""
         self.where = where + self.where
         return self
+
+
+def did_you_mean(name: str, candidates: Any) -> str:
+    """``"; did you mean 'x'?"`` naming the candidate closest to ``name`` (``difflib``), or ``""``.
+
+    Args:
+        name: the name given (a field, member or type name).
+        candidates: the names it could have been (any iterable of ``str``; others are skipped).
+    """
+    names = [c for c in candidates if isinstance(c, str) and c != name]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower().replace("_", ""): c for c in names}
+        hit = lowered.get(name.lower().replace("_", ""))
+        close = [hit] if hit else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def an(name: str) -> str:
@@ -137,8 +162,10 @@ def coerce_scalar(kind: str, value: Any, utf8: bool = True) -> Any:
                 value = float(value)
             except OverflowError:
                 raise BadValue(ValueError, f"{_show(value)} is out of range for {kind}") from None
-        if kind == "float" and math.isfinite(value) and abs(value) > FLOAT_MAX:
-            raise BadValue(ValueError, f"{value} is out of range for float")
+        if kind == "float" and math.isfinite(value):
+            if abs(value) > FLOAT_MAX:
+                raise BadValue(ValueError, f"{value} is out of range for float")
+            value = F32.unpack(F32.pack(value))[0]  # binary32 (a NaN is kept as it is: its bits matter)
         return value
     if kind == "bool":
         if value.__class__ is bool:
@@ -208,7 +235,21 @@ def coerce_message(cls: type, value: Any) -> Any:
         raise BadValue(TypeError, f"message field needs {an(name)} of this load of the schema, got the "
                                   f"{cls.__pbj_info__.full_name} of another load of the same schema; "  # type: ignore[attr-defined]
                                   "build it with the classes of one Namespace")
-    raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}")
+    raise BadValue(TypeError, f"message field needs {an(name)}, got {_show(value)}{_wkt_hint(cls, value)}")
+
+
+#: For a well-known type, the Python value a user may give instead and the pbj.wkt function converting it.
+_WKT_FROM = {"google.protobuf.Timestamp": ("datetime", "pbj.wkt.timestamp_from_datetime(value)"),
+             "google.protobuf.Duration": ("timedelta", "pbj.wkt.duration_from_timedelta(value)")}
+
+
+def _wkt_hint(cls: type, value: Any) -> str:
+    """``"; convert it with pbj.wkt..."`` when ``value`` is the Python value of well-known type ``cls``."""
+    full = getattr(getattr(cls, "__pbj_info__", None), "full_name", None)
+    row = _WKT_FROM.get(full)  # type: ignore[arg-type]
+    if row is None or type(value).__name__ != row[0] or type(value).__module__ != "datetime":
+        return ""
+    return f"; convert it with {row[1]}"
 
 
 def coerce_value(f_type: Any, value: Any, utf8: bool = True) -> Any:
@@ -226,13 +267,17 @@ def coerce_value(f_type: Any, value: Any, utf8: bool = True) -> Any:
     return coerce_message(f_type, value)
 
 
+#: What a repeated field takes, as its errors say it.
+_REPEATED_NEEDS = "an iterable of values such as a tuple, list, set or generator (not a str, bytes or mapping)"
+
+
 def _coerce_repeated(f: FieldInfo, value: Any) -> tuple[Any, ...]:
     if isinstance(value, _NOT_SEQUENCES):
-        _type_error("repeated", "a tuple or list", value)
+        _type_error("repeated", _REPEATED_NEEDS, value)
     try:
         items = tuple(value)
     except TypeError:
-        _type_error("repeated", "a tuple or list", value)
+        _type_error("repeated", _REPEATED_NEEDS, value)
     out = list(items)
     for i, item in enumerate(items):
         try:

@@ -44,11 +44,13 @@ from pbj.depth import check_max_depth
 from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
+from pbj.schema.values import did_you_mean
 from pbj.textformat.errors import TextError
 from pbj.textformat.extensions import check_namespace, extension_plan, find_extension
 from pbj.textformat.plan import FieldPlan, MessagePlan, message_plan
 from pbj.textformat.reader import TokenReader
 from pbj.textformat.tokenizer import line_and_column
+from pbj.textformat.unknown import read_unknown_field
 
 __all__ = ["from_text"]
 
@@ -57,7 +59,7 @@ _GC_PAUSE_CHARS = 16384
 
 
 def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_partial: bool = False,
-              max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+              max_depth: int = DEFAULT_MAX_DEPTH, read_unknown_fields: bool = False) -> Any:
     """Read a message of class ``cls`` from the text format.
 
     Implements the parsing side of protobuf.dev "Text Format Language
@@ -73,6 +75,11 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
             not all set (C++ ``Parser::AllowPartialMessage``).
         max_depth: how deeply messages may nest (default
             ``pbj.DEFAULT_MAX_DEPTH``, 100).
+        read_unknown_fields: read fields written by number (``5: 1``,
+            ``7 { ... }``), as ``pbj.to_text(print_unknown_fields=True)`` and
+            ``protoc --decode`` print unknown fields, back into the message's
+            unknown fields (:mod:`pbj.textformat.unknown`). Off by default: a
+            field number is then an error that names this option.
 
     Returns:
         The message, a ``cls`` instance; extensions are set on it
@@ -106,7 +113,7 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
         raise TypeError(f"from_text() needs the text as str or bytes, got {type(text).__name__}")
     check_max_depth(max_depth, "from_text")
     check_namespace(extensions)
-    parser = _Parser(text, max_depth, allow_partial)
+    parser = _Parser(text, max_depth, allow_partial, read_unknown_fields)
     parser.advance()
     if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
         return _read(parser, cls)
@@ -133,11 +140,12 @@ def _read(parser: Any, cls: type) -> Any:
 class _Parser(TokenReader):
     """One :func:`from_text` call: the token reader, and the readers of messages and fields."""
 
-    __slots__ = ("allow_partial",)
+    __slots__ = ("allow_partial", "read_unknown")
 
-    def __init__(self, text: str, max_depth: int, allow_partial: bool) -> None:
+    def __init__(self, text: str, max_depth: int, allow_partial: bool, read_unknown: bool = False) -> None:
         super().__init__(text, max_depth)
         self.allow_partial = allow_partial
+        self.read_unknown = read_unknown
 
     # ------------------------------------------------------------ messages
 
@@ -146,6 +154,7 @@ class _Parser(TokenReader):
         plan = message_plan(cls)
         values: dict[str, Any] = {}
         extensions: dict[Extension, dict] | None = None
+        unknown: list[bytes] | None = None
         while True:
             kind = self.kind
             if kind == "ident":
@@ -154,10 +163,21 @@ class _Parser(TokenReader):
                 self.advance()
                 if p is None:
                     if name not in plan.reserved:
-                        self.fail(f'no field named "{name}" in message {plan.full_name}', start)
+                        self.fail(f'no field named "{name}" in message {plan.full_name}'
+                                  f'{did_you_mean(name, plan.by_name)}', start)
                     self.skip_field_value()
                 else:
                     self.field(p, values, name, start)
+            elif kind == "dec":  # a field by number: an unknown field, as the printer writes it
+                if not self.read_unknown:
+                    self.fail(f"expected a field name, found the field number {self.tok}: unknown fields are "
+                              "printed by number (print_unknown_fields, pbj decode --text); read them back with "
+                              "read_unknown_fields=True (pbj encode --from-text --read-unknown-fields)")
+                name, start = self.tok, self.start
+                self.advance()
+                if unknown is None:
+                    unknown = []
+                unknown.append(read_unknown_field(self, name, start))
             elif kind == "sym" and self.tok == "[":
                 extensions = self.bracketed(plan, values, extensions)
             elif kind == "sym" and self.tok in ("}", ">") and close is not None:
@@ -180,6 +200,8 @@ class _Parser(TokenReader):
                 self.fail(f'required field "{attr}" of message {plan.full_name} is not set', end)
         if extensions:
             values["_pbj_extensions"] = {ext: v[extension_plan(ext).attr] for ext, v in extensions.items()}
+        if unknown:
+            values["_pbj_unknown"] = b"".join(unknown)
         return cls(**values)
 
     def field(self, p: FieldPlan, values: dict, name: str, start: int) -> None:

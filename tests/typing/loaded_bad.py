@@ -19,3 +19,4 @@ Account(tags=(1,))  # error: a repeated field's item of the wrong type
 Account(kind="KIND_USER")  # error: an enum field given a str
 Account(limits={"day": "3"})  # error: a map value of the wrong type
 exact: int = Account().maybe  # error: an optional field is int | None
+Account(tags="abc")  # error: a str for a repeated string field (a str is an iterable of str)

@@ -26,3 +26,6 @@ same: type[Account] = namespace.message_class("demo.v1.Account", Account)
 changed: Account = pbj.replace(back, name="bob")
 assert same is Account and pbj.decode(same, data) == acct
 print(tags, limit, maybe, parent_name, units, blob, own, changed)
+# a repeated string field takes any iterable of str but a str: sets, generators, dict views, tuples
+for texts in ({"a"}, (t for t in "ab"), {"k": "v"}.values(), {"k": 1}.keys(), ("a",), iter(["a"])):
+    Account(tags=texts)
