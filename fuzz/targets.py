@@ -362,8 +362,12 @@ def check_loader(data: bytes) -> object | None:
     """``pbj.load_descriptor_set`` on a corrupt set: SchemaError/DecodeError only, never half-built.
 
     On failure the process-wide registry (used by pickling) is unchanged.
-    On success every message class compiles its codec, decodes ``b""`` and
-    encodes that value back to ``b""``.
+    On success every message class compiles its codec, decodes ``b""`` as a
+    partial message and writes that value back to ``b""`` (both writers); a
+    class with ``required`` fields (an edit can make one) refuses ``b""``
+    without ``allow_partial``, with a :class:`pbj.DecodeError` (and the empty
+    value with an :class:`pbj.EncodeError`) naming exactly those fields, and a
+    class without accepts it.
 
     Returns:
         The namespace, or ``None`` when loading failed.
@@ -377,12 +381,29 @@ def check_loader(data: bytes) -> object | None:
         return None
     for cls in ns.messages.values():
         codec_of(cls)
-        empty = pbj.decode(cls, b"")
-        assert pbj.encode(empty) == b""
-        assert pbj.encode(empty, reverse=True) == b""
+        empty = pbj.decode(cls, b"", allow_partial=True)
+        assert pbj.encode(empty, allow_partial=True) == b""
+        assert pbj.encode(empty, reverse=True, allow_partial=True) == b""
+        _check_required_of_empty(cls, empty)
     for full in ns.enums:
         assert issubclass(ns[full], int)
     return ns
+
+
+def _check_required_of_empty(cls: type, empty: object) -> None:
+    """``b""`` as ``cls`` without ``allow_partial``: refused naming each required field, else accepted."""
+    required = [[f.name] for f in sorted(info(cls).fields, key=lambda f: f.number) if f.required]
+    if not required:
+        assert pbj.decode(cls, b"") == empty
+        assert pbj.encode(empty) == b""
+        return
+    for call, error in ((lambda: pbj.decode(cls, b""), pbj.DecodeError), (lambda: pbj.encode(empty), pbj.EncodeError)):
+        try:
+            call()
+        except error as err:
+            assert err.missing == required, (cls, err.missing, required)
+        else:
+            raise AssertionError(f"{cls.__name__} has required fields {required}, yet its empty message passed")
 
 
 @functools.cache

@@ -1,4 +1,11 @@
-"""Shared test set-up: hypothesis profiles and the path to ../shared."""
+"""Shared test set-up: hypothesis profiles and the path to ../shared.
+
+Hypothesis profiles: ``ci`` is deterministic (``derandomize``: the same examples on every run, no
+example database, so an earlier failure cannot come back on its own); ``dev`` draws fresh random
+examples on every run and keeps failures in ``.hypothesis/`` to replay them first. ``ci`` is the
+default where the ``CI`` environment variable is set, ``dev`` elsewhere; ``HYPOTHESIS_PROFILE``
+chooses either. The random exploration with many examples is behind the ``slow`` marker.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,8 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false", "no") else "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PBJ_SHARED", REPO.parent / "shared"))

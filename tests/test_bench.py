@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import pbj
+from pbj import _native as pbj_native
 from pbj.bench import instructions as instr
 from pbj.bench.callgrind_worker import BLOCK_OPS as COUNTED_BLOCK_OPS
 from pbj.bench.callgrind_worker import HOT_OPS as COUNTED_HOT_OPS
@@ -236,6 +237,37 @@ def test_instructions_skip_without_valgrind():
     assert proc.stdout.strip() == "pbj bench --instructions: skipped: valgrind not found; apt-get install valgrind"
 
 
+@needs_valgrind
+@pytest.mark.skipif(os.environ.get("PBJ_ENGINE") == "python" and pbj_native.available(),
+                    reason="counted once per CI run: in the run on the native engine")
+def test_instructions_smoke(tmp_path, capsys):
+    """The callgrind smoke test (seconds; the default selection): ``pbj bench --instructions`` end to end.
+
+    The hot message on pbj's engine in use, 50 operations a region, 2 runs: every operation is
+    counted, the runs repeat to < 1%, decoding and then reading every field costs more than decoding,
+    and the table is printed. ``test_instructions_small_run`` (``-m callgrind``) checks the rest.
+    """
+    from pbj import cli
+
+    out = tmp_path / "smoke.json"
+    argv = ["bench", "--instructions", "--no-block", "--no-peers", "--hot-batch", "50", "--runs", "2",
+            "--engine", pbj.engine(), "--json", str(out)]
+    assert cli.main(argv) == 0
+    stdout = capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["command"] == ["pbj", *argv] and results["config"]["hot_batch"] == 50
+    hot = results["libraries"]["pbj"]["hot"]
+    assert hot["available"] is True, hot["reason"]
+    assert hot["backend"] == pbj.engine() and hot["bytes"] == 219
+    assert tuple(hot["ops"]) == COUNTED_HOT_OPS
+    for op, c in hot["ops"].items():
+        assert len(c["runs"]) == 2 and c["per_op"] > 0 and c["base"] > 0, (op, c)
+        assert c["spread"] < 0.01, (op, c["runs"])
+    assert hot["ops"]["decode_read"]["per_op"] > hot["ops"]["decode"]["per_op"]
+    assert "| hot decode |" in stdout and "| hot reverse encode |" in stdout
+
+
+@pytest.mark.callgrind
 @needs_valgrind
 @needs_upb
 def test_instructions_small_run(tmp_path, capsys):

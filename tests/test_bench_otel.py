@@ -138,6 +138,7 @@ def test_bench_otel_quick_run(tmp_path):
     assert again.returncode == 0 and again.stdout == proc.stdout
 
 
+@pytest.mark.callgrind
 @needs_otel
 @pytest.mark.skipif(not __import__("shutil").which("valgrind"), reason="valgrind not installed")
 def test_bench_otel_instructions_small_run(tmp_path, capsys):

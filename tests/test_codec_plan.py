@@ -85,10 +85,14 @@ def test_plan_is_plain_data():
 
 
 def test_emitters_have_no_side_effects_and_repeat_themselves():
-    lines_before = len(linecache.cache)
+    before = set(linecache.cache)
     first = emit_batch(reachable(Maps, compiled_stop=False))[3]
     second = emit_batch(reachable(Maps, compiled_stop=False))[3]
-    assert first == second and len(linecache.cache) == lines_before
+    # no codec source registered; other entries are not the emitters' doing: a class's __init__ is
+    # generated on its first instance (whichever test makes it first: the file alone failed), and
+    # real files' lines are read by other code of the process (hypothesis, pytest-xdist's reports)
+    generated = {name for name in set(linecache.cache) - before if name.startswith("<pbj generated codec")}
+    assert first == second and not generated, generated
 
 
 def _standalone(cls):

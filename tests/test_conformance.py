@@ -231,13 +231,12 @@ def test_replay(record_property) -> None:
     check_against_list(text, read_failure_list(TEXT_FAILURE_LIST), TEXT_FAILURE_LIST.name)
 
 
-def test_replay_editions_text(capsys) -> None:
+def test_replay_editions_text(record_property) -> None:
     started = time.perf_counter()
     vectors = [v for v in _vectors(EDITIONS_VECTORS) if _category(v["name"]) == "text"]
     failures = {v["name"]: why for v in vectors if (why := judge(v)) is not None}
-    with capsys.disabled():
-        print(f"\neditions text-format replay ({time.perf_counter() - started:.1f} s): "
-              f"{len(vectors) - len(failures)} / {len(vectors)}")
+    record_property(SUMMARY_PROPERTY, f"editions text-format replay ({time.perf_counter() - started:.1f} s): "
+                                      f"{len(vectors) - len(failures)} / {len(vectors)}")
     assert len(vectors) == 909
     check_against_list(failures, read_failure_list(TEXT_FAILURE_LIST), TEXT_FAILURE_LIST.name)
 

@@ -23,12 +23,13 @@ prints every failure with its reason.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
 from functools import cache
 
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, SUMMARY_PROPERTY
 from tests.oracle import GOOGLE_PROTOS, protoc
 from tests.test_conformance import _failure_list as plain_failure_list
 from tests.test_conformance import check_against_list, judge, read_failure_list
@@ -103,13 +104,14 @@ def _print_counts(counts: dict[str, list[int]], out=None) -> None:
         print(f"  {cat:24} {passed:5} / {total:5}   skipped {skipped}", file=out)
 
 
-def test_replay_editions(capsys) -> None:
+def test_replay_editions(record_property) -> None:
     started = time.perf_counter()
     counts, failures = replay(EDITIONS_SUITES)
     elapsed = time.perf_counter() - started
-    with capsys.disabled():
-        print(f"\nconformance replay, editions message types ({elapsed:.1f} s):")
-        _print_counts(counts)
+    out = io.StringIO()
+    _print_counts(counts, out)
+    record_property(SUMMARY_PROPERTY, f"conformance replay, editions message types ({elapsed:.1f} s):\n"
+                                      + out.getvalue().rstrip("\n"))  # printed after the run (tests/conftest.py)
     assert sum(c[2] for c in counts.values()) == 6558 - 3262
     known = {n for n in _failure_list() if suite(n) in EDITIONS_SUITES}
     check_against_list(failures, known, FAILURE_LIST.name)

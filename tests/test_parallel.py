@@ -106,6 +106,7 @@ def _check(got: parallel_blocks.Totals, pieces) -> None:
 
 
 def test_dask_local_cluster(block_folder):
+    pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install -e '.[dask]'")
     from dask.distributed import Client, LocalCluster
 
     folder, pieces = block_folder
@@ -124,6 +125,8 @@ def test_process_pool_example(block_folder):
 
 def test_example_script_with_progress_bar(block_folder):
     """The documented command: a local cluster, a progress bar on stderr, the table on stdout."""
+    pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install -e '.[dask]'")
+    pytest.importorskip("tqdm", reason="needs the dask extra: pip install -e '.[dask]'")
     folder, pieces = block_folder
     out = subprocess.run([sys.executable, str(REPO / "examples" / "parallel_blocks.py"), str(folder),
                           "--workers", "2"], capture_output=True, text=True, timeout=600, cwd=REPO)

@@ -74,7 +74,7 @@ def _run_pyright(root: Path, files: list[str]) -> dict[str, set[int]]:
 def reports(tmp_path_factory) -> dict[str, dict[str, set[int]]]:
     """checker -> program file name -> lines with an error (one run of each checker)."""
     if shutil.which("node") is None and not _has_node_wheel():
-        pytest.skip("pyright needs node: pip install 'pyright[nodejs]'")
+        pytest.skip("pyright needs node: Node.js on PATH, or pip install 'pyright[nodejs]'")
     root = tmp_path_factory.mktemp("typing")
     files = []
     for p in sorted(PROGRAMS.glob("*.py")):
@@ -147,6 +147,8 @@ def test_mypy_is_clean_on_pbj(tmp_path):
 
 def test_pyright_basic_is_clean_on_pbj():
     """pyright, settings from pyproject.toml ([tool.pyright]: basic mode, include = pbj)."""
+    if shutil.which("node") is None and not _has_node_wheel():
+        pytest.skip("pyright needs node: Node.js on PATH, or pip install 'pyright[nodejs]'")
     env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}  # no look-up of newer versions on npm
     # --pythonpath: the packages of this interpreter (attrs, cattrs, protobuf ...), not of the first python on PATH
     out = subprocess.run([sys.executable, "-m", "pyright", "--pythonpath", sys.executable], cwd=REPO, env=env,
