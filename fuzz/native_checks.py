@@ -137,7 +137,7 @@ class Keyed:
 class SwapOnGrow(pbj.ReverseBuffer):
     """A :class:`pbj.ReverseBuffer` whose first growth calls ``swap()`` (Python code mid-write)."""
 
-    __slots__ = ("swap", "grown")
+    __slots__ = ("grown", "swap")
 
     def __init__(self, capacity: int, swap) -> None:
         super().__init__(capacity)

@@ -10,7 +10,8 @@
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
  * oneof holding something that is not one of its members, a cached size that does not match
- * the bytes written. Every store is bounds-checked against the output's size.
+ * the bytes written (that one it reports apart: NotImplemented). Every store is bounds-checked
+ * against the output's size.
  *
  * It runs no Python code: every value it reads is of an exact built-in type (or an enum member)
  * or declined, map keys are sorted on their C values (values.c: pbj_map_sorted), and it allocates
@@ -167,6 +168,8 @@ Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
 
 typedef struct {
     uint8_t *q, *lim;
+    int lied;      /* a cached size did not match the bytes written: the object changed behind the
+                    * constructor's back (object.__setattr__) after it was measured */
 } W;
 
 static inline int w_raw(W *w, const void *p, size_t n)
@@ -216,7 +219,10 @@ static int w_sub(W *w, NField *f, PyObject *v, int level)
     if (!f->group && w_varint(w, (uint64_t)s) < 0) return -1;
     uint8_t *before = w->q;
     if (write_msg(f->subm, v, w, level + 1) < 0) return -1;
-    if (w->q - before != s) return -1;  /* a cached size that lies */
+    if (w->q - before != s) {  /* a cached size that lies */
+        w->lied = 1;
+        return -1;
+    }
     if (f->group) return w_raw(w, f->end_tag, f->end_tag_len);
     return 0;
 }
@@ -246,7 +252,11 @@ static int w_map(W *w, NField *f, PyObject *v, int level)
             Py_ssize_t s = sub_size(f, x, level);
             if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto done;
             uint8_t *before = w->q;
-            if (write_msg(f->subm, x, w, level + 1) < 0 || w->q - before != s) goto done;
+            if (write_msg(f->subm, x, w, level + 1) < 0) goto done;
+            if (w->q - before != s) {
+                w->lied = 1;
+                goto done;
+            }
         } else {
             if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto done;
         }
@@ -321,8 +331,9 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level)
     return w_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
 }
 
-/* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer; raises only what is not
- * the engine's own (values.c: declines and errors). */
+/* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer, or NotImplemented: a
+ * size cached in `obj`'s tree does not match its bytes (the caller measures again, trusting no
+ * cached size); raises only what is not the engine's own (values.c: declines and errors). */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -341,9 +352,12 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (n < 0 && (n = pbj_size_of(m, o, 0)) < 0) goto decline;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n);
     if (!out) return NULL;
-    W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n};
-    if (write_msg(m, o, &w, 0) < 0 || w.q != w.lim) {
+    W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
+    int r = write_msg(m, o, &w, 0);
+    if (r == 0 && w.q != w.lim) w.lied = 1;
+    if (r < 0 || w.lied) {
         Py_DECREF(out);
+        if (w.lied && !PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
         goto decline;
     }
     return out;
