@@ -262,3 +262,26 @@ def test_changes_that_keep_the_total_are_found_by_the_native_writer():
     expected = pbj.encode(Outer(more=(Inner(blob=b"aaa"), Inner(blob=b"bbb"))))
     assert pbj.encode(o) == expected
     assert pbj.decode(Outer, expected).more == (Inner(blob=b"aaa"), Inner(blob=b"bbb"))
+
+
+# ------------------------------------------------ issue 23: oneof membership by identity, by value after
+
+class _Name(str):
+    pass
+
+
+@pytest.mark.parametrize(("make", "same"), [(sys.intern, True), (lambda s: "".join(list(s)), False), (_Name, False)],
+                         ids=["interned", "equal-not-identical", "str-subclass"])
+def test_a_oneof_member_is_found_by_identity_or_else_by_value(engine, make, same):
+    """The writers find the set member by the name object first; an equal name that is another object
+    (a loaded schema's plan names are not interned) is still found by its characters."""
+    name = make("pick_blob")
+    assert name == "pick_blob" and (name is sys.intern("pick_blob")) is same
+    o = NC.Held(choice=pbj.OneOf(name, b"\x01\x02"), name="n")
+    expected = bytes.fromhex("0a016e") + bytes.fromhex("3a020102")
+    assert pbj.encode(o) == expected == pbj.encode(o, reverse=True)
+    if engine == "native":
+        plan = codec_of(NC.Held).native
+        fresh = NC._python_decode(NC.Held, expected)
+        object.__setattr__(fresh, "choice", pbj.OneOf(name, b"\x01\x02"))
+        assert _native._engine.encode(plan, fresh) == expected
