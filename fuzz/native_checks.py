@@ -104,3 +104,159 @@ def check_writers(cls, data: bytes) -> None:
         assert end is not None
         buf.writer_commit(end)
         assert buf.to_bytes() == expected + b"tail"
+
+
+# ------------------------------------------------ Python code running in the middle of a native write
+#
+# The two memory errors of issue 20, as functions the tests (tests/test_writer_hardening.py) and the
+# sanitizer run (fuzz/native_asan.sh) both call: Python code that runs while a native writer holds
+# the message (a buffer's growth, a map key's comparison) replaces one of its fields with
+# ``object.__setattr__``, so that the old value's last reference goes. A writer that kept a borrowed
+# pointer to it reads freed memory (AddressSanitizer reports it; a normal build writes heap contents).
+
+
+@pbj.message(full_name="pbj_hardening.Held")
+class Held:
+    """Every kind of value a writer reads memory of: str, bytes, sub-message, repeated, map, oneof."""
+
+    name: str = pbj.field(1, "string")
+    blob: bytes = pbj.field(2, "bytes")
+    child: Held | None = pbj.field(3, "Held")
+    kids: tuple[Held, ...] = pbj.field(4, "Held", repeated=True)
+    texts: pbj.FrozenMap[str, str] = pbj.map_field(5, "string", "string")
+    choice: pbj.OneOf | None = pbj.oneof(pick_text=(6, "string"), pick_blob=(7, "bytes"))
+
+
+@pbj.message(full_name="pbj_hardening.Keyed")
+class Keyed:
+    """A map with int keys, for a key whose comparison runs Python code."""
+
+    m: pbj.FrozenMap[int, str] = pbj.map_field(1, "int32", "string")
+
+
+class SwapOnGrow(pbj.ReverseBuffer):
+    """A :class:`pbj.ReverseBuffer` whose first growth calls ``swap()`` (Python code mid-write)."""
+
+    __slots__ = ("grown", "swap")
+
+    def __init__(self, capacity: int, swap) -> None:
+        super().__init__(capacity)
+        self.swap, self.grown = swap, 0
+
+    def writer_grow(self, pos: int, need: int) -> int:
+        self.grown += 1
+        swap, self.swap = self.swap, None
+        if swap is not None:
+            swap()
+        return super().writer_grow(pos, need)
+
+
+def _big(n: int, seed: int) -> bytes:
+    return bytes((seed + i) % 251 for i in range(n))  # made at run time: no constant keeps it alive
+
+
+def _text(n: int) -> str:
+    return "".join(chr(0xE0 + i % 20) for i in range(n))  # not ASCII: its UTF-8 is a separate block
+
+
+def _held_cases():
+    """(label, build() -> (message, swap)) for every place a reverse write reads a value's memory."""
+    def blob():
+        o = Held(blob=_big(9000, 1))
+        return o, lambda: object.__setattr__(o, "blob", b"")
+
+    def name():
+        o = Held(name=_text(5000))
+        return o, lambda: object.__setattr__(o, "name", "")
+
+    def child():
+        o = Held(child=Held(blob=_big(9000, 2), name=_text(300)))
+        return o, lambda: object.__setattr__(o, "child", None)
+
+    def kids():
+        o = Held(kids=(Held(name=_text(200)), Held(blob=_big(9000, 3)), Held(blob=_big(50, 4))))
+        return o, lambda: object.__setattr__(o, "kids", ())
+
+    def texts():
+        o = Held(texts={_text(3): _text(6000), _text(4): _text(10)})
+        return o, lambda: object.__setattr__(o, "texts", pbj.FrozenMap())
+
+    def choice():
+        o = Held(choice=pbj.OneOf("pick_blob", _big(9000, 5)))
+        return o, lambda: object.__setattr__(o, "choice", None)
+
+    def unknown():
+        raw = b"\x52" + pbj.wire.encode_varint(9000) + _big(9000, 6)  # field 10, LEN: unknown to Held
+        o = pbj.decode(Held, raw)
+        return o, lambda: object.__setattr__(o, "_pbj_unknown", b"")
+
+    return [("blob", blob), ("name", name), ("child", child), ("kids", kids), ("texts", texts),
+            ("choice", choice), ("unknown", unknown)]
+
+
+def replaced_while_growing() -> int:
+    """Reverse-write messages whose field is replaced inside the buffer's growth; assert the bytes.
+
+    The native reverse writer must write the values it started with (it holds them), exactly as
+    the Python reverse writer (which keeps them in locals) and as ``pbj.encode`` of the message
+    before the change. Returns the number of cases run.
+    """
+    plan_of = codec_of(Held).native
+    for label, build in _held_cases():
+        o, _ = build()
+        expected = _encode_python(o)
+        for native in (True, False):
+            o, swap = build()
+            buf = SwapOnGrow(16, swap)
+            buf.write_bytes(b"tail")
+            pos = buf.writer_begin()
+            if native:
+                end = _native._engine.write_reverse(plan_of, o, buf, pos)
+                assert end is not None, label
+            else:
+                end = codec_of(Held).write_reverse(o, buf, pos)
+            buf.writer_commit(end)
+            assert buf.grown and buf.swap is None, label
+            assert buf.to_bytes() == expected + b"tail", (label, native)
+    return len(_held_cases())
+
+
+class ReplacingKey(int):
+    """An ``int`` subclass whose ``<`` runs ``hook()`` first (a map key the constructor never stores)."""
+
+    hook = None
+    calls = 0
+
+    def __lt__(self, other):
+        type(self).calls += 1
+        if ReplacingKey.hook is not None:
+            ReplacingKey.hook()
+        return int(self) < int(other)
+
+
+def map_replaced_by_key_compare() -> int:
+    """Native-write a map whose int-subclass key's ``<`` replaces the map; assert the writers decline.
+
+    Such a key only gets in behind the constructor's back (``object.__setattr__``): both native
+    writers decline it before comparing anything (no ``__lt__`` call), so the Python writer (which
+    holds the map it sorts) writes it. Returns the number of writes checked.
+    """
+    plan = codec_of(Keyed).native
+    count = 0
+    for writer in ("forward", "reverse"):
+        o = Keyed()
+        object.__setattr__(o, "m", pbj.FrozenMap({ReplacingKey(i): _text(40 + i) for i in range(8)}))
+        ReplacingKey.hook = lambda o=o: object.__setattr__(o, "m", pbj.FrozenMap())
+        ReplacingKey.calls = 0
+        try:
+            if writer == "forward":
+                got = _native._engine.encode(plan, o)
+            else:
+                buf = pbj.ReverseBuffer(16)
+                got = _native._engine.write_reverse(plan, o, buf, buf.writer_begin())
+                buf.writer_abort()
+        finally:
+            ReplacingKey.hook = None
+        assert got is None and ReplacingKey.calls == 0, (writer, got, ReplacingKey.calls)
+        count += 1
+    return count

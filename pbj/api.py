@@ -72,6 +72,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
         check_encode(obj)
     if reverse is not False and reverse is not True:
         raise TypeError(f"pbj.encode: reverse must be a bool (True or False), got {reverse!r}")
+    ours = True  # False while the native engine runs: what it raises is not pbj's, it leaves unchanged
     try:
         if reverse:
             buf = thread_buffer()
@@ -79,7 +80,9 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             try:
                 native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
                 if native_reverse is not None and codec.native is not None:
+                    ours = False
                     end = native_reverse(codec.native, obj, buf, pos)
+                    ours = True
                     if end is not None:
                         return buf.writer_view[end:].tobytes()  # type: ignore[no-any-return]
                     pos = len(buf.writer_view)  # the storage may have grown meanwhile
@@ -89,22 +92,31 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
                 buf.writer_abort()
         native_encode = _native_encode  # read once: use_engine may change it meanwhile
         if native_encode is not None and codec.native is not None:
+            ours = False
             out = native_encode(codec.native, obj)
+            ours = True
+            if out is NotImplemented:  # a cached size the bytes do not match: measure again
+                return _write_measured(codec, obj)
             if out is not None:
                 return out  # type: ignore[no-any-return]
+            # declined: the Python writer runs once, here (a nested encode is a new call)
         parts: list[bytes] = []
         if obj._pbj_size < 0:
             codec.write_fresh(obj, parts, parts.append)
         else:
             codec.write(obj, parts.append)
-        return b"".join(parts)
+        out = b"".join(parts)
+        # a size cached before a change behind the constructor's back would make invalid bytes
+        return out if len(out) == obj._pbj_size else _write_measured(codec, obj)
     except PbjError as exc:
-        if isinstance(exc, EncodeError) and not exc.path:
+        if ours and isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc) from None
         raise
-    except BufferBusyError:
+    except (BufferBusyError, MemoryError):
         raise
     except Exception as exc:
+        if not ours:
+            raise
         raise _diagnose(obj, exc) from None
 
 
@@ -161,10 +173,13 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     pos = buf.writer_begin()
     # measured under the claim: another thread's write cannot commit between the two reads
     before = len(buf.writer_view) - pos
+    ours = True  # False while the native engine runs: what it raises is not pbj's, it leaves unchanged
     try:
         native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
         if native_reverse is not None and codec.native is not None:
+            ours = False
             end = native_reverse(codec.native, obj, buf, pos)
+            ours = True
             # None: the Python writer starts again where the write began (the storage may have grown)
             pos = end if end is not None else codec.write_reverse(obj, buf, len(buf.writer_view) - before)
         else:
@@ -172,12 +187,12 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
         written = len(buf.writer_view) - pos - before
     except PbjError as exc:
         buf.writer_abort()  # the bytes written before stay, even if the storage grew
-        if isinstance(exc, EncodeError) and not exc.path:
+        if ours and isinstance(exc, EncodeError) and not exc.path:
             raise _diagnose(obj, exc, "pbj.write_reverse") from None
         raise
     except BaseException as exc:
         buf.writer_abort()
-        if not isinstance(exc, Exception) or isinstance(exc, BufferBusyError):
+        if not ours or not isinstance(exc, Exception) or isinstance(exc, BufferBusyError | MemoryError):
             raise
         raise _diagnose(obj, exc, "pbj.write_reverse") from None
     buf.writer_commit(pos)
@@ -256,6 +271,56 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
 
 
 # ---------------------------------------------------------------- encode errors
+
+def _write_measured(codec: Any, obj: Any) -> bytes:
+    """The Python forward writer, all sizes measured again, on an object whose cached sizes lie.
+
+    Runs when a writer finds that the bytes of ``obj`` do not add up to a size cached in its tree:
+    something changed behind the constructor's back (``object.__setattr__``) after it was measured,
+    such as a ``bytearray`` grown since, or a sub-message of another class (issue 20, item 9). So
+    that the bytes are right or the error names the field, never invalid bytes, every cached size
+    in the tree is forgotten (and each sub-message's class checked), then measured again.
+
+    Raises:
+        EncodeError: a sub-message of another class than its field's, with its path.
+    """
+    _forget_sizes(obj)
+    parts: list[bytes] = []
+    codec.write_fresh(obj, parts, parts.append)
+    return b"".join(parts)
+
+
+def _forget_sizes(obj: Any) -> None:
+    """Mark every message in ``obj``'s tree as not measured (``_pbj_size`` -1), without recursion."""
+    todo: list[tuple[Any, list[Any]]] = [(obj, [])]
+    while todo:
+        o, path = todo.pop()
+        object.__setattr__(o, "_pbj_size", -1)
+        todo.extend((h, path) for h in getattr(o, "_pbj_extensions", ()) if is_message(type(h)))
+        mi = info(type(o))
+        found: list[tuple[Any, Any, list[Any]]] = []
+        for f in mi.fields:
+            t = f.map_value if f.is_map else f.type
+            if not (isinstance(t, type) and is_message(t)):
+                continue
+            value = getattr(o, f.name)
+            if f.is_map and isinstance(value, dict):
+                found.extend((t, v, [*path, f.name, (k,)]) for k, v in value.items())
+            elif f.repeated and isinstance(value, tuple):
+                found.extend((t, v, [*path, f.name, i]) for i, v in enumerate(value))
+            elif not f.repeated and value is not None:
+                found.append((t, value, [*path, f.name]))
+        for one in mi.oneofs:
+            value = getattr(o, one.name)
+            member = next((m for m in one.members if isinstance(value, tuple) and len(value) == 2
+                           and m.name == value[0]), None)
+            if member is not None and isinstance(member.type, type) and is_message(member.type):
+                found.append((member.type, value[1], [*path, one.name, member.name]))
+        for t, v, where in found:
+            if v.__class__ is not t:
+                raise EncodeError(problem(t, v) or f"needs {t.__name__}", path=where)
+            todo.append((v, where))
+
 
 def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> EncodeError:
     """Find the field whose value made ``what`` (the function called) fail; runs only on the error path."""

@@ -10,17 +10,30 @@
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
  * oneof holding something that is not one of its members, a cached size that does not match
- * the bytes written. Every store is bounds-checked against the output's size.
+ * the bytes written (that one it reports apart: NotImplemented). Every store is bounds-checked
+ * against the output's size.
+ *
+ * It runs no Python code: every value it reads is of an exact built-in type (or an enum member)
+ * or declined, map keys are sorted on their C values (values.c: pbj_map_sorted), and it allocates
+ * no object the cyclic collector tracks (so no collection, finalizer or thread switch can run in
+ * the middle). The borrowed references it reads therefore stay valid for the whole write. A
+ * decline returns None; an error that is not the engine's (MemoryError) is raised unchanged.
  */
 #include "engine.h"
 #include <math.h>
 
 
+/* the size cached on `o` (-1: none), or -2: not an exact int of a size's range (decline) */
 static Py_ssize_t cached_size(PyObject *o, NMessage *m)
 {
     PyObject *s = SLOT(o, m->size_off);
     if (s == NULL || !PyLong_CheckExact(s)) return -2;
-    return PyLong_AsSsize_t(s);
+    Py_ssize_t n = PyLong_AsSsize_t(s);
+    if (n == -1 && PyErr_Occurred()) {
+        PyErr_Clear();  /* an OverflowError: no size the engine wrote */
+        return -2;
+    }
+    return n < -1 ? -2 : n;
 }
 
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
@@ -155,6 +168,8 @@ Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
 
 typedef struct {
     uint8_t *q, *lim;
+    int lied;      /* a cached size did not match the bytes written: the object changed behind the
+                    * constructor's back (object.__setattr__) after it was measured */
 } W;
 
 static inline int w_raw(W *w, const void *p, size_t n)
@@ -204,7 +219,10 @@ static int w_sub(W *w, NField *f, PyObject *v, int level)
     if (!f->group && w_varint(w, (uint64_t)s) < 0) return -1;
     uint8_t *before = w->q;
     if (write_msg(f->subm, v, w, level + 1) < 0) return -1;
-    if (w->q - before != s) return -1;  /* a cached size that lies */
+    if (w->q - before != s) {  /* a cached size that lies */
+        w->lied = 1;
+        return -1;
+    }
     if (f->group) return w_raw(w, f->end_tag, f->end_tag_len);
     return 0;
 }
@@ -221,31 +239,32 @@ static int w_map(W *w, NField *f, PyObject *v, int level)
 {
     if (!PyDict_Check(v)) return -1;
     if (PyDict_GET_SIZE(v) == 0) return 0;
-    PyObject *keys = PyDict_Keys(v);
-    if (!keys || PyList_Sort(keys) < 0) { Py_XDECREF(keys); return -1; }
-    Py_ssize_t len = PyList_GET_SIZE(keys);
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *k = PyList_GET_ITEM(keys, i);
-        PyObject *x = PyDict_GetItemWithError(v, k);
+    PMap map;
+    int r = -1;
+    if (pbj_map_sorted(f, v, &map) < 0) goto done;
+    for (Py_ssize_t i = 0; i < map.n; i++) {
+        PyObject *k = map.e[i].k, *x = map.e[i].x;
         WV kw, xw;
-        if (!x) goto fail;
         Py_ssize_t e = map_entry_size(f, k, x, level);
-        if (e < 0 || w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)e) < 0) goto fail;
-        if (pbj_to_wire(f->key, k, &kw) < 0 || w_raw(w, &f->ktag, 1) < 0 || w_value(w, f->key, &kw) < 0) goto fail;
+        if (e < 0 || w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)e) < 0) goto done;
+        if (pbj_to_wire(f->key, k, &kw) < 0 || w_raw(w, &f->ktag, 1) < 0 || w_value(w, f->key, &kw) < 0) goto done;
         if (f->type == T_MESSAGE) {
             Py_ssize_t s = sub_size(f, x, level);
-            if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto fail;
+            if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto done;
             uint8_t *before = w->q;
-            if (write_msg(f->subm, x, w, level + 1) < 0 || w->q - before != s) goto fail;
+            if (write_msg(f->subm, x, w, level + 1) < 0) goto done;
+            if (w->q - before != s) {
+                w->lied = 1;
+                goto done;
+            }
         } else {
-            if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto fail;
+            if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto done;
         }
     }
-    Py_DECREF(keys);
-    return 0;
-fail:
-    Py_DECREF(keys);
-    return -1;
+    r = 0;
+done:
+    pbj_map_release(&map);
+    return r;
 }
 
 static int w_field(W *w, NMessage *m, NField *f, PyObject *v, int level)
@@ -312,7 +331,9 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level)
     return w_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
 }
 
-/* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer. */
+/* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer, or NotImplemented: a
+ * size cached in `obj`'s tree does not match its bytes (the caller measures again, trusting no
+ * cached size); raises only what is not the engine's own (values.c: declines and errors). */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -321,19 +342,26 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     NMessage *m = pbj_message_of(args[0]);
     PyObject *o = args[1];
-    if (!m || Py_TYPE(o) != m->cls) goto decline;
+    if (!m) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (Py_TYPE(o) != m->cls) goto decline;
     Py_ssize_t n = cached_size(o, m);
     if (n == -2) goto decline;
     if (n < 0 && (n = pbj_size_of(m, o, 0)) < 0) goto decline;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n);
-    if (!out) goto decline;
-    W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n};
-    if (write_msg(m, o, &w, 0) < 0 || w.q != w.lim) {
+    if (!out) return NULL;
+    W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
+    int r = write_msg(m, o, &w, 0);
+    if (r == 0 && w.q != w.lim) w.lied = 1;
+    if (r < 0 || w.lied) {
         Py_DECREF(out);
+        if (w.lied && !PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
         goto decline;
     }
     return out;
 decline:
-    PyErr_Clear();
+    if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (a MemoryError) */
     Py_RETURN_NONE;
 }

@@ -119,6 +119,20 @@ Py_ssize_t pbj_wire_size(int type, const WV *w);
 int pbj_implicit_present(int type, PyObject *v);
 int pbj_oneof_member(NMessage *m, int j, PyObject *v);
 int pbj_in_run(NWrite *w, int field);
+/* a map's entries in key order, each holding a strong reference to its key and value (values.c) */
+typedef struct {
+    uint64_t order;      /* int and bool keys: the key's order as an unsigned number */
+    const char *s;       /* str keys: the UTF-8 (owned by k) */
+    Py_ssize_t n;
+    PyObject *k, *x;     /* owned */
+} PMapEntry;
+typedef struct {
+    Py_ssize_t n;
+    PMapEntry *e;        /* small, or PyMem */
+    PMapEntry small[8];
+} PMap;
+int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_release all the same */
+void pbj_map_release(PMap *m);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 

@@ -10,6 +10,16 @@
  *
  * It declines (returns -1; the caller runs the Python writer from the same place) on what the
  * forward writer declines. Every store is checked against `pos` (room made first).
+ *
+ * Growth runs Python code (writer_grow, the writer_view property, and through them anything: a
+ * signal handler, another thread, a finalizer), which may replace any field of the message being
+ * written (object.__setattr__) and so free its old value. So every object whose memory is read
+ * after a store is held by a strong reference from the moment it is read out of its slot to its
+ * last use: a field's value (r_field), a oneof's OneOf, the unknown-field bytes, a map's keys and
+ * values (pbj_map_sorted); a str's UTF-8 and a bytes' contents live as long as the object does,
+ * and a tuple's items and a sub-message's slots are read from objects held that way. Whatever
+ * growth raises (KeyboardInterrupt, MemoryError, an error of a buffer subclass) is not the
+ * engine's: it leaves unchanged (NULL), never as a decline.
  */
 #include "engine.h"
 
@@ -125,36 +135,33 @@ static int r_map(RW *w, NField *f, PyObject *v, int level)
 {
     if (!PyDict_Check(v)) return -1;
     if (PyDict_GET_SIZE(v) == 0) return 0;
-    PyObject *keys = PyDict_Keys(v);
-    if (!keys || PyList_Sort(keys) < 0) { Py_XDECREF(keys); return -1; }
-    for (Py_ssize_t i = PyList_GET_SIZE(keys) - 1; i >= 0; i--) {
-        PyObject *k = PyList_GET_ITEM(keys, i);
-        PyObject *x = PyDict_GetItemWithError(v, k);
+    PMap map;
+    int r = -1;
+    if (pbj_map_sorted(f, v, &map) < 0) goto done;
+    for (Py_ssize_t i = map.n - 1; i >= 0; i--) {
+        PyObject *k = map.e[i].k, *x = map.e[i].x;  /* owned by map: they outlive any growth */
         WV kw, xw;
-        if (!x) goto fail;
         Py_ssize_t mark = WRITTEN(w);
         if (f->type == T_MESSAGE) {
-            if (Py_TYPE(x) != f->subm->cls) goto fail;
+            if (Py_TYPE(x) != f->subm->cls) goto done;
             Py_ssize_t inner = WRITTEN(w);
-            if (rev_msg(f->subm, x, w, level + 1) < 0) goto fail;
-            if (r_varint(w, (uint64_t)(WRITTEN(w) - inner)) < 0 || r_raw(w, f->vtag, 1) < 0) goto fail;
+            if (rev_msg(f->subm, x, w, level + 1) < 0) goto done;
+            if (r_varint(w, (uint64_t)(WRITTEN(w) - inner)) < 0 || r_raw(w, f->vtag, 1) < 0) goto done;
         } else {
             if (pbj_to_wire(f->type, x, &xw) < 0 || r_value(w, f->type, &xw) < 0 || r_raw(w, f->vtag, 1) < 0)
-                goto fail;
+                goto done;
         }
-        if (pbj_to_wire(f->key, k, &kw) < 0 || r_value(w, f->key, &kw) < 0 || r_raw(w, &f->ktag, 1) < 0) goto fail;
-        if (r_varint(w, (uint64_t)(WRITTEN(w) - mark)) < 0 || r_raw(w, f->tag, f->tag_len) < 0) goto fail;
+        if (pbj_to_wire(f->key, k, &kw) < 0 || r_value(w, f->key, &kw) < 0 || r_raw(w, &f->ktag, 1) < 0) goto done;
+        if (r_varint(w, (uint64_t)(WRITTEN(w) - mark)) < 0 || r_raw(w, f->tag, f->tag_len) < 0) goto done;
     }
-    Py_DECREF(keys);
-    return 0;
-fail:
-    Py_DECREF(keys);
-    return -1;
+    r = 0;
+done:
+    pbj_map_release(&map);
+    return r;
 }
 
-static int r_field(RW *w, NField *f, PyObject *v, int level)
+static int r_field_held(RW *w, NField *f, PyObject *v, int level)
 {
-    if (v == NULL) return -1;
     switch (f->label) {
     case L_IMPLICIT: {
         if (f->type == T_MESSAGE) return v == Py_None ? 0 : r_single(w, f, v, level);
@@ -189,12 +196,35 @@ static int r_field(RW *w, NField *f, PyObject *v, int level)
     }
 }
 
+/* one field's value `v`, read out of its slot: held until written (growth may empty the slot) */
+static int r_field(RW *w, NField *f, PyObject *v, int level)
+{
+    if (v == NULL) return -1;
+    Py_INCREF(v);
+    int r = r_field_held(w, f, v, level);
+    Py_DECREF(v);
+    return r;
+}
+
+/* a set oneof (a OneOf, held by the caller): its member's value, if this write step writes it */
+static int r_oneof(RW *w, NMessage *m, NWrite *st, PyObject *v, int level)
+{
+    int fi = pbj_oneof_member(m, st->index, v);
+    if (fi < 0) return -1;
+    if (!pbj_in_run(st, fi)) return 0;
+    return r_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level);
+}
+
+/* `o` is held by the caller; its slots are read one at a time, each when its turn comes */
 static int rev_msg(NMessage *m, PyObject *o, RW *w, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    if (r_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u)) < 0) return -1;
+    Py_INCREF(u);
+    int r = r_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
+    Py_DECREF(u);
+    if (r < 0) return -1;
     for (int i = m->nwrites - 1; i >= 0; i--) {
         NWrite *st = &m->writes[i];
         if (st->step == W_FIELD) {
@@ -205,16 +235,17 @@ static int rev_msg(NMessage *m, PyObject *o, RW *w, int level)
         PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);
         if (v == NULL) return -1;
         if (v == Py_None) continue;
-        int fi = pbj_oneof_member(m, st->index, v);
-        if (fi < 0) return -1;
-        if (!pbj_in_run(st, fi)) continue;
-        if (r_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level) < 0) return -1;
+        Py_INCREF(v);
+        r = r_oneof(w, m, st, v, level);
+        Py_DECREF(v);
+        if (r < 0) return -1;
     }
     return 0;
 }
 
 /* write_reverse(plan, obj, buf, pos) -> the new pos, or None: the caller runs the Python writer
- * (from len(buf.writer_view) minus the bytes written before: the storage may have grown). */
+ * (from len(buf.writer_view) minus the bytes written before: the storage may have grown). Raises
+ * what the buffer's growth raised, unchanged; a decline is None with no exception. */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4) {
@@ -222,13 +253,18 @@ PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     NMessage *m = pbj_message_of(args[0]);
+    if (!m) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
     RW w = {args[2], {0}, 0, PyLong_AsSsize_t(args[3])};
-    if (!m || Py_TYPE(args[1]) != m->cls || (w.pos == -1 && PyErr_Occurred())) goto decline;
+    if (w.pos == -1 && PyErr_Occurred()) return NULL;
+    if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
     if (rw_view(&w) < 0 || rev_msg(m, args[1], &w, 0) < 0) goto decline;
     rw_release(&w);
     return PyLong_FromSsize_t(w.pos);
 decline:
     rw_release(&w);
-    PyErr_Clear();
+    if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (KeyboardInterrupt, MemoryError...) */
     Py_RETURN_NONE;
 }
