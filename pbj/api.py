@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import Any, TypeVar
 
@@ -26,8 +25,6 @@ DEFAULT_MAX_DEPTH = MAX_DEPTH
 _native_decode: Any = None
 _native_encode: Any = None
 _native_reverse: Any = None
-#: Inputs of at least this many bytes are decoded with the cyclic garbage collector paused.
-_GC_PAUSE_BYTES = 16384
 
 
 def _codec(obj: Any):
@@ -229,24 +226,12 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
+    # the native engine hands back None for an error (or an input it leaves to Python): the
+    # Python parser then raises the DecodeError it always raised
     native_decode = _native_decode if codec.native is not None else None
-    if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
-        # the native engine hands back None for an error (or an input it leaves to Python): the
-        # Python parser then raises the DecodeError it always raised
-        result = None if native_decode is None else native_decode(codec.native, data, max_depth)
-        if result is None:
-            result = codec.parse(data, 0, len(data), max_depth, None)
-    else:
-        # A large input makes many objects at once; letting the cyclic collector scan them again and
-        # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
-        # cannot form cycles, so the collector pauses until the result is complete.
-        gc.disable()
-        try:
-            result = None if native_decode is None else native_decode(codec.native, data, max_depth)
-            if result is None:
-                result = codec.parse(data, 0, len(data), max_depth, None)
-        finally:
-            gc.enable()
+    result = None if native_decode is None else native_decode(codec.native, data, max_depth)
+    if result is None:
+        result = codec.parse(data, 0, len(data), max_depth, None)
     if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result)
     return result
