@@ -43,6 +43,7 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.codec import plan as P
+from pbj.codec.compiler import register_engine
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default
 
 __all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "ENGINE_ENV"]
@@ -192,3 +193,7 @@ def adopt(batch: P.BatchPlan, codecs: list[Any]) -> None:
     caps = _engine.build(tuple(f if f is not None else () for f in flat), tuple(externals))
     for codec, cap in zip(codecs, caps, strict=True):
         codec.native = cap
+
+
+if _engine is not None:
+    register_engine(adopt)
