@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, TypeVar
 
-from pbj import _native
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.depth import check_max_depth, too_deep
+from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
@@ -21,10 +20,6 @@ T = TypeVar("T")
 
 #: Default nesting limit of ``decode``, as Google's runtimes use.
 DEFAULT_MAX_DEPTH = MAX_DEPTH
-#: The native engine's ``decode``/``encode`` while it is in use (:func:`pbj.use_engine`), else ``None``.
-_native_decode: Any = None
-_native_encode: Any = None
-_native_reverse: Any = None
 
 
 def _codec(obj: Any):
@@ -71,7 +66,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             buf = thread_buffer()
             pos = buf.writer_begin(empty=True)
             try:
-                native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+                native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
                 if native_reverse is not None and codec.native is not None:
                     end = native_reverse(codec.native, obj, buf, pos)
                     if end is not None:
@@ -81,7 +76,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
-        native_encode = _native_encode  # read once: use_engine may change it meanwhile
+        native_encode = CURRENT.engine.encode  # read once: use_engine may switch meanwhile
         if native_encode is not None and codec.native is not None:
             out = native_encode(codec.native, obj)
             if out is not None:
@@ -156,7 +151,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     # measured under the claim: another thread's write cannot commit between the two reads
     before = len(buf.writer_view) - pos
     try:
-        native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+        native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
         if native_reverse is not None and codec.native is not None:
             end = native_reverse(codec.native, obj, buf, pos)
             # None: the Python writer starts again where the write began (the storage may have grown)
@@ -228,7 +223,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
     # the native engine hands back None for an error (or an input it leaves to Python): the
     # Python parser then raises the DecodeError it always raised
-    native_decode = _native_decode if codec.native is not None else None
+    native_decode = CURRENT.engine.decode if codec.native is not None else None
     result = None if native_decode is None else native_decode(codec.native, data, max_depth)
     if result is None:
         result = codec.parse(data, 0, len(data), max_depth, None)
@@ -299,7 +294,3 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
         if bad:
             return bad
     return None
-
-
-if _native.available() and os.environ.get(_native.ENGINE_ENV, "native").strip().lower() != "python":
-    _native.use_engine("native")
