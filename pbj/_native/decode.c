@@ -311,6 +311,10 @@ static void settle_tuple(Ctx *c, PyObject *t)
     }
 }
 
+/* Inputs of at least this many bytes have their messages tracked when the call ends (hold_young);
+ * a smaller one makes too few objects for the collector's passes over them to matter. */
+#define DEFER_GC_BYTES 4096
+
 /* End of a decode call: track every message it made that is still alive (`keep`: the call
  * succeeded), drop the references held. */
 static void release_young(Ctx *c, int keep)
@@ -351,6 +355,11 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s)
     }
     SLOT(o, m->unknown_off) = u;
     SLOT(o, m->size_off) = PyLong_FromLong(-1);
+    if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
+        if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
+        else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
+        return o;
+    }
     if (!m->gc_new) PyObject_GC_UnTrack(o);
     if (!pbj_untrack) hold_young(c, o);
     for (int i = 0; i < m->nslots; i++) {
@@ -480,6 +489,7 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (depth < INT32_MIN) depth = INT32_MIN;
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
     Ctx c = {0};
+    c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
     PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL);
     release_young(&c, r != NULL);
     if (r == NULL) {

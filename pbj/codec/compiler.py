@@ -66,10 +66,10 @@ class Codec:
     """The codec of one message class (its ``__pbj_codec__``): its plan, its native form, and the
     functions of the pure-Python engine.
 
-    The Python functions (and ``source``, ``filename``) are made on first access, for the
-    whole batch the class was compiled with: with the native engine in use they are only made
-    when the pure-Python engine is needed (an error to explain, an input the native engine
-    declines, ``pbj.source_of``).
+    The Python functions (and ``source``, ``filename``, ``name``) are made on the first call of
+    one of them (or read of the others), for the whole batch the class was compiled with: with
+    the native engine in use they are only made when the pure-Python engine is needed (an error
+    to explain, an input the native engine declines, ``pbj.source_of``).
 
     Attributes:
         plan: the class's :class:`~pbj.codec.plan.MessagePlan`.
@@ -86,29 +86,50 @@ class Codec:
         filename: the linecache name the source is registered under.
     """
 
-    __slots__ = ("_python", "filename", "name", "native", "parse", "plan", "size", "source", "write",
+    __slots__ = ("_filename", "_name", "_python", "_source", "native", "parse", "plan", "size", "write",
                  "write_fresh", "write_reverse")
 
     def __init__(self, plan: MessagePlan, python: _PythonCode) -> None:
         self.plan = plan
         self.native: Any = None
         self._python: _PythonCode | None = python
+        self._name = self._source = self._filename = ""
+        # until the batch's Python code exists, each role is a stand-in that makes it, then runs it
+        # (plain slots, no __getattr__: reading a codec's attributes stays the interpreter's fast path)
+        for role in _ROLES:
+            setattr(self, role, _stand_in(self, role))
 
     @property
     def has_python_code(self) -> bool:
         """Whether the pure-Python engine's functions of this class exist yet (they are made on first need)."""
         return self._python is None
 
-    def __getattr__(self, name: str) -> Any:
-        # only called for a slot not set yet: the Python code of the batch is made now
-        python = object.__getattribute__(self, "_python") if name in _LAZY else None
-        if python is None:
-            raise AttributeError(name)
-        python.make()
-        return object.__getattribute__(self, name)
+    def _made(self) -> Codec:
+        if self._python is not None:
+            self._python.make()
+        return self
+
+    @property
+    def name(self) -> str:
+        """The stem of the generated functions' names (makes the Python code if needed)."""
+        return self._made()._name
+
+    @property
+    def source(self) -> str:
+        """The class's generated source, as compiled (makes the Python code if needed)."""
+        return self._made()._source
+
+    @property
+    def filename(self) -> str:
+        """The linecache name the source is registered under (makes the Python code if needed)."""
+        return self._made()._filename
 
 
-_LAZY = frozenset({"name", "source", "filename", *_ROLES})
+def _stand_in(codec: Codec, role: str) -> Callable[..., Any]:
+    def make_then_run(*args: Any, **kwargs: Any) -> Any:
+        return getattr(codec._made(), role)(*args, **kwargs)
+    make_then_run.__qualname__ = f"make_python_code_then_{role}"
+    return make_then_run
 
 
 class _PythonCode:
@@ -289,14 +310,14 @@ def _compile_python(batch: BatchPlan, codecs: list[Codec]) -> None:
         owner.finalize(entries)
     for codec, mp, text, (filename, _) in zip(codecs, batch.messages, texts, entries, strict=True):
         name = stems[mp.idx]
-        codec.name = name
+        codec._name = name
         codec.size = namespace[f"size_{name}"]
         codec.write = namespace[f"write_{name}"]
         codec.write_fresh = namespace[f"write_fresh_{name}"]
         codec.write_reverse = namespace[f"write_reverse_{name}"]
         codec.parse = namespace[f"parse_{name}"]
-        codec.source = text
-        codec.filename = filename
+        codec._source = text
+        codec._filename = filename
 
 
 def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
