@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         for lib in runs:
             runs[lib].append(run_once(lib, args.engine))
     print(f"CPython {sys.version.split()[0]}, {os.cpu_count()} CPUs; CPU seconds, best of {args.runs} fresh processes")
-    print(f"{'phase':<14}{'pbj (' + runs['pbj'][0]['engine'] + ')':>16}{'google (' + runs['google'][0]['engine'] + ')':>18}"
-          f"{'ratio':>9}")
+    heads = (f"pbj ({runs['pbj'][0]['engine']})", f"google ({runs['google'][0]['engine']})")
+    print(f"{'phase':<14}{heads[0]:>16}{heads[1]:>18}{'ratio':>9}")
     for phase in ("import", "load", "decode"):
         p, g = (min(r[phase] for r in runs[lib]) for lib in ("pbj", "google"))
         print(f"{phase:<14}{p:>16.3f}{g:>18.4f}{p / g:>9.1f}")

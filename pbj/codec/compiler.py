@@ -89,6 +89,12 @@ class Codec:
     __slots__ = ("_filename", "_name", "_python", "_source", "native", "parse", "plan", "size", "write",
                  "write_fresh", "write_reverse")
 
+    size: Callable[..., int]
+    write: Callable[..., None]
+    write_fresh: Callable[..., int]
+    write_reverse: Callable[..., int]
+    parse: Callable[..., Any]
+
     def __init__(self, plan: MessagePlan, python: _PythonCode) -> None:
         self.plan = plan
         self.native: Any = None
