@@ -16,14 +16,12 @@ encode and decode them byte-exact with every other protobuf runtime::
 See ``docs/usage-guide.md``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from pbj._native import engine, use_engine
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
-from pbj.extensions import Extension, extension, extensions_of, get_extension, has_extension, with_extensions
-from pbj.loader import Namespace, load_descriptor_set, load_proto
-from pbj.loader.services import Method, Service, rpc, service
-from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
 from pbj.schema import (
     FieldInfo,
     FrozenMap,
@@ -38,8 +36,48 @@ from pbj.schema import (
     replace,
     unknown_fields,
 )
-from pbj.schema.declared_features import enum_features
-from pbj.textformat import TextError, from_text, to_text
+
+if TYPE_CHECKING:  # imported on first use (below): ``import pbj`` loads what encode and decode need
+    from pbj.extensions import (
+        Extension,
+        extension,
+        extensions_of,
+        get_extension,
+        has_extension,
+        with_extensions,
+    )
+    from pbj.loader import Namespace, load_descriptor_set, load_proto
+    from pbj.loader.services import Method, Service, rpc, service
+    from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
+    from pbj.schema.declared_features import enum_features
+    from pbj.textformat import TextError, from_text, to_text
+
+#: The public names that live in modules imported on first use, and the module of each.
+_LAZY = {
+    **dict.fromkeys(("Extension", "extension", "extensions_of", "get_extension", "has_extension",
+                     "with_extensions"), "pbj.extensions"),
+    **dict.fromkeys(("Namespace", "load_descriptor_set", "load_proto"), "pbj.loader"),
+    **dict.fromkeys(("Method", "Service", "rpc", "service"), "pbj.loader.services"),
+    **dict.fromkeys(("JSONError", "from_dict", "from_json", "to_dict", "to_json"), "pbj.protojson"),
+    **dict.fromkeys(("TextError", "from_text", "to_text"), "pbj.textformat"),
+    "enum_features": "pbj.schema.declared_features",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module of a public name on its first use (JSON, text format, loader, extensions)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pbj' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "DecodeError", "EncodeError", "FieldInfo", "FrozenMap", "OneOf",

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import gc
-import os
 from typing import Any, TypeVar
 
-from pbj import _native
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.depth import check_max_depth, too_deep
+from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
@@ -22,12 +20,6 @@ T = TypeVar("T")
 
 #: Default nesting limit of ``decode``, as Google's runtimes use.
 DEFAULT_MAX_DEPTH = MAX_DEPTH
-#: The native engine's ``decode``/``encode`` while it is in use (:func:`pbj.use_engine`), else ``None``.
-_native_decode: Any = None
-_native_encode: Any = None
-_native_reverse: Any = None
-#: Inputs of at least this many bytes are decoded with the cyclic garbage collector paused.
-_GC_PAUSE_BYTES = 16384
 
 
 def _codec(obj: Any):
@@ -78,7 +70,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             buf = thread_buffer()
             pos = buf.writer_begin(empty=True)
             try:
-                native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+                native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
                 if native_reverse is not None and codec.native is not None:
                     ours = False
                     end = native_reverse(codec.native, obj, buf, pos)
@@ -90,7 +82,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
                 return buf.writer_view[pos:].tobytes()
             finally:
                 buf.writer_abort()
-        native_encode = _native_encode  # read once: use_engine may change it meanwhile
+        native_encode = CURRENT.engine.encode  # read once: use_engine may switch meanwhile
         if native_encode is not None and codec.native is not None:
             ours = False
             out = native_encode(codec.native, obj)
@@ -175,7 +167,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
     before = len(buf.writer_view) - pos
     ours = True  # False while the native engine runs: what it raises is not pbj's, it leaves unchanged
     try:
-        native_reverse = _native_reverse  # read once: use_engine may change it meanwhile
+        native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
         if native_reverse is not None and codec.native is not None:
             ours = False
             end = native_reverse(codec.native, obj, buf, pos)
@@ -247,24 +239,12 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
-    native_decode = _native_decode if codec.native is not None else None
-    if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
-        # the native engine hands back None for an error (or an input it leaves to Python): the
-        # Python parser then raises the DecodeError it always raised
-        result = None if native_decode is None else native_decode(codec.native, data, max_depth)
-        if result is None:
-            result = codec.parse(data, 0, len(data), max_depth, None)
-    else:
-        # A large input makes many objects at once; letting the cyclic collector scan them again and
-        # again while they are being made costs 4-6x the decode itself (docs/performance.md). They
-        # cannot form cycles, so the collector pauses until the result is complete.
-        gc.disable()
-        try:
-            result = None if native_decode is None else native_decode(codec.native, data, max_depth)
-            if result is None:
-                result = codec.parse(data, 0, len(data), max_depth, None)
-        finally:
-            gc.enable()
+    # the native engine hands back None for an error (or an input it leaves to Python): the
+    # Python parser then raises the DecodeError it always raised
+    native_decode = CURRENT.engine.decode if codec.native is not None else None
+    result = None if native_decode is None else native_decode(codec.native, data, max_depth)
+    if result is None:
+        result = codec.parse(data, 0, len(data), max_depth, None)
     if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result)
     return result
@@ -382,7 +362,3 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
         if bad:
             return bad
     return None
-
-
-if _native.available() and os.environ.get(_native.ENGINE_ENV, "native").strip().lower() != "python":
-    _native.use_engine("native")

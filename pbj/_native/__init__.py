@@ -39,25 +39,50 @@ What the native engine does (see docs/performance.md for figures):
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from pbj import scalars, wire
+from pbj import engines, scalars, wire
 from pbj.codec import plan as P
+from pbj.codec.compiler import register_engine
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default
 
-__all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "ENGINE_ENV"]
+__all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "ENGINE_ENV", "NATIVE"]
 
 #: The environment variable that selects the engine at import: ``python`` or ``native``.
 ENGINE_ENV = "PBJ_ENGINE"
+
+_S_SINGULAR, _S_REPEATED, _S_MAP, _S_ONEOF = range(4)
+#: The sizes of the records :func:`native_plan` makes: a field (``_field``), a message.
+_FIELD_ITEMS, _MESSAGE_ITEMS = 17, 10
+
+
+def layout() -> dict[str, int]:
+    """Every code and record size the engine reads from a plan, by name, as the Python side sends them.
+
+    Handed to the extension at import, which refuses (``ImportError``) unless each is its own:
+    the type codes (:mod:`pbj.scalars`, ``message``), labels, parse forms and write steps
+    (:mod:`pbj.codec.plan`), slot kinds, and the sizes of the field and message records.
+    """
+    out = {row.name: row.code for row in scalars.BY_CODE}
+    out["message"] = P.MESSAGE
+    out.update(IMPLICIT=P.IMPLICIT, EXPLICIT=P.EXPLICIT, REPEATED=P.REPEATED, PACKED=P.PACKED, MAP=P.MAP,
+               MEMBER=P.MEMBER, VALUE=P.VALUE, PACKED_RUN=P.PACKED_RUN, GROUP_START=P.GROUP_START, FIELD=P.FIELD,
+               RUN=P.RUN, S_SINGULAR=_S_SINGULAR, S_REPEATED=_S_REPEATED, S_MAP=_S_MAP, S_ONEOF=_S_ONEOF,
+               field_items=_FIELD_ITEMS, message_items=_MESSAGE_ITEMS)
+    return out
+
 
 try:
     from pbj._native import _engine  # type: ignore[attr-defined]
 except ImportError:  # not built (no compiler at install time): the pure-Python engine runs
     _engine = None
+    NATIVE: engines.Engine | None = None
 else:
-    _engine.setup(FrozenMap, OneOf, EMPTY_MAP)
+    _engine.setup(FrozenMap, OneOf, EMPTY_MAP, layout())  # ImportError if the engine was built for another plan
+    #: The native engine's entry points (``None`` when it is not built).
+    NATIVE = engines.Engine("native", _engine.decode, _engine.encode, _engine.write_reverse)
 
-_S_SINGULAR, _S_REPEATED, _S_MAP, _S_ONEOF = range(4)
 _FIELD_PLAN = frozenset({"name", "proto_name", "number", "idx", "slot", "label", "type", "group", "tag", "end_tag",
                          "width", "sub", "enum", "closed", "key", "default", "oneof",
                          # the writers read the stored state (None when unset), never the declared default
@@ -77,8 +102,7 @@ def engine() -> str:
     ``"native"`` when the C extension is built and neither ``PBJ_ENGINE=python``
     (at import) nor ``use_engine("python")`` chose the pure-Python engine.
     """
-    from pbj import api
-    return "native" if api._native_decode is not None else "python"
+    return engines.CURRENT.engine.name
 
 
 def use_engine(name: str) -> None:
@@ -92,17 +116,15 @@ def use_engine(name: str) -> None:
         RuntimeError: ``"native"`` was asked for but the extension is not built
             (pbj was installed where no C compiler was found).
     """
-    from pbj import api
     if name not in ("native", "python"):
         raise ValueError(f"engine must be 'native' or 'python', not {name!r}")
     if name == "native":
-        if _engine is None:
+        if NATIVE is None:
             raise RuntimeError("pbj's native engine is not built (no C compiler at install time?); "
                                "reinstall pbj where gcc and Python's headers exist")
-        api._native_decode, api._native_encode, api._native_reverse = _engine.decode, _engine.encode, \
-            _engine.write_reverse
+        engines.select(NATIVE)
     else:
-        api._native_decode = api._native_encode = api._native_reverse = None
+        engines.select(engines.PYTHON)
 
 
 def _extras_unset(record: Any, known: frozenset[str]) -> bool:
@@ -192,3 +214,9 @@ def adopt(batch: P.BatchPlan, codecs: list[Any]) -> None:
     caps = _engine.build(tuple(f if f is not None else () for f in flat), tuple(externals))
     for codec, cap in zip(codecs, caps, strict=True):
         codec.native = cap
+
+
+if _engine is not None:
+    register_engine(adopt)  # every batch plan finished from now on is handed to the engine
+    if os.environ.get(ENGINE_ENV, "native").strip().lower() != "python":
+        use_engine("native")

@@ -282,7 +282,54 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
 /* whether decoded objects are left untracked by the cyclic garbage collector (see module.c) */
 int pbj_untrack = 0;
 
-static PyObject *finish(NMessage *m, State *s)
+/* Hold message `o`, made untracked, until the decode call ends (pbj_decode then tracks it).
+ * While a decode runs, the collector does not scan the objects it is making again and again
+ * (each collection of the young generation would walk them all); at the end the result is
+ * tracked like any object, so no cycle a program makes through it later escapes the collector.
+ * This changes nothing process-wide: only the objects this call made, and only while it runs. */
+static void hold_young(Ctx *c, PyObject *o)
+{
+    if (c->nyoung == c->cap_young) {
+        Py_ssize_t cap = c->cap_young ? c->cap_young * 2 : 64;
+        PyObject **items = PyMem_Realloc(c->young, cap * sizeof(PyObject *));
+        if (!items) { PyObject_GC_Track(o); return; }  /* no room to hold it: tracked now, as usual */
+        c->young = items;
+        c->cap_young = cap;
+    }
+    c->young[c->nyoung++] = Py_NewRef(o);
+}
+
+/* A repeated field's tuple or a oneof's OneOf, just made (tracked): one that holds no object the
+ * collector knows (numbers, strings, bytes) can never be part of a cycle and is untracked for
+ * good, as CPython's collector itself untracks such tuples; any other is held as a message is. */
+static void settle_tuple(Ctx *c, PyObject *t)
+{
+    if (!PyObject_GC_IsTracked(t)) return;
+    PyObject_GC_UnTrack(t);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        if (PyObject_IS_GC(PyTuple_GET_ITEM(t, i))) { hold_young(c, t); return; }
+    }
+}
+
+/* Inputs of at least this many bytes have their messages tracked when the call ends (hold_young);
+ * a smaller one makes too few objects for the collector's passes over them to matter. */
+#define DEFER_GC_BYTES 4096
+
+/* End of a decode call: track every message it made that is still alive (`keep`: the call
+ * succeeded), drop the references held. */
+static void release_young(Ctx *c, int keep)
+{
+    for (Py_ssize_t i = 0; i < c->nyoung; i++) {
+        PyObject *o = c->young[i];
+        if (keep && Py_REFCNT(o) > 1 && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+        Py_DECREF(o);
+    }
+    PyMem_Free(c->young);
+    c->young = NULL;
+    c->nyoung = c->cap_young = 0;
+}
+
+static PyObject *finish(Ctx *c, NMessage *m, State *s)
 {
     /* the values first: nothing can fail once the object exists */
     for (int i = 0; i < m->nslots; i++) {
@@ -308,8 +355,18 @@ static PyObject *finish(NMessage *m, State *s)
     }
     SLOT(o, m->unknown_off) = u;
     SLOT(o, m->size_off) = PyLong_FromLong(-1);
-    if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
-    else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
+    if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
+        if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
+        else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
+        return o;
+    }
+    if (!m->gc_new) PyObject_GC_UnTrack(o);
+    if (!pbj_untrack) hold_young(c, o);
+    for (int i = 0; i < m->nslots; i++) {
+        int k = m->slot_kind[i];
+        PyObject *v = SLOT(o, m->slot_off[i]);
+        if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) settle_tuple(c, v);
+    }
     return o;
 }
 
@@ -400,7 +457,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         if (store(m, &s, f, d->field, v) < 0) goto done;
     }
     if (group_end && !ended) goto done;
-    result = finish(m, &s);
+    result = finish(c, m, &s);
     if (result && after) *after = p;
 done:
     for (int i = 0; i < m->nslots; i++) Py_XDECREF(s.vals[i]);
@@ -432,7 +489,9 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (depth < INT32_MIN) depth = INT32_MIN;
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
     Ctx c = {0};
+    c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
     PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL);
+    release_young(&c, r != NULL);
     if (r == NULL) {
         PyErr_Clear();
         if (nargs == 4 && c.declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;

@@ -30,6 +30,23 @@ enum { F_VALUE, F_PACKED_RUN, F_GROUP_START };
 enum { W_FIELD, W_RUN };
 /* what a slot holds while decoding */
 enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
+/* the sizes of the records pbj/_native/__init__.py sends (native_plan): a field, a message */
+#define FIELD_ITEMS 17
+#define MESSAGE_ITEMS 10
+/* Every code above, by the name pbj/_native/__init__.py gives it in the layout it hands to
+ * setup() at import: setup() refuses (and the import fails) unless each is the value the Python
+ * side sends, so a code changed on one side only cannot give silently wrong bytes. */
+#define PBJ_LAYOUT_ENTRIES \
+    X(double, T_DOUBLE) X(float, T_FLOAT) X(int64, T_INT64) X(uint64, T_UINT64) X(int32, T_INT32) \
+    X(fixed64, T_FIXED64) X(fixed32, T_FIXED32) X(bool, T_BOOL) X(string, T_STRING) X(bytes, T_BYTES) \
+    X(uint32, T_UINT32) X(sfixed32, T_SFIXED32) X(sfixed64, T_SFIXED64) X(sint32, T_SINT32) \
+    X(sint64, T_SINT64) X(enum, T_ENUM) X(message, T_MESSAGE) \
+    X(IMPLICIT, L_IMPLICIT) X(EXPLICIT, L_EXPLICIT) X(REPEATED, L_REPEATED) X(PACKED, L_PACKED) \
+    X(MAP, L_MAP) X(MEMBER, L_MEMBER) \
+    X(VALUE, F_VALUE) X(PACKED_RUN, F_PACKED_RUN) X(GROUP_START, F_GROUP_START) \
+    X(FIELD, W_FIELD) X(RUN, W_RUN) \
+    X(S_SINGULAR, S_SINGULAR) X(S_REPEATED, S_REPEATED) X(S_MAP, S_MAP) X(S_ONEOF, S_ONEOF) \
+    X(field_items, FIELD_ITEMS) X(message_items, MESSAGE_ITEMS)
 
 /* Deepest C recursion the engine allows itself (messages, groups, skipped groups); deeper
  * input is declined and the pure-Python engine (with its own limits) decides. */

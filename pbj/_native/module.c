@@ -5,17 +5,46 @@
  *   decode(plan, data, max_depth) -> obj | None       decode.c
  *   encode(plan, obj) -> bytes | None                 encode.c
  *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
- *   setup(FrozenMap, OneOf, EMPTY_MAP)                the containers decoded values use
+ *   setup(FrozenMap, OneOf, EMPTY_MAP, layout)        the containers decoded values use; the
+ *                                                     codes and record sizes Python sends (checked)
  * None always means: run the pure-Python engine on the same input.
  */
 #include "engine.h"
 
 PyObject *pbj_FrozenMap, *pbj_OneOf, *pbj_EMPTY_MAP, *pbj_empty_tuple, *pbj_empty_bytes;
 
+/* The layout Python sends must be this engine's, entry for entry (engine.h, PBJ_LAYOUT_ENTRIES). */
+static int check_layout(PyObject *layout)
+{
+    Py_ssize_t n = 0;
+#define X(name, value) \
+    { \
+        PyObject *v = PyDict_GetItemString(layout, #name); \
+        long got = v && PyLong_Check(v) ? PyLong_AsLong(v) : -1; \
+        if (got != (value)) { \
+            PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: its %s is %d, " \
+                         "pbj sends %R (rebuild the extension from these sources)", #name, (int)(value), v); \
+            return -1; \
+        } \
+        n++; \
+    }
+    PBJ_LAYOUT_ENTRIES
+#undef X
+    if (PyDict_GET_SIZE(layout) != n) {
+        PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: pbj sends %zd "
+                     "codes, the engine knows %zd (rebuild the extension from these sources)",
+                     PyDict_GET_SIZE(layout), n);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *setup(PyObject *self, PyObject *args)
 {
-    PyObject *fm, *oneof, *empty;
-    if (!PyArg_ParseTuple(args, "O!O!O", &PyType_Type, &fm, &PyType_Type, &oneof, &empty)) return NULL;
+    PyObject *fm, *oneof, *empty, *layout;
+    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyType_Type, &fm, &PyType_Type, &oneof, &empty, &PyDict_Type, &layout))
+        return NULL;
+    if (check_layout(layout) < 0) return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)fm, &PyDict_Type) || !PyType_IsSubtype((PyTypeObject *)oneof, &PyTuple_Type)
         || ((PyTypeObject *)oneof)->tp_basicsize != PyTuple_Type.tp_basicsize) {
         PyErr_SetString(PyExc_TypeError, "setup(FrozenMap, OneOf, EMPTY_MAP): unexpected container types");
@@ -41,7 +70,8 @@ static PyObject *set_untrack(PyObject *self, PyObject *arg)
 static PyMethodDef methods[] = {
     {"set_untrack", set_untrack, METH_O,
      "set_untrack(on) -> the previous setting: leave decoded messages untracked by the cyclic GC."},
-    {"setup", setup, METH_VARARGS, "setup(FrozenMap, OneOf, EMPTY_MAP): the containers decoded values use."},
+    {"setup", setup, METH_VARARGS,
+     "setup(FrozenMap, OneOf, EMPTY_MAP, layout): the containers decoded values use; the codes Python sends."},
     {"build", pbj_build, METH_VARARGS, "build(messages, externals) -> list of plan capsules (None: declined)."},
     {"decode", (PyCFunction)(void (*)(void))pbj_decode, METH_FASTCALL,
      "decode(plan, data, max_depth) -> the decoded object, or None (run the Python parser)."},

@@ -91,7 +91,6 @@ static int *int_array(PyObject *t, int *n)
     return a;
 }
 
-#define FIELD_ITEMS 17
 
 static int convert_field(NField *f, PyObject *t)
 {
@@ -121,7 +120,6 @@ static int convert_field(NField *f, PyObject *t)
     return 0;
 }
 
-#define MESSAGE_ITEMS 10
 
 static NMessage *convert_message(PyObject *t)
 {
@@ -192,6 +190,7 @@ static NMessage *convert_message(PyObject *t)
         if (field < 0 || field >= m->nfields || tag <= 0) goto fail;
         m->dispatch[i].tag = (uint32_t)tag;
         m->dispatch[i].field = field;
+        if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) goto fail;
         m->dispatch[i].form = form;
         if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
         if (i > 0 && m->dispatch[i - 1].tag >= (uint32_t)tag) goto fail;  /* sorted, unique */
@@ -230,6 +229,7 @@ static NMessage *convert_message(PyObject *t)
             || get_int(w, 1, &nw->index) < 0) goto fail;
         nw->members = int_array(PyTuple_GET_ITEM(w, 2), &nw->nmembers);
         if (!nw->members) goto fail;
+        if (nw->step != W_FIELD && nw->step != W_RUN) goto fail;  /* a step this engine does not know */
         if (nw->step == W_FIELD && (nw->index < 0 || nw->index >= m->nfields)) goto fail;
         if (nw->step == W_RUN && (nw->index < 0 || nw->index >= m->noneofs)) goto fail;
         for (int k = 0; k < nw->nmembers; k++) {

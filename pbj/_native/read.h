@@ -19,6 +19,9 @@ typedef struct {
 typedef struct {
     int level;
     int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
+    int defer_gc;       /* a large input: messages are tracked when the call ends (decode.c, hold_young) */
+    PyObject **young;   /* messages made by this call, held, not yet tracked by the cyclic GC */
+    Py_ssize_t nyoung, cap_young;
 } Ctx;
 
 int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n);

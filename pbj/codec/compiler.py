@@ -27,28 +27,54 @@ compile) raises ``RuntimeError`` instead of starting over.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from pbj.codec.emit import Emit
-from pbj.codec.forward import emit_forward
-from pbj.codec.parse import emit_parse
 from pbj.codec.plan import BatchPlan, MessagePlan, build_batch
-from pbj.codec.reverse import emit_reverse
-from pbj.codec.runtime import HELPERS
-from pbj.codec.source import Batch, Scope, register_lines
 from pbj.schema import MessageInfo, resolve
 
-__all__ = ["Codec", "compile_class", "codec_of", "source_of", "emit_class", "emit_batch", "reachable"]
+if TYPE_CHECKING:
+    from pbj.codec.emit import Emit
+    from pbj.codec.source import Scope
+
+__all__ = ["Codec", "compile_class", "codec_of", "source_of", "emit_class", "emit_batch", "emit_plan", "reachable",
+           "register_engine"]
 
 _ROLES = ("size", "write", "write_fresh", "write_reverse", "parse")
 _lock = threading.RLock()
 _state = threading.local()
 
 
+#: An engine's adopter: called with each finished batch plan and the batch's codecs (see :func:`register_engine`).
+Adopter = Callable[[BatchPlan, "list[Codec]"], None]
+_adopters: list[Adopter] = []
+
+
+def register_engine(adopt: Adopter) -> None:
+    """Hand every batch plan finished from now on to ``adopt`` (an engine's entry point).
+
+    The compiler knows no engine: an engine (``pbj._native``) registers here when it is
+    imported, and each batch's plan is given to it as soon as it is built, before any Python
+    source exists. ``adopt(batch, codecs)`` may set ``codec.native`` on any of ``codecs``
+    (``codecs[i]`` is the codec of ``batch.messages[i]``); it must not raise.
+    """
+    if adopt not in _adopters:
+        _adopters.append(adopt)
+
+
 class Codec:
-    """The compiled functions of one message class (its ``__pbj_codec__``).
+    """The codec of one message class (its ``__pbj_codec__``): its plan, its native form, and the
+    functions of the pure-Python engine.
+
+    The Python functions (and ``source``, ``filename``, ``name``) are made on the first call of
+    one of them (or read of the others), for the whole batch the class was compiled with: with
+    the native engine in use they are only made when the pure-Python engine is needed (an error
+    to explain, an input the native engine declines, ``pbj.source_of``).
 
     Attributes:
+        plan: the class's :class:`~pbj.codec.plan.MessagePlan`.
+        native: the class's plan in the native engine's form (:mod:`pbj._native`),
+            or ``None`` when the engine is not built or declines the class.
         size: ``size(o) -> int`` (caches the size on ``o``).
         write: ``write(o, ap) -> None`` (forward writer; sizes must be cached).
         write_fresh: ``write_fresh(o, parts, ap) -> int`` (forward writer in one pass:
@@ -58,22 +84,90 @@ class Codec:
         name: the stem of the generated functions' names.
         source: the class's generated source, as compiled.
         filename: the linecache name the source is registered under.
-        native: the class's plan in the native engine's form (:mod:`pbj._native`),
-            or ``None`` when the engine is not built or declines the class.
     """
 
-    __slots__ = ("filename", "name", "native", "parse", "size", "source", "write", "write_fresh", "write_reverse")
+    __slots__ = ("_filename", "_name", "_python", "_source", "native", "parse", "plan", "size", "write",
+                 "write_fresh", "write_reverse")
 
-    def __init__(self, name: str, namespace: dict[str, Any], source: str, filename: str) -> None:
-        self.name = name
-        self.size = namespace[f"size_{name}"]
-        self.write = namespace[f"write_{name}"]
-        self.write_fresh = namespace[f"write_fresh_{name}"]
-        self.write_reverse = namespace[f"write_reverse_{name}"]
-        self.parse = namespace[f"parse_{name}"]
-        self.source = source
-        self.filename = filename
+    size: Callable[..., int]
+    write: Callable[..., None]
+    write_fresh: Callable[..., int]
+    write_reverse: Callable[..., int]
+    parse: Callable[..., Any]
+
+    def __init__(self, plan: MessagePlan, python: _PythonCode) -> None:
+        self.plan = plan
         self.native: Any = None
+        self._python: _PythonCode | None = python
+        self._name = self._source = self._filename = ""
+        # until the batch's Python code exists, each role is a stand-in that makes it, then runs it
+        # (plain slots, no __getattr__: reading a codec's attributes stays the interpreter's fast path)
+        for role in _ROLES:
+            setattr(self, role, _stand_in(self, role))
+
+    @property
+    def has_python_code(self) -> bool:
+        """Whether the pure-Python engine's functions of this class exist yet (they are made on first need)."""
+        return self._python is None
+
+    def _made(self) -> Codec:
+        if self._python is not None:
+            self._python.make()
+        return self
+
+    @property
+    def name(self) -> str:
+        """The stem of the generated functions' names (makes the Python code if needed)."""
+        return self._made()._name
+
+    @property
+    def source(self) -> str:
+        """The class's generated source, as compiled (makes the Python code if needed)."""
+        return self._made()._source
+
+    @property
+    def filename(self) -> str:
+        """The linecache name the source is registered under (makes the Python code if needed)."""
+        return self._made()._filename
+
+
+def _stand_in(codec: Codec, role: str) -> Callable[..., Any]:
+    def make_then_run(*args: Any, **kwargs: Any) -> Any:
+        return getattr(codec._made(), role)(*args, **kwargs)
+    make_then_run.__qualname__ = f"make_python_code_then_{role}"
+    return make_then_run
+
+
+class _PythonCode:
+    """The pure-Python engine's code of one batch, emitted and compiled on first need."""
+
+    __slots__ = ("batch", "codecs")
+
+    def __init__(self, batch: BatchPlan) -> None:
+        self.batch = batch
+        self.codecs: list[Codec] = []
+
+    def make(self) -> None:
+        """Emit and compile the batch's source (once), after that of the batches it refers to."""
+        with _lock:
+            if self.codecs and self.codecs[0]._python is None:
+                return
+            for c in self.batch.classes[len(self.batch.messages):]:  # earlier batches first
+                codec = c.__dict__.get("__pbj_codec__")
+                if codec is not None and codec._python is not None:
+                    codec._python.make()
+            if getattr(_state, "compiling", None) is not None:
+                raise RuntimeError(
+                    f"pbj cannot compile the Python code of {self.batch.messages[0].cls.__qualname__} while this "
+                    f"thread is compiling that of {_state.compiling} (a signal handler interrupted it?); use each "
+                    "class once (or call pbj.source_of(cls)) before installing the handler")
+            _state.compiling = self.batch.messages[0].cls.__qualname__
+            try:
+                _compile_python(self.batch, self.codecs)
+            finally:
+                _state.compiling = None
+            for codec in self.codecs:
+                codec._python = None  # the batch plan is kept by the codecs' plans only
 
 
 def reachable(cls: type, compiled_stop: bool = True) -> list[MessageInfo]:
@@ -160,6 +254,9 @@ def recursion_groups(infos: list[MessageInfo]) -> list[list[MessageInfo]]:
 
 def emit_class(ctx: Emit, plan: MessagePlan) -> str:
     """The whole generated source of one class: forward writer, reverse writer, parser."""
+    from pbj.codec.forward import emit_forward
+    from pbj.codec.parse import emit_parse
+    from pbj.codec.reverse import emit_reverse
     return "\n".join([emit_forward(ctx, plan), emit_reverse(ctx, plan), emit_parse(ctx, plan)])
 
 
@@ -173,6 +270,18 @@ def emit_batch(infos: list[MessageInfo]) -> tuple[BatchPlan, Scope, list[str], l
         are bound to their compiled functions when they have them.
     """
     batch = build_batch(infos)
+    return (batch, *emit_plan(batch))
+
+
+def emit_plan(batch: BatchPlan) -> tuple[Scope, list[str], list[str]]:
+    """Emit the source of a batch plan: ``(scope, stems, texts)`` as :func:`emit_batch` returns them.
+
+    The emitters and the generated code's helpers are imported here, on the first need of the
+    pure-Python engine's code: the native engine runs without them.
+    """
+    from pbj.codec.emit import Emit
+    from pbj.codec.runtime import HELPERS
+    from pbj.codec.source import Scope
     scope = Scope(HELPERS)
     scope.values["__name__"] = "pbj.codec.generated"
     scope.name("__pbj_batch__")
@@ -186,11 +295,13 @@ def emit_batch(infos: list[MessageInfo]) -> tuple[BatchPlan, Scope, list[str], l
                 scope.bind(f"{role}_{stem}", getattr(codec, role))
     ctx = Emit(batch, scope, stems)
     texts = [emit_class(ctx, mp) for mp in batch.messages]
-    return batch, scope, stems, texts
+    return scope, stems, texts
 
 
-def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
-    batch, scope, stems, texts = emit_batch(infos)
+def _compile_python(batch: BatchPlan, codecs: list[Codec]) -> None:
+    """Emit, compile and install the Python functions of a batch on its codecs."""
+    from pbj.codec.source import Batch, register_lines
+    scope, stems, texts = emit_plan(batch)
     namespace = scope.values
     owner = Batch()
     namespace["__pbj_batch__"] = owner
@@ -203,10 +314,25 @@ def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
             exec(compile(text, filename, "exec"), namespace)
     finally:
         owner.finalize(entries)
-    codecs = [Codec(stems[mp.idx], namespace, text, filename)
-              for mp, text, (filename, _) in zip(batch.messages, texts, entries, strict=True)]
-    from pbj._native import adopt  # imported here: pbj._native imports the codec package
-    adopt(batch, codecs)  # the native engine's own form of the plans, if it is built
+    for codec, mp, text, (filename, _) in zip(codecs, batch.messages, texts, entries, strict=True):
+        name = stems[mp.idx]
+        codec._name = name
+        codec.size = namespace[f"size_{name}"]
+        codec.write = namespace[f"write_{name}"]
+        codec.write_fresh = namespace[f"write_fresh_{name}"]
+        codec.write_reverse = namespace[f"write_reverse_{name}"]
+        codec.parse = namespace[f"parse_{name}"]
+        codec._source = text
+        codec._filename = filename
+
+
+def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:
+    batch = build_batch(infos)
+    python = _PythonCode(batch)
+    codecs = [Codec(mp, python) for mp in batch.messages]
+    python.codecs = codecs
+    for adopt in _adopters:
+        adopt(batch, codecs)  # each registered engine's own form of the plans
     return codecs
 
 

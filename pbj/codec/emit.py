@@ -24,11 +24,9 @@ from pbj.codec.plan import (
     BatchPlan,
     FieldPlan,
     MessagePlan,
-    build_message,
     row_of,
 )
 from pbj.codec.source import Scope, attr_ok, comment
-from pbj.schema import resolve
 
 __all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "describe_run", "presence_test"]
 
@@ -150,8 +148,8 @@ class Emit:
         if index < len(self.batch.messages):
             mp = self.batch.messages[index]
         else:
-            cls = self.batch.classes[index]
-            mp = build_message(resolve(cls), index, lambda c: -1)
+            # compiled by an earlier batch: its codec keeps its plan (renumbered as this batch sees it)
+            mp = self.batch.classes[index].__pbj_codec__.plan._replace(idx=index)
         ok = (mp.leaf and not mp.oneofs and 1 <= len(mp.fields) <= 6 and all(
             f.label in (IMPLICIT, EXPLICIT) and not f.closed and not row_of(f.type).is_len and len(f.tag) == 1
             and attr_ok(f.name) and f.declared_default is None for f in mp.fields))

@@ -1,0 +1,114 @@
+"""What a program pays before its first decoded block: pbj against Google's protobuf (upb).
+
+    python -m benchmarks.first_use                 # best of 3, alternating, pbj and Google
+    python -m benchmarks.first_use --runs 5 --engine python
+
+Each run is a fresh interpreter per library (the libraries run alternately, so drift on a busy
+machine falls on both). Inside it, with the thread's CPU clock (``time.process_time``), three
+phases are timed one after the other, from before the first import of the library:
+
+* *import*: pbj: ``import pbj``; Google: ``descriptor_pb2``, ``descriptor_pool`` and
+  ``message_factory``;
+* *load*: pbj: ``pbj.load_descriptor_set`` of the shipped HAPI set; Google: a new
+  ``DescriptorPool`` and ``pool.Add`` of each of its files, then
+  ``message_factory.GetMessageClass`` of the block message;
+* *first decode*: decode the shipped block (4 MB) once (pbj: ``pbj.decode``; Google:
+  ``ParseFromString``).
+
+The files are read (and the block gunzipped) before the clock starts. Reported: per phase the best
+of the runs, the total of the best run, the ratio pbj / Google, and the peak RSS of each process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
+
+_CHILD = r"""
+import gzip, json, resource, sys, time
+from importlib import resources
+lib, block_path, schema_path = sys.argv[1:4]
+raw = open(block_path, "rb").read()
+if raw[:2] == b"\x1f\x8b":
+    raw = gzip.decompress(raw)
+schema = open(schema_path, "rb").read()
+clock = time.process_time
+t0 = clock()
+if lib == "pbj":
+    import pbj
+    t1 = clock()
+    ns = pbj.load_descriptor_set(schema)
+    cls = ns[BLOCK_TYPE]
+    t2 = clock()
+    obj = pbj.decode(cls, raw)
+    t3 = clock()
+    engine = pbj.engine()
+else:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    t1 = clock()
+    fds = descriptor_pb2.FileDescriptorSet.FromString(schema)
+    pool = descriptor_pool.DescriptorPool()
+    for f in fds.file:
+        pool.Add(f)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(BLOCK_TYPE))
+    t2 = clock()
+    obj = cls()
+    obj.ParseFromString(raw)
+    t3 = clock()
+    from google.protobuf.internal import api_implementation
+    engine = api_implementation.Type()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "decode": t3 - t2, "engine": engine, "rss_mb": rss}))
+""".replace("BLOCK_TYPE", repr(BLOCK_TYPE))
+
+
+def _paths() -> tuple[str, str]:
+    from pbj.bench.workload import BLOCK_FILE, SCHEMA_FILE
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pbj", "data")
+    return os.path.join(here, BLOCK_FILE), os.path.join(here, SCHEMA_FILE)
+
+
+def run_once(lib: str, engine: str | None) -> dict:
+    """One fresh interpreter timing the three phases for ``lib`` (``"pbj"`` or ``"google"``)."""
+    block, schema = _paths()
+    env = dict(os.environ)
+    if engine is not None:
+        env["PBJ_ENGINE"] = engine
+    out = subprocess.run([sys.executable, "-c", _CHILD, lib, block, schema], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run both libraries ``--runs`` times, alternately, and print the best phases and ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--engine", choices=("native", "python"), default=None, help="pbj's engine (PBJ_ENGINE)")
+    parser.add_argument("--json", default=None, help="write every run to this file")
+    args = parser.parse_args(argv)
+    runs: dict[str, list[dict]] = {"pbj": [], "google": []}
+    for _ in range(args.runs):
+        for lib in runs:
+            runs[lib].append(run_once(lib, args.engine))
+    print(f"CPython {sys.version.split()[0]}, {os.cpu_count()} CPUs; CPU seconds, best of {args.runs} fresh processes")
+    heads = (f"pbj ({runs['pbj'][0]['engine']})", f"google ({runs['google'][0]['engine']})")
+    print(f"{'phase':<14}{heads[0]:>16}{heads[1]:>18}{'ratio':>9}")
+    for phase in ("import", "load", "decode"):
+        p, g = (min(r[phase] for r in runs[lib]) for lib in ("pbj", "google"))
+        print(f"{phase:<14}{p:>16.3f}{g:>18.4f}{p / g:>9.1f}")
+    p, g = (min(r["import"] + r["load"] + r["decode"] for r in runs[lib]) for lib in ("pbj", "google"))
+    print(f"{'total':<14}{p:>16.3f}{g:>18.4f}{p / g:>9.1f}")
+    p, g = (min(r["rss_mb"] for r in runs[lib]) for lib in ("pbj", "google"))
+    print(f"{'peak RSS, MB':<14}{p:>16.0f}{g:>18.0f}{p / g:>9.1f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(runs, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

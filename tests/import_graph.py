@@ -1,0 +1,131 @@
+"""pbj's import graph, read from the source with :mod:`ast` (no module is imported).
+
+Every ``import``/``from ... import`` counts, at module level or inside a function, except those
+under ``if TYPE_CHECKING:`` (never run). Modules are grouped into *units*: a package's modules
+(``pbj/codec/*.py``) are one unit, named after the package; a module directly under ``pbj/``
+(``pbj/api.py``) is a unit of its own; ``pbj/__init__.py`` is the unit ``pbj``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "pbj"
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of pbj, dotted name -> file."""
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, modules: dict[str, Path]) -> set[str]:
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".") if is_package else module.split(".")[:-1]
+                pkg = pkg[: len(pkg) - (node.level - 1)]
+                base = ".".join(pkg + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in modules else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {m for m in found if m == "pbj" or m.startswith("pbj.")}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the pbj modules it imports (a submodule import also runs its packages' ``__init__``)."""
+    modules = module_names()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = _imports(ast.parse(path.read_text()), name, path.name == "__init__.py", modules)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def unit_of(module: str) -> str:
+    """The unit a module belongs to: ``pbj.codec.plan`` -> ``pbj.codec``; ``pbj.api`` -> ``pbj.api``."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph() -> dict[str, set[str]]:
+    """Unit -> the units its modules import (imports inside one unit left out)."""
+    out: dict[str, set[str]] = {}
+    for module, deps in module_graph().items():
+        u = unit_of(module)
+        out.setdefault(u, set()).update(unit_of(d) for d in deps if unit_of(d) != u)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, it = work[-1]
+            child = next(it, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    c = stack.pop()
+                    on.discard(c)
+                    comp.append(c)
+                    if c == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+if __name__ == "__main__":
+    g = unit_graph()
+    for u in sorted(g):
+        print(u, "->", ", ".join(sorted(g[u])))
+    print("cycles:", cycles(g))
