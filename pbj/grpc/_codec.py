@@ -6,7 +6,7 @@ one class: finding the codec, the keyword defaults, the engine in use, whether t
 hold a ``required`` field. These functions look that up once and, for the common case (the native
 engine, a class with no required field at any depth, a small input), call the engine directly;
 every other case (the pure-Python engine, an input the native engine leaves to Python, an error,
-a class that needs the required check, a large input) goes through :func:`pbj.decode` /
+a class that needs the required check) goes through :func:`pbj.decode` /
 :func:`pbj.encode` themselves, so results and errors are theirs exactly.
 """
 
@@ -15,15 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pbj import api
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode
+from pbj.engines import CURRENT
 from pbj.required import FREE
 from pbj.schema import is_message
 
 __all__ = ["decoder", "encoder"]
-
-#: Inputs from this size on go through pbj.decode (which pauses the cyclic collector for them).
-_SMALL = api._GC_PAUSE_BYTES
 
 
 def _adoptable(cls: type) -> Any:
@@ -45,13 +42,12 @@ def decoder(cls: type) -> Callable[[bytes], Any]:
     """
     adopted: list[Any] = [None]
 
-    def decode_fast(data: bytes, cls: type = cls, adopted: list[Any] = adopted, api: Any = api,
-                    small: int = _SMALL, depth: int = DEFAULT_MAX_DEPTH, bytes_: type = bytes,
-                    len_: Callable[[Any], int] = len) -> Any:
+    def decode_fast(data: bytes, cls: type = cls, adopted: list[Any] = adopted, current: Any = CURRENT,
+                    depth: int = DEFAULT_MAX_DEPTH, bytes_: type = bytes) -> Any:
         native = adopted[0]
         if native is not None:
-            engine = api._native_decode  # read per call: pbj.use_engine may change it
-            if engine is not None and data.__class__ is bytes_ and len_(data) < small:
+            engine = current.engine.decode  # read per call: pbj.use_engine may switch it
+            if engine is not None and data.__class__ is bytes_:
                 result = engine(native, data, depth)
                 if result is not None:
                     return result
@@ -84,16 +80,14 @@ def encoder(cls: type) -> Callable[[Any], bytes]:
             raise TypeError(f"expected a {expected} message, got {_what(obj)}")
         return encode(obj)
 
-    def encode_fast(obj: Any, cls: type = cls, adopted: list[Any] = adopted, api: Any = api) -> bytes:
+    def encode_fast(obj: Any, cls: type = cls, adopted: list[Any] = adopted, current: Any = CURRENT) -> bytes:
         native = adopted[0]
         if native is not None:
-            engine = api._native_encode  # read per call: pbj.use_engine may change it
+            engine = current.engine.encode  # read per call: pbj.use_engine may switch it
             if engine is not None and obj.__class__ is cls:
-                try:
-                    out = engine(native, obj)
-                except Exception:  # pbj.encode raises the error with its path
-                    out = None
-                if out is not None:
+                # None: declined (a value pbj.encode explains with its path); NotImplemented: sizes to measure again
+                out = engine(native, obj)
+                if out is not None and out is not NotImplemented:
                     return out  # type: ignore[no-any-return]
             return encode(obj) if obj.__class__ is cls else checked(obj)
         if obj.__class__ is not cls:
