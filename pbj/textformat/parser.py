@@ -35,7 +35,6 @@ so hostile text cannot exhaust the stack.
 
 from __future__ import annotations
 
-import gc
 import sys
 from typing import Any
 
@@ -55,7 +54,6 @@ from pbj.textformat.unknown import read_unknown_field
 __all__ = ["from_text"]
 
 _ZERO = {"string": "", "bytes": b"", "bool": False, "float": 0.0, "double": 0.0}
-_GC_PAUSE_CHARS = 16384
 
 
 def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_partial: bool = False,
@@ -115,17 +113,7 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
     check_namespace(extensions)
     parser = _Parser(text, max_depth, allow_partial, read_unknown_fields)
     parser.advance()
-    if len(text) < _GC_PAUSE_CHARS or not gc.isenabled():
-        return _read(parser, cls)
-    # As pbj.decode does: the many objects a large text makes cannot form cycles, so the cyclic
-    # collector would only scan them again and again while they are made.
-    gc.disable()
-    try:
-        return _read(parser, cls)
-    finally:
-        gc.enable()
-
-
+    return _read(parser, cls)
 
 
 def _read(parser: Any, cls: type) -> Any:
