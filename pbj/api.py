@@ -302,16 +302,23 @@ def _forget_sizes(obj: Any) -> None:
             todo.append((v, where))
 
 
-def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> EncodeError:
-    """Find the field whose value made ``what`` (the function called) fail; runs only on the error path."""
+def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> BaseException:
+    """Find the field whose value made ``what`` (the function called) fail; runs only on the error path.
+
+    Returns the error to raise: an :class:`EncodeError` naming the field whose value the
+    generated writer could not write, the depth error for a ``RecursionError``, or ``exc``
+    itself when no field explains it and it is not pbj's own (an error from user code, such as
+    a ``ReverseBuffer`` subclass's ``writer_grow``, leaves unchanged, as on the native engine).
+    """
     if isinstance(exc, RecursionError):
         return too_deep(obj, what)
     found = _find_bad(obj, [])
     if found is not None:
         path, reason = found
         return EncodeError(reason, path=path)
-    reason = exc.reason if isinstance(exc, EncodeError) else f"{type(exc).__name__}: {exc}"
-    return EncodeError(reason)
+    if isinstance(exc, EncodeError):
+        return EncodeError(exc.reason)
+    return exc
 
 
 def _check_value(f_type: Any, value: Any, path: list[Any], utf8: bool = True) -> tuple[list[Any], str] | None:
