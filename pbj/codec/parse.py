@@ -88,7 +88,8 @@ def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
                     src("else:")
                     with src:
                         src(f"{var}, pos = _r{'size' if kind == 'size' else 'v'}(data, pos)")
-                        _narrow(src, kind, var)
+                        if kind != "size":  # read_size refuses what does not fit an int32 itself
+                            _narrow(src, kind, var)
 
 
 def _narrow(src: Source, kind: str, var: str) -> None:
