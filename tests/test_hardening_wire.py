@@ -598,3 +598,23 @@ def test_a_refused_forward_reference_to_an_enum_stays_refused(engine):
     for _ in range(2):
         with pytest.raises(pbj.SchemaError, match="must name a message class"):
             EnumByName(e=[0])
+
+
+def test_any_resolves_an_earlier_load_alive_when_the_last_load_has_gone(tmp_path):
+    """``Any`` resolution (ProtoJSON, text format) finds the last load of a name that is still alive,
+    as unpickling does: a later load that was freed must not hide an earlier one still in use."""
+    import gc
+
+    from pbj.protojson.registry import resolve_any
+
+    _, data = oracle.protoc_sources(tmp_path, {"anyload.proto": 'syntax = "proto3"; package anyload.v1; '
+                                                                 "message Held { int32 a = 1; }\n"})
+    kept = pbj.load_descriptor_set(data)["anyload.v1.Held"]
+    later = pbj.load_descriptor_set(data)
+    assert resolve_any("type.googleapis.com/anyload.v1.Held") is later["anyload.v1.Held"]
+    del later
+    gc.collect()
+    assert resolve_any("type.googleapis.com/anyload.v1.Held") is kept
+    any_json = {"@type": "type.googleapis.com/anyload.v1.Held", "a": 5}
+    from pbj import wkt
+    assert wkt.unpack(pbj.from_dict(wellknown.Any, any_json), kept) == kept(a=5)

@@ -26,8 +26,8 @@ from typing import Any
 
 from pbj.schema.presence import stored_values
 
-__all__ = ["REGISTRY_MODULE", "register", "registry_module", "message_reduce", "message_copy", "message_deepcopy",
-           "make_enum_reduce"]
+__all__ = ["REGISTRY_MODULE", "register", "latest_loaded", "registry_module", "message_reduce", "message_copy",
+           "message_deepcopy", "make_enum_reduce"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
 REGISTRY_MODULE = "pbj._loaded"
@@ -62,7 +62,7 @@ class _RegistryModule(types.ModuleType):
             raise AttributeError(name)
         prefix = self.__name__[len(REGISTRY_MODULE) + 1:]
         full = f"{prefix}.{name}" if prefix else name
-        found = _latest(full)
+        found = latest_loaded(full)
         if found is None:
             raise AttributeError(f"{full!r} is not loaded in this process; load its schema with "
                                  "pbj.load_descriptor_set or pbj.load_proto first")
@@ -80,7 +80,7 @@ def registry_module(package: str) -> str:
     return name
 
 
-def _latest(full_name: str) -> Any:
+def latest_loaded(full_name: str) -> Any:
     """The class or enum of the last load of ``full_name`` still alive, or None.
 
     The last load's classes may have gone while an earlier load of the same name lives on:
@@ -98,7 +98,7 @@ def _latest(full_name: str) -> Any:
 def _lookup_loaded(full_name: str, load: str | None = None) -> Any:
     found = _BY_LOAD.get((load, full_name)) if load is not None else None
     if found is None:
-        found = _latest(full_name)
+        found = latest_loaded(full_name)
     if found is None:
         raise LookupError(f"cannot unpickle {full_name!r}: its schema is not loaded in this process "
                           "(load it with pbj.load_descriptor_set or pbj.load_proto first)")

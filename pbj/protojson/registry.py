@@ -13,6 +13,7 @@ import threading
 import weakref
 
 from pbj import loader
+from pbj.loader.pickling import latest_loaded
 from pbj.schema import info, is_message
 
 __all__ = ["register_types", "type_registry", "resolve_any", "remember"]
@@ -74,7 +75,7 @@ def resolve_any(type_url: str) -> type | None:
     cls = _registered.get(name)
     if cls is not None:
         return cls
-    found = loader._REGISTRY.get(name)  # the last schema loaded (load_descriptor_set / load_proto)
+    found = latest_loaded(name)  # the last schema loaded (load_descriptor_set / load_proto) still alive
     if found is not None and is_message(found):
         return found
     cls = _registry.get(name)
