@@ -87,7 +87,8 @@ def test_schema_from_proto_files(capsys, bare_address):
                           "ClientStream, Bidi, Missing)\n"),
     ([f"{SERVICE}/Missing"], f"pbj: error: UNIMPLEMENTED: method {SERVICE}/Missing is not implemented\n"),
     ([f"{SERVICE}/Unary", "--json", '{"txt": 1}'],
-     "pbj: error: request: unknown field 'txt' in message pbjtest.echo.v1.EchoRequest; did you mean 'text'? - at `$.txt`\n"),
+     "pbj: error: request: unknown field 'txt' in message pbjtest.echo.v1.EchoRequest; did you mean 'text'? "
+     "- at `$.txt`\n"),
     (["Unary"], "pbj: error: 'Unary' is not SERVICE/METHOD (pkg.Service/Method)\n"),
     ([f"{SERVICE}/Unary", "-H", "novalue"], "pbj: error: metadata 'novalue' is not KEY:VALUE\n"),
     (["--describe", "no.Such"], "pbj: error: no service, method, message or enum named 'no.Such' on this server\n"),
