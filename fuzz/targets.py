@@ -355,7 +355,9 @@ def check_json(cls: type, text: str | bytes) -> object | None:
 # ---------------------------------------------------------------- loader
 
 def _snapshot() -> dict:
-    return dict(loader._REGISTRY)
+    # items(), not dict(registry): a weak value the collector frees between keys() and [key] would be
+    # a KeyError; items() holds removals back while it iterates
+    return dict(loader._REGISTRY.items())
 
 
 def check_loader(data: bytes) -> object | None:
