@@ -64,19 +64,27 @@ _LAZY = {
 }
 
 
+#: Subpackages that ``import pbj`` made reachable as attributes before they were loaded on first use:
+#: ``pbj.protojson.register_types(...)`` after a plain ``import pbj`` keeps working.
+_LAZY_MODULES = frozenset({"descriptor", "extensions", "feature_rules", "features", "loader", "protojson",
+                           "textformat"})
+
+
 def __getattr__(name: str) -> Any:
-    """Import the module of a public name on its first use (JSON, text format, loader, extensions)."""
+    """Import the module of a public name (or a subpackage) on its first use (JSON, text format, loader, extensions)."""
+    import importlib
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"pbj.{name}")  # the import sets the attribute too
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pbj' has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, *_LAZY_MODULES})
 
 
 __all__ = [
