@@ -77,3 +77,42 @@ def google_class(full_name: str):
     """The Google message class of ``full_name`` from the default pool."""
     desc = descriptor_pool.Default().FindMessageTypeByName(full_name)
     return message_factory.GetMessageClass(desc)
+
+
+#: The schema suites the loaded-class property tests run over: name -> (files, include folders).
+SCHEMA_SUITES = {
+    "hapi": (lambda: sorted(str(p.relative_to(r)) for r in HAPI_ROOTS for p in r.rglob("*.proto")),
+             lambda: [*HAPI_ROOTS, GOOGLE_PROTOS]),
+    "pbj-it": (lambda: sorted(p.name for p in PBJ_IT.glob("*.proto")), lambda: [PBJ_IT]),
+    "proto3": (lambda: ["google/protobuf/test_messages_proto3.proto"], lambda: [GOOGLE_PROTOS]),
+    "proto2": (lambda: ["google/protobuf/test_messages_proto2.proto"], lambda: [GOOGLE_PROTOS]),
+}
+
+
+@cache
+def suite_set(suite: str) -> bytes:
+    """The ``FileDescriptorSet`` of a :data:`SCHEMA_SUITES` suite (compiled once, added to Google's pool)."""
+    files, include = SCHEMA_SUITES[suite]
+    return protoc(files(), include())
+
+
+def suite_message_names(suite: str, *, skip_google: bool = False) -> list[str]:
+    """Every message of a suite but map entries, by full name (read with Google's descriptor classes).
+
+    ``skip_google`` leaves out the messages of ``google/protobuf/*.proto`` files the suite imports.
+    """
+    names: list[str] = []
+
+    def walk(scope: str, desc) -> None:
+        full = f"{scope}.{desc.name}" if scope else desc.name
+        if not desc.options.map_entry:
+            names.append(full)
+        for nested in desc.nested_type:
+            walk(full, nested)
+
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(suite_set(suite)).file:
+        if skip_google and fd.name.startswith("google/protobuf/"):
+            continue
+        for desc in fd.message_type:
+            walk(fd.package, desc)
+    return names

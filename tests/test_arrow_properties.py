@@ -22,50 +22,17 @@ import pbj
 import pbj.arrow
 from pbj.schema import info
 from pbj.testing import equivalent, values
-from tests.oracle import GOOGLE_PROTOS, HAPI_ROOTS, PBJ_IT, protoc
+from tests.oracle import suite_message_names, suite_set
 
-SUITES = {
-    "hapi": (lambda: sorted(str(p.relative_to(r)) for r in HAPI_ROOTS for p in r.rglob("*.proto")),
-             lambda: [*HAPI_ROOTS, GOOGLE_PROTOS]),
-    "pbj-it": (lambda: sorted(p.name for p in PBJ_IT.glob("*.proto")), lambda: [PBJ_IT]),
-    "proto3": (lambda: ["google/protobuf/test_messages_proto3.proto"], lambda: [GOOGLE_PROTOS]),
-    "proto2": (lambda: ["google/protobuf/test_messages_proto2.proto"], lambda: [GOOGLE_PROTOS]),
-}
-
-
-@cache
-def descriptor_set(suite: str) -> bytes:
-    files, include = SUITES[suite]
-    return protoc(files(), include())
+SUITES = ("hapi", "pbj-it", "proto3", "proto2")
 
 
 @cache
 def namespace(suite: str) -> pbj.Namespace:
-    return pbj.load_descriptor_set(descriptor_set(suite))
+    return pbj.load_descriptor_set(suite_set(suite))
 
 
-def message_names(suite: str) -> list[str]:
-    """Every message of the suite but map entries, by full name."""
-    from google.protobuf import descriptor_pb2
-
-    names: list[str] = []
-
-    def walk(scope: str, desc) -> None:
-        full = f"{scope}.{desc.name}" if scope else desc.name
-        if not desc.options.map_entry:
-            names.append(full)
-        for nested in desc.nested_type:
-            walk(full, nested)
-
-    for fd in descriptor_pb2.FileDescriptorSet.FromString(descriptor_set(suite)).file:
-        if fd.name.startswith("google/protobuf/") and suite == "hapi":
-            continue
-        for desc in fd.message_type:
-            walk(fd.package, desc)
-    return names
-
-
-CASES = [(suite, name) for suite in SUITES for name in message_names(suite)]
+CASES = [(suite, name) for suite in SUITES for name in suite_message_names(suite, skip_google=suite == "hapi")]
 _NANOS = 10**9
 _TS_SECONDS = (-9_223_372_036, 9_223_372_035)  # whole seconds timestamp[ns] holds with any nanos
 

@@ -13,52 +13,23 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from google.protobuf import descriptor_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pbj
 from pbj.testing import equivalent, values
-from tests.oracle import GOOGLE_PROTOS, HAPI_ROOTS, PBJ_IT, google_class, protoc
+from tests.oracle import google_class, suite_message_names, suite_set
 
-SUITES = {
-    "hapi": (lambda: sorted(str(p.relative_to(r)) for r in HAPI_ROOTS for p in r.rglob("*.proto")),
-             lambda: [*HAPI_ROOTS, GOOGLE_PROTOS]),
-    "pbj-it": (lambda: sorted(p.name for p in PBJ_IT.glob("*.proto")), lambda: [PBJ_IT]),
-    "proto3": (lambda: ["google/protobuf/test_messages_proto3.proto"], lambda: [GOOGLE_PROTOS]),
-}
+SUITES = ("hapi", "pbj-it", "proto3")
 EXAMPLES = 20
 
 
 @cache
-def _set(suite: str) -> bytes:
-    files, include = SUITES[suite]
-    return protoc(files(), include())
-
-
-@cache
 def _namespace(suite: str) -> pbj.Namespace:
-    return pbj.load_descriptor_set(_set(suite))
+    return pbj.load_descriptor_set(suite_set(suite))
 
 
-def _message_names(suite: str) -> list[str]:
-    """Every message (map entries excluded) of the suite, read with Google's descriptor classes."""
-    names: list[str] = []
-
-    def walk(scope: str, desc) -> None:
-        full = f"{scope}.{desc.name}" if scope else desc.name
-        if not desc.options.map_entry:
-            names.append(full)
-        for nested in desc.nested_type:
-            walk(full, nested)
-
-    for fd in descriptor_pb2.FileDescriptorSet.FromString(_set(suite)).file:
-        for desc in fd.message_type:
-            walk(fd.package, desc)
-    return names
-
-
-CASES = [(suite, name) for suite in SUITES for name in _message_names(suite)]
+CASES = [(suite, name) for suite in SUITES for name in suite_message_names(suite)]
 
 
 def _multi_entry_map(value) -> bool:
@@ -124,7 +95,7 @@ def test_matches_google_long(suite, name):
 
 def test_every_message_is_covered():
     for suite in SUITES:
-        assert set(_message_names(suite)) == set(_namespace(suite).messages)
+        assert set(suite_message_names(suite)) == set(_namespace(suite).messages)
 
 
 _PURE_PYTHON = """
