@@ -40,9 +40,9 @@ from pbj import conformance, wire
 from pbj.required import missing_required
 from pbj.schema import OneOf, info, is_message
 from pbj.testing import values
-from tests.oracle import GOOGLE_PROTOS, google_class, protoc
+from tests.oracle import GOOGLE_PROTOS, SCHEMA_SUITES, google_class, protoc, suite_message_names, suite_set
 from tests.test_conformance import _google_editions
-from tests.test_loaded_differential import CASES, SUITES, _message_names, _run, _set
+from tests.test_loaded_differential import CASES, SUITES, _run
 
 EXAMPLES = 5
 #: Conformance messages with the features the loader suites lack (groups, extensions, delimited fields).
@@ -161,8 +161,8 @@ def _protoc_decode(proto: Path, include: list, type_name: str, payload: bytes) -
 
 
 _PROTOC_SUITES = {
-    **{suite: (lambda s=suite: [fd.name for fd in descriptor_pb2.FileDescriptorSet.FromString(_set(s)).file],
-               lambda s=suite: list(SUITES[s][1]()), lambda s=suite: _message_names(s))
+    **{suite: (lambda s=suite: [fd.name for fd in descriptor_pb2.FileDescriptorSet.FromString(suite_set(s)).file],
+               lambda s=suite: list(SCHEMA_SUITES[s][1]()), lambda s=suite: suite_message_names(s))
        for suite in SUITES},
     # The file names _google_editions gives them in Google's default pool.
     "conformance": (lambda: ["google/protobuf/test_messages_proto2.proto", "editions/test_messages_edition2023.proto",
