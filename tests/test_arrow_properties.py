@@ -95,7 +95,7 @@ CI_EXAMPLES = {"hapi": 1, "pbj-it": 4, "proto3": 2, "proto2": 2}
 
 #: HAPI's classes in the CI selection: every 8th (all of them run under ``-m slow``; BlockItem, the
 #: largest, also runs in test_arrow_block.py on the real block).
-CI_CASES = [c for c in CASES if c[0] != "hapi"] + [c for c in CASES if c[0] == "hapi"][::8]
+CI_CASES = [c for c in CASES if c[0] != "hapi"] + [c for c in CASES if c[0] == "hapi"][::16]
 
 
 @pytest.mark.parametrize("suite, name", CI_CASES, ids=[f"{s}:{n}" for s, n in CI_CASES])

@@ -34,7 +34,7 @@ OPTION_SETS = [
      {"always_print_fields_with_no_presence": True, "preserving_proto_field_name": True,
       "use_integers_for_enums": True}),
 ]
-EXAMPLES = 5
+EXAMPLES = 3
 
 
 def _same(a, b) -> bool:

@@ -21,7 +21,7 @@ from pbj.testing import equivalent, values
 from tests.oracle import google_class, suite_message_names, suite_set
 
 SUITES = ("hapi", "pbj-it", "proto3")
-EXAMPLES = 20
+EXAMPLES = 10
 
 
 @cache

@@ -24,6 +24,7 @@ for character.
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,7 +45,7 @@ from tests.oracle import GOOGLE_PROTOS, SCHEMA_SUITES, google_class, protoc, sui
 from tests.test_conformance import _google_editions
 from tests.test_loaded_differential import CASES, SUITES, _run
 
-EXAMPLES = 5
+EXAMPLES = 3
 #: Conformance messages with the features the loader suites lack (groups, extensions, delimited fields).
 CONFORMANCE = [
     "protobuf_test_messages.proto2.TestAllTypesProto2",
@@ -126,7 +127,7 @@ def _examples(cls, count: int, test) -> None:
 def test_conformance_messages_match_google(name):
     cls, ns = _conformance_class(name)
     gcls = google_class(name)
-    _examples(cls, 4 * EXAMPLES, lambda x: check(cls, gcls, x, ns))
+    _examples(cls, 3 * EXAMPLES, lambda x: check(cls, gcls, x, ns))
 
 
 @pytest.mark.slow
@@ -169,7 +170,7 @@ _PROTOC_SUITES = {
                              "editions/test_messages_proto2_editions.proto"],
                     lambda: [GOOGLE_PROTOS], lambda: CONFORMANCE),
 }
-_PER_TYPE = {"hapi": 2, "pbj-it": 10, "proto3": 10, "conformance": 25}
+_PER_TYPE = {"hapi": 2, "pbj-it": 5, "proto3": 5, "conformance": 12}
 
 
 @pytest.mark.parametrize("suite", sorted(_PROTOC_SUITES))
@@ -194,4 +195,6 @@ def test_same_text_as_protoc(suite):
         diff = difflib.unified_diff(theirs.splitlines(), ours.splitlines(), "protoc --decode", "pbj.to_text",
                                     lineterm="", n=3)
         pytest.fail("\n".join(list(diff)[:80]))
-    assert theirs.count("\n") > 10 * len(names)  # the batch holds real content, not empty messages
+    # the batch holds real content: more field lines than messages, not only empty messages ("fN {" and "}")
+    fields = [line for line in theirs.splitlines() if not re.fullmatch(r"\s*(f\d+ \{|\})", line)]
+    assert len(fields) > len(names)
