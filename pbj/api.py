@@ -1,11 +1,23 @@
-"""The public entry points: ``encode``, ``decode``, ``encoded_size``, ``write_reverse``."""
+"""The public entry points: ``encode``, ``decode``, ``encoded_size``, ``write_reverse``.
+
+``decode`` and ``encode`` are written here in Python: the reference, with every argument check
+and error. When the native engine is built, the two names are then bound to builtins of the
+extension (``pbj/_native/entry.c``, made by :data:`pbj.engines.ENTRY_POINTS`) that answer the
+common call in C, without a Python frame: the native engine in use, a compiled class, ``bytes``,
+the keywords given as ints and bools. Every other call goes to the Python function below
+(:data:`python_decode`, :data:`python_encode`) with the same arguments, so results and errors
+are the same on both engines; the docstrings are the Python functions'.
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pbj import engines
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
-from pbj.codec.compiler import codec_of
+from pbj.codec.compiler import Codec, codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.depth import check_max_depth, too_deep
 from pbj.engines import CURRENT
@@ -14,7 +26,7 @@ from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
 
-__all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH"]
+__all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH", "decoder_of", "encoder_of"]
 
 T = TypeVar("T")
 
@@ -248,6 +260,53 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
     if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result)
     return result
+
+
+# ---------------------------------------------------------------- the entry points in C
+
+#: The Python ``decode`` and ``encode``: the reference, and where the builtins hand every call
+#: they do not answer themselves (the same objects as ``decode``/``encode`` without the extension).
+python_decode, python_encode = decode, encode
+_bind_decode: Callable[[type], Callable[[Any], Any]] | None = None
+_bind_encode: Callable[[type, Callable[[Any], bytes]], Callable[[Any], bytes]] | None = None
+
+if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
+    decode, encode, _bind_decode, _bind_encode = engines.ENTRY_POINTS[1](
+        engines.ENTRY_POINTS[0], CURRENT, Codec, python_decode, python_encode, check_decode, check_encode, FREE,
+        DEFAULT_MAX_DEPTH)
+
+
+def decoder_of(cls: type[T]) -> Callable[[bytes], T]:
+    """``data -> decode(cls, data)``, one argument: what grpcio takes as a deserializer.
+
+    A builtin of the native engine when it is built (no Python frame per call, the class
+    bound once); otherwise ``functools.partial(decode, cls)``. Results and errors are
+    :func:`decode`'s (the class is checked and compiled at the first call, as by ``decode``).
+
+    Raises (when called):
+        TypeError, DecodeError: as :func:`decode`.
+    """
+    if _bind_decode is not None:
+        return _bind_decode(cls)
+    return functools.partial(decode, cls)
+
+
+def encoder_of(cls: type, other: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """``obj -> encode(obj)`` for an instance of exactly ``cls``, ``other(obj)`` for any other object.
+
+    One argument: what grpcio takes as a serializer (``other`` decides what an object of another
+    class gives, such as the check of its message type). A builtin of the native engine when it
+    is built, otherwise a Python function.
+
+    Raises (when called):
+        EncodeError: as :func:`encode`; and whatever ``other`` raises.
+    """
+    if _bind_encode is not None:
+        return _bind_encode(cls, other)
+
+    def encode_or_other(obj: Any) -> bytes:
+        return encode(obj) if obj.__class__ is cls else other(obj)
+    return encode_or_other
 
 
 # ---------------------------------------------------------------- encode errors
