@@ -267,7 +267,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
 #: The Python ``decode`` and ``encode``: the reference, and where the builtins hand every call
 #: they do not answer themselves (the same objects as ``decode``/``encode`` without the extension).
 python_decode, python_encode = decode, encode
-_bind_decode: Callable[[type], Callable[[Any], Any]] | None = None
+_bind_decode: Callable[..., Callable[[Any], Any]] | None = None
 _bind_encode: Callable[[type, Callable[[Any], bytes]], Callable[[Any], bytes]] | None = None
 
 if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
@@ -276,19 +276,38 @@ if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
         DEFAULT_MAX_DEPTH)
 
 
-def decoder_of(cls: type[T]) -> Callable[[bytes], T]:
+def decoder_of(cls: type[T], catch: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+               handler: Callable[[BaseException], Any] | None = None) -> Callable[[bytes], Any]:
     """``data -> decode(cls, data)``, one argument: what grpcio takes as a deserializer.
 
-    A builtin of the native engine when it is built (no Python frame per call, the class
-    bound once); otherwise ``functools.partial(decode, cls)``. Results and errors are
-    :func:`decode`'s (the class is checked and compiled at the first call, as by ``decode``).
+    With the native engine built, a callable of the extension that keeps the class's codec
+    between calls (no Python frame per call); otherwise ``functools.partial(decode, cls)``.
+    Results and errors are :func:`decode`'s (the class is checked and compiled at the first
+    call, as by ``decode``).
+
+    Args:
+        cls: a pbj message class.
+        catch: an exception class (or a tuple of them) that ``handler`` answers instead.
+        handler: called with the exception when decoding raises one of ``catch``; what it
+            returns is returned (a server's deserializer turns a DecodeError into a value its
+            handler answers ``INVALID_ARGUMENT`` for). Given with ``catch`` or not at all.
 
     Raises (when called):
-        TypeError, DecodeError: as :func:`decode`.
+        TypeError, DecodeError: as :func:`decode` (unless ``catch`` takes them).
     """
+    if (catch is None) != (handler is None):
+        raise TypeError("decoder_of: catch and handler go together")
     if _bind_decode is not None:
-        return _bind_decode(cls)
-    return functools.partial(decode, cls)
+        return _bind_decode(cls, catch, handler)
+    if catch is None or handler is None:
+        return functools.partial(decode, cls)
+
+    def decode_or_handle(data: bytes, catch: Any = catch, handler: Callable[[BaseException], Any] = handler) -> Any:
+        try:
+            return decode(cls, data)
+        except catch as exc:
+            return handler(exc)
+    return decode_or_handle
 
 
 def encoder_of(cls: type, other: Callable[[Any], bytes]) -> Callable[[Any], bytes]:

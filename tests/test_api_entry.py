@@ -296,3 +296,69 @@ def test_decoder_of_compiles_on_first_use(engine):
     dec = api.decoder_of(Later)
     assert Later.__dict__.get("__pbj_codec__") is None
     assert dec(b"\x08\x02") == Later(x=2) == dec(b"\x08\x02")
+
+
+def test_decoder_of_answers_errors_with_the_handler(engine):
+    """catch/handler: a DecodeError becomes the handler's value (a server's INVALID_ARGUMENT); others pass."""
+    want = outcome(api.python_decode, Three, DATA[:-1])
+    dec = api.decoder_of(Three, pbj.DecodeError, lambda exc: ("handled", type(exc), str(exc), exc.path, exc.offset))
+    assert dec(DATA) == THREE
+    assert dec(DATA[:-1]) == ("handled", *want[1:])
+    assert outcome(dec, "text") == outcome(api.python_decode, Three, "text")  # a TypeError is not caught
+    assert outcome(api.decoder_of(Needs, pbj.DecodeError, str), b"") == ("ok", want_required_text())
+    with pytest.raises(TypeError):
+        api.decoder_of(Three, pbj.DecodeError)
+
+
+def want_required_text():
+    return str(outcome(api.python_decode, Needs, b"")[2])
+
+
+@built
+def test_the_bound_forms_take_one_argument():
+    dec, enc = api.decoder_of(Three), api.encoder_of(Three, bytes)
+    for fn in (dec, enc):
+        with pytest.raises(TypeError, match="exactly one argument"):
+            fn()
+        with pytest.raises(TypeError, match="exactly one argument"):
+            fn(DATA, DATA)
+        with pytest.raises(TypeError, match="no keyword arguments"):
+            fn(data=DATA)
+    assert "Three" in repr(dec.__self__) and "Three" in repr(enc.__self__)
+
+
+@built
+def test_the_bound_forms_keep_the_codec_until_the_class_changes():
+    """No Python frame once warm; a native plan taken away or a class attribute changed is seen at once."""
+    from pbj import required
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Kept:
+        x: int = pbj.field(1, "int32")
+        name: str = pbj.field(2, "string")
+
+    dec = api.decoder_of(Kept)
+    enc = api.encoder_of(Kept, bytes)
+    data = b"\x08\x05\x12\x02ab"
+    before = pbj.engine()
+    pbj.use_engine("native")
+    try:
+        assert dec(data) == Kept(x=5, name="ab") and enc(Kept(x=5, name="ab")) == data
+        assert python_frames(dec, data) == [] and python_frames(enc, Kept(x=5, name="ab")) == []
+        codec = codec_of(Kept)
+        plan, codec.native = codec.native, None  # the engine no longer runs the class: Python does
+        try:
+            assert "decode" in python_frames(dec, data) and "encode" in python_frames(enc, Kept(x=1))
+            assert dec(data) == Kept(x=5, name="ab") and enc(Kept(x=5, name="ab")) == data
+        finally:
+            codec.native = plan
+        assert python_frames(dec, data) == []
+        required.forget_answers()  # FREE taken back (a class attribute deleted): asked again, then cached
+        assert Kept.__dict__.get(required.FREE) is None
+        assert dec(data) == Kept(x=5, name="ab") and Kept.__dict__.get(required.FREE) is Kept
+        assert python_frames(dec, data) == []
+        pbj.use_engine("python")
+        assert "decode" in python_frames(dec, data) and dec(data) == Kept(x=5, name="ab")
+    finally:
+        pbj.use_engine(before)

@@ -154,7 +154,7 @@ void pbj_map_release(PMap *m);
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
-PyObject *pbj_bind_decode(PyObject *self, PyObject *cls);
+PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
 PyObject *pbj_bind_encode(PyObject *self, PyObject *args);
 
 /* ---- shared wire helpers ---- */

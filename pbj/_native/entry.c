@@ -23,9 +23,10 @@
  * raise no error of their own: what they raise comes from the same code the Python functions
  * call (the parser, the required check, the engine's MemoryError).
  *
- * bind_decode(cls) and bind_encode(cls, other) make one-argument builtins (METH_O) for grpcio's
- * deserializers and serializers: decode(cls, data) and encode(obj) with the defaults, `other(obj)`
- * for an object of another class than `cls`.
+ * bind_decode(cls, catch, handler) and bind_encode(cls, other) make one-argument builtins
+ * (METH_O) for grpcio's deserializers and serializers: decode(cls, data) and encode(obj) with
+ * the defaults, handler(exc) for a decode error of class `catch`, other(obj) for an object of
+ * another class than `cls`. They keep the class's codec between calls (Bound, below).
  *
  * References: the codec and its native plan are read from the class and held (strong) for the
  * whole call, since decoding makes objects and can run Python code (a collection, a finalizer)
@@ -103,13 +104,57 @@ static int native_codec(PyTypeObject *t, PyObject **codec, PyObject **plan)
     return 1;
 }
 
+/* What a bound decoder or encoder (bind_decode, bind_encode: a builtin of one argument, METH_O,
+ * whose self is this object; the interpreter calls such a builtin directly) keeps of its class
+ * between calls. The cache holds while the class keeps its version
+ * tag (CPython changes it whenever an attribute of the class or of a base is set or deleted:
+ * __pbj_codec__, FREE) and its codec's native plan is the same object. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *cls;              /* a type */
+    PyObject *other;            /* encode: what an object of another class is given to */
+    PyObject *catch_, *handler; /* decode: errors of class catch_ are given to handler(exc); or NULL */
+    PyObject *codec, *plan;     /* the cache (owned), or NULL */
+    unsigned int tag;
+    int free;                   /* instances of cls cannot miss a required field (FREE) */
+} Bound;
+
+static inline int tag_holds(PyTypeObject *t, unsigned int tag)
+{
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+    return tag != 0 && t->tp_version_tag == tag;
+}
+
+/* native_codec for a Bound's class, from its cache or filling it; *free: 1 if instances of the
+ * class are known free of required fields, 0 if that is to be asked (is_free). */
+static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
+{
+    PyTypeObject *t = (PyTypeObject *)b->cls;
+    if (b->plan != NULL && tag_holds(t, b->tag) && SLOT(b->codec, E.native_off) == b->plan) {
+        *codec = Py_NewRef(b->codec);
+        *plan = Py_NewRef(b->plan);
+        *free = b->free;
+        return 1;
+    }
+    if (!native_codec(t, codec, plan)) return 0;
+    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E.s_free) : NULL;
+    *free = f == (PyObject *)t;
+    Py_XSETREF(b->codec, Py_NewRef(*codec));
+    Py_XSETREF(b->plan, Py_NewRef(*plan));
+    b->free = *free;
+    b->tag = t->tp_version_tag;  /* set by the look-ups above (0, or not valid: no cache) */
+    return 1;
+}
+
 enum { ANSWERED, TO_PYTHON };
 
 /* decode(cls, data, max_depth=depth, max_size=max_size, allow_partial=partial) when the engine
  * can answer it: the result, or NULL with an error (*how ANSWERED); NULL with *how TO_PYTHON:
  * the Python function is to run (no error set). */
 static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyObject *max_size, PyObject *partial,
-                             int *how)
+                             int *how, Bound *b)
 {
     *how = TO_PYTHON;
     if (!native_selected() || !Py_IS_TYPE(cls, &PyType_Type) || !PyBytes_CheckExact(data)) return NULL;
@@ -127,7 +172,9 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
         if (overflow < 0 || (overflow == 0 && limit < n)) return NULL;  /* refused: Python says why */
     }
     PyObject *codec, *plan;
-    if (!native_codec((PyTypeObject *)cls, &codec, &plan)) return NULL;
+    int known_free = 0;
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec((PyTypeObject *)cls, &codec, &plan))
+        return NULL;
     *how = ANSWERED;
     PyObject *argv[3] = {plan, data, depth};
     PyObject *r = pbj_decode(NULL, argv, 3);
@@ -148,7 +195,7 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
     }
     Py_DECREF(codec);
     Py_DECREF(plan);
-    if (r != NULL && partial == Py_False) {
+    if (r != NULL && partial == Py_False && !(known_free && (PyObject *)Py_TYPE(r) == cls)) {
         int free = is_free(r);
         if (free == 0) {
             PyObject *ok = PyObject_CallOneArg(E.check_decode, r);
@@ -161,15 +208,16 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
 }
 
 /* encode(obj, allow_partial=partial) when the engine writes it: as decode_in_c. */
-static PyObject *encode_in_c(PyObject *obj, PyObject *partial, int *how)
+static PyObject *encode_in_c(PyObject *obj, PyObject *partial, int *how, Bound *b)
 {
     *how = TO_PYTHON;
     if (!native_selected() || (partial != Py_False && partial != Py_True)) return NULL;
     PyObject *codec, *plan;
-    if (!native_codec(Py_TYPE(obj), &codec, &plan)) return NULL;
+    int known_free = 0;  /* b: obj is exactly of b's class */
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(Py_TYPE(obj), &codec, &plan)) return NULL;
     *how = ANSWERED;
     PyObject *r = NULL;
-    int free = partial == Py_True ? 1 : is_free(obj);
+    int free = partial == Py_True || known_free ? 1 : is_free(obj);
     if (free == 0) {
         PyObject *ok = PyObject_CallOneArg(E.check_encode, obj);
         Py_XDECREF(ok);
@@ -201,7 +249,7 @@ static PyObject *entry_decode(PyObject *self, PyObject *const *args, Py_ssize_t 
             else goto python;  /* another keyword (or one spelled by a string that is not interned) */
         }
         int how;
-        PyObject *r = decode_in_c(args[0], args[1], depth, max_size, partial, &how);
+        PyObject *r = decode_in_c(args[0], args[1], depth, max_size, partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
@@ -219,41 +267,109 @@ static PyObject *entry_encode(PyObject *self, PyObject *const *args, Py_ssize_t 
             else if (k != E.s_reverse || args[1 + i] != Py_False) goto python;  /* the reverse writer: Python */
         }
         int how;
-        PyObject *r = encode_in_c(args[0], partial, &how);
+        PyObject *r = encode_in_c(args[0], partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
     return PyObject_Vectorcall(E.py_encode, args, nargs, kwnames);
 }
 
-/* bind_decode(cls)'s function: self is cls */
-static PyObject *bound_decode(PyObject *cls, PyObject *data)
+/* bind_decode's function (self: its Bound): decode(cls, data); an error of class catch_ goes to
+ * handler(exc) */
+static PyObject *bound_decode(PyObject *self, PyObject *data)
 {
+    Bound *b = (Bound *)self;
     int how;
-    PyObject *r = decode_in_c(cls, data, E.default_depth, Py_None, Py_False, &how);
-    if (how == ANSWERED) return r;
-    PyObject *args[2] = {cls, data};
-    return PyObject_Vectorcall(E.py_decode, args, 2, NULL);
+    PyObject *r = decode_in_c(b->cls, data, E.default_depth, Py_None, Py_False, &how, b);
+    if (how != ANSWERED) {
+        PyObject *argv[2] = {b->cls, data};
+        r = PyObject_Vectorcall(E.py_decode, argv, 2, NULL);
+    }
+    if (r == NULL && b->catch_ != NULL && PyErr_ExceptionMatches(b->catch_)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        if (value == NULL) return NULL;
+        PyObject *handler = Py_NewRef(b->handler);
+        r = PyObject_CallOneArg(handler, value);
+        Py_DECREF(handler);
+        Py_DECREF(value);
+    }
+    return r;
 }
 
-/* bind_encode(cls, other)'s function: self is (cls, other) */
+/* bind_encode's function (self: its Bound): encode(obj) for an object of exactly cls, other(obj)
+ * otherwise */
 static PyObject *bound_encode(PyObject *self, PyObject *obj)
 {
-    if ((PyObject *)Py_TYPE(obj) != PyTuple_GET_ITEM(self, 0)) return PyObject_CallOneArg(PyTuple_GET_ITEM(self, 1), obj);
+    Bound *b = (Bound *)self;
+    if ((PyObject *)Py_TYPE(obj) != b->cls) return PyObject_CallOneArg(b->other, obj);
     int how;
-    PyObject *r = encode_in_c(obj, Py_False, &how);
+    PyObject *r = encode_in_c(obj, Py_False, &how, b);
     if (how == ANSWERED) return r;
     return PyObject_CallOneArg(E.py_encode, obj);
 }
 
+static int bound_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Bound *b = (Bound *)self;
+    Py_VISIT(b->cls);
+    Py_VISIT(b->other);
+    Py_VISIT(b->catch_);
+    Py_VISIT(b->handler);
+    Py_VISIT(b->codec);
+    Py_VISIT(b->plan);
+    return 0;
+}
+
+static int bound_clear(PyObject *self)
+{
+    Bound *b = (Bound *)self;
+    Py_CLEAR(b->cls);
+    Py_CLEAR(b->other);
+    Py_CLEAR(b->catch_);
+    Py_CLEAR(b->handler);
+    Py_CLEAR(b->codec);
+    Py_CLEAR(b->plan);
+    return 0;
+}
+
+static void bound_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    bound_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *bound_repr(PyObject *self)
+{
+    Bound *b = (Bound *)self;
+    return PyUnicode_FromFormat("<pbj %s of %s>", b->other ? "encode" : "decode", ((PyTypeObject *)b->cls)->tp_name);
+}
+
 static PyMethodDef bound_decode_def = {
-    "decode", (PyCFunction)bound_decode, METH_O,
+    "decode", bound_decode, METH_O,
     "decode(data)\n--\n\npbj.decode(cls, data) for the class this function was made for (grpcio's deserializer).",
 };
 static PyMethodDef bound_encode_def = {
-    "encode", (PyCFunction)bound_encode, METH_O,
+    "encode", bound_encode, METH_O,
     "encode(obj)\n--\n\npbj.encode(obj) for a message of the class this function was made for; other(obj) "
     "for any other object (grpcio's serializer).",
+};
+
+static PyTypeObject BoundType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pbj._native._engine.Bound",
+    .tp_doc = "What a bound pbj.decode(cls, data) or pbj.encode(obj) keeps of its class (bind_decode, bind_encode).",
+    .tp_basicsize = sizeof(Bound),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = bound_traverse,
+    .tp_clear = bound_clear,
+    .tp_dealloc = bound_dealloc,
+    .tp_repr = bound_repr,
 };
 
 static int entry_ready(void)
@@ -265,21 +381,50 @@ static int entry_ready(void)
     return 1;
 }
 
-PyObject *pbj_bind_decode(PyObject *self, PyObject *cls)
+static PyObject *new_bound(PyObject *cls, PyMethodDef *def, PyObject *other, PyObject *catch_, PyObject *handler)
 {
     if (!entry_ready()) return NULL;
-    return PyCFunction_NewEx(&bound_decode_def, cls, NULL);
+    if (!PyType_Check(cls)) {
+        PyErr_Format(PyExc_TypeError, "bind: %R is not a class", cls);
+        return NULL;
+    }
+    Bound *b = PyObject_GC_New(Bound, &BoundType);
+    if (b == NULL) return NULL;
+    b->cls = Py_NewRef(cls);
+    b->other = Py_XNewRef(other);
+    b->catch_ = Py_XNewRef(catch_);
+    b->handler = Py_XNewRef(handler);
+    b->codec = b->plan = NULL;
+    b->tag = 0;
+    b->free = 0;
+    PyObject_GC_Track(b);
+    PyObject *f = PyCFunction_NewEx(def, (PyObject *)b, NULL);
+    Py_DECREF(b);
+    return f;
 }
 
+/* bind_decode(cls, catch=None, handler=None) */
+PyObject *pbj_bind_decode(PyObject *self, PyObject *args)
+{
+    PyObject *cls, *catch_ = Py_None, *handler = Py_None;
+    if (!PyArg_ParseTuple(args, "O|OO:bind_decode", &cls, &catch_, &handler)) return NULL;
+    if ((catch_ == Py_None) != (handler == Py_None) || (handler != Py_None && !PyCallable_Check(handler))) {
+        PyErr_SetString(PyExc_TypeError, "bind_decode: catch and handler (a callable) go together");
+        return NULL;
+    }
+    return new_bound(cls, &bound_decode_def, NULL, catch_ == Py_None ? NULL : catch_, handler == Py_None ? NULL : handler);
+}
+
+/* bind_encode(cls, other) */
 PyObject *pbj_bind_encode(PyObject *self, PyObject *args)
 {
     PyObject *cls, *other;
-    if (!entry_ready() || !PyArg_ParseTuple(args, "OO:bind_encode", &cls, &other)) return NULL;
-    PyObject *pair = PyTuple_Pack(2, cls, other);
-    if (pair == NULL) return NULL;
-    PyObject *f = PyCFunction_NewEx(&bound_encode_def, pair, NULL);
-    Py_DECREF(pair);
-    return f;
+    if (!PyArg_ParseTuple(args, "OO:bind_encode", &cls, &other)) return NULL;
+    if (!PyCallable_Check(other)) {
+        PyErr_SetString(PyExc_TypeError, "bind_encode: other must be callable");
+        return NULL;
+    }
+    return new_bound(cls, &bound_encode_def, other, NULL, NULL);
 }
 
 /* A builtin named `name` in module pbj.api whose __doc__ is `signature`, then the Python
@@ -332,6 +477,7 @@ PyObject *pbj_entry_points(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "entry_points: the functions must be callable");
         return NULL;
     }
+    if (BoundType.tp_flags & Py_TPFLAGS_READY ? 0 : PyType_Ready(&BoundType) < 0) return NULL;
     PyObject *module = PyUnicode_FromString("pbj.api");
     if (module == NULL) return NULL;
 #define NAME(field, text) \

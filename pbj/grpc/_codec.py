@@ -19,15 +19,17 @@ from pbj.schema import is_message
 __all__ = ["decoder", "encoder"]
 
 
-def decoder(cls: type) -> Callable[[bytes], Any]:
+def decoder(cls: type, catch: type[BaseException] | None = None,
+            handler: Callable[[BaseException], Any] | None = None) -> Callable[[bytes], Any]:
     """``data -> pbj.decode(cls, data)``, for grpcio's ``request_deserializer``/``response_deserializer``.
 
-    Nothing is compiled until the first message (as with :func:`pbj.decode`).
+    Nothing is compiled until the first message (as with :func:`pbj.decode`). ``catch`` and
+    ``handler``: :func:`pbj.api.decoder_of` (a server's answer to bytes that do not decode).
 
     Raises (when called):
-        DecodeError: as :func:`pbj.decode`.
+        DecodeError: as :func:`pbj.decode` (unless ``catch`` takes it).
     """
-    return decoder_of(cls)
+    return decoder_of(cls, catch, handler)
 
 
 def encoder(cls: type) -> Callable[[Any], bytes]:
