@@ -20,6 +20,14 @@ CPU times and of the mean wall time are printed (above 1.0: pbj is faster). The 
 are printed with the figures; ``--same`` is a control run with Google's stub on both sides.
 Both clients run the same grpcio: the difference is the glue and the codec (pbj's encode and
 decode against upb's).
+
+``--instructions`` counts instead the instructions of the codec alone with valgrind's callgrind
+(which a shared machine's load does not change): the serializer and deserializer each stub gives
+grpcio, and ``pbj.decode``/``pbj.encode`` of the request (a message of three fields) beside
+upb's ``FromString``/``SerializeToString``, each ``--calls`` times in a marked region (between two
+calls of ``os.getppid``, callgrind's ``--dump-before``), less the same loop calling nothing; the
+result of each call is dropped at once, so freeing it is counted. The worker process switches its
+collector off after warming up (both libraries alike).
 """
 
 from __future__ import annotations
@@ -91,6 +99,109 @@ def serve(folder: Path) -> None:
     server.stop(None)
 
 
+#: The operations counted by ``--instructions``, in order: (name, what it is).
+COUNTED = (("serializer", "the request's serializer (as the stub gives grpcio)"),
+           ("deserializer", "the reply's deserializer (as the stub gives grpcio)"),
+           ("encode", "pbj.encode(request) / SerializeToString"),
+           ("decode", "pbj.decode(Request, data) / Request.FromString"))
+
+
+def count_worker(folder: Path, calls: int) -> None:
+    """Under callgrind: each operation of :data:`COUNTED` for pbj and upb in a marked region; writes the order."""
+    import gc
+
+    import pbj
+    from pbj.grpc._codec import decoder, encoder
+    pb2, _ = compile_google(folder)
+    ns = pbj.load_proto(folder / "pbjbench.proto")
+    Req, Money = ns["pbjbench.v1.Request"], ns["pbjbench.v1.Money"]
+    p_req = Req(text="hello", count=3, money=Money(currency="HBAR", units=5))
+    g_req = pb2.Request(text="hello", count=3, money=pb2.Money(currency="HBAR", units=5))
+    reply = pb2.Reply(text="reply", index=1, money=pb2.Money(currency="HBAR", units=10),
+                      at={"seconds": 1_700_000_000}).SerializeToString()
+    request = g_req.SerializeToString()
+    assert pbj.encode(p_req) == request
+    p_ser, p_de = encoder(Req), decoder(ns["pbjbench.v1.Reply"])
+    decode, encode, g_from, r_from = pbj.decode, pbj.encode, pb2.Request.FromString, pb2.Reply.FromString
+    g_ser = pb2.Request.SerializeToString
+    mark = os.getppid
+
+    def base(xs):
+        mark()
+        for _ in xs:
+            pass
+        mark()
+
+    def region(fn, xs):
+        mark()
+        for x in xs:
+            fn(x)
+        mark()
+
+    def decode_request(xs):
+        mark()
+        for x in xs:
+            decode(Req, x)
+        mark()
+
+    units = [("base", base, [request] * calls),
+             ("pbj serializer", lambda xs: region(p_ser, xs), [p_req] * calls),
+             ("upb serializer", lambda xs: region(g_ser, xs), [g_req] * calls),
+             ("pbj deserializer", lambda xs: region(p_de, xs), [reply] * calls),
+             ("upb deserializer", lambda xs: region(r_from, xs), [reply] * calls),
+             ("pbj encode", lambda xs: region(encode, xs), [p_req] * calls),
+             ("upb encode", lambda xs: region(g_ser, xs), [g_req] * calls),
+             ("pbj decode", decode_request, [request] * calls),
+             ("upb decode", lambda xs: region(g_from, xs), [request] * calls)]
+    for _ in range(3):  # warm up, unmarked: classes compiled, the interpreter's specialisations settled
+        for fn, x in ((p_ser, p_req), (g_ser, g_req), (p_de, reply), (r_from, reply), (encode, p_req),
+                      (g_from, request)):
+            for _ in range(calls):
+                fn(x)
+        for _ in range(calls):
+            decode(Req, request)
+    gc.collect()
+    gc.disable()
+    for _, fn, xs in units:
+        fn(xs)
+    (folder / "regions.txt").write_text("\n".join(name for name, _, _ in units))
+
+
+def count_instructions(calls: int) -> int:
+    """``--instructions``: run :func:`count_worker` under callgrind and print instructions per call."""
+    import shutil
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("--instructions needs valgrind (callgrind) on PATH", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="pbj-grpc-count-") as tmp:
+        folder = Path(tmp)
+        out = folder / "cg.out"
+        subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
+                        f"--log-file={folder / 'valgrind.log'}", sys.executable, "-m", "benchmarks.grpc_stubs",
+                        "--count-worker", tmp, "--calls", str(calls)], check=True,
+                       cwd=Path(__file__).resolve().parents[1])
+        names = (folder / "regions.txt").read_text().split("\n")
+
+        def total(n: int) -> int:  # dump 1: before the first region; then each region, then what follows it
+            for line in (folder / f"cg.out.{n}").read_text().splitlines():
+                if line.startswith(("summary:", "totals:")):
+                    return int(line.split()[1])
+            raise ValueError(f"dump {n} has no total")
+        counts = {name: total(2 + 2 * i) for i, name in enumerate(names)}
+    import pbj
+    per = {name: (c - counts["base"]) / calls for name, c in counts.items() if name != "base"}
+    print(f"Python {platform.python_version()}; pbj engine {pbj.engine()}; callgrind, {calls} calls a region, "
+          f"less the empty loop ({counts['base'] / calls:.0f} instructions an iteration)")
+    print()
+    print("| operation | pbj instructions | upb instructions | ratio (upb / pbj) |")
+    print("|---|---:|---:|---:|")
+    for op, what in COUNTED:
+        p, g = per[f"pbj {op}"], per[f"upb {op}"]
+        print(f"| {what} | {p:,.0f} | {g:,.0f} | {g / p:.3f}x |")
+    return 0
+
+
 def _round(fn) -> tuple[float, float]:
     w, c = time.perf_counter(), time.thread_time()
     fn()
@@ -104,11 +215,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=80, help="streaming calls per client (alternating)")
     parser.add_argument("--same", action="store_true",
                         help="a control run: Google's stub on both sides (the ratios show the noise floor)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the codec's instructions with callgrind instead (no RPC; needs valgrind)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--count-worker", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(Path(args.serve))
         return 0
+    if args.count_worker:
+        count_worker(Path(args.count_worker), args.calls)
+        return 0
+    if args.instructions:
+        return count_instructions(args.calls)
 
     import grpc
 

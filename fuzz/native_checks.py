@@ -52,8 +52,25 @@ def _python_decode(cls, data: bytes):
 STATS = {"agree_value": 0, "agree_error": 0, "declined": 0}
 
 
+def _outcome(fn, *args, **kwargs):
+    try:
+        return ("ok", fn(*args, **kwargs))
+    except pbj.PbjError as exc:
+        return ("error", type(exc), str(exc), getattr(exc, "path", None), getattr(exc, "offset", None))
+
+
+def check_entry(cls, data: bytes):
+    """``pbj.decode``/``pbj.encode`` (the builtins of pbj/_native/entry.c) give what pbj.api's Python functions give."""
+    from pbj import api
+    got, want = _outcome(pbj.decode, cls, data), _outcome(api.python_decode, cls, data)
+    assert got[0] == want[0] and (identical(got[1], want[1]) if got[0] == "ok" else got == want), (got, want)
+    if got[0] == "ok":
+        assert _outcome(pbj.encode, got[1]) == _outcome(api.python_encode, want[1])
+
+
 def check_same(cls, data: bytes):
     """Decode ``data`` with both engines; assert they agree; return the value (or None)."""
+    check_entry(cls, data)
     codec = codec_of(cls)
     assert codec.native is not None, f"the native engine declines {cls.__name__}"
     native = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)

@@ -1,11 +1,23 @@
-"""The public entry points: ``encode``, ``decode``, ``encoded_size``, ``write_reverse``."""
+"""The public entry points: ``encode``, ``decode``, ``encoded_size``, ``write_reverse``.
+
+``decode`` and ``encode`` are written here in Python: the reference, with every argument check
+and error. When the native engine is built, the two names are then bound to builtins of the
+extension (``pbj/_native/entry.c``, made by :data:`pbj.engines.ENTRY_POINTS`) that answer the
+common call in C, without a Python frame: the native engine in use, a compiled class, ``bytes``,
+the keywords given as ints and bools. Every other call goes to the Python function below
+(:data:`python_decode`, :data:`python_encode`) with the same arguments, so results and errors
+are the same on both engines; the docstrings are the Python functions'.
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pbj import engines
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
-from pbj.codec.compiler import codec_of
+from pbj.codec.compiler import Codec, codec_of
 from pbj.codec.runtime import MAX_DEPTH
 from pbj.depth import check_max_depth, too_deep
 from pbj.engines import CURRENT
@@ -14,7 +26,7 @@ from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
 
-__all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH"]
+__all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH", "decoder_of", "encoder_of"]
 
 T = TypeVar("T")
 
@@ -248,6 +260,72 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
     if not allow_partial and getattr(result, FREE, None) is not result.__class__:
         check_decode(result)
     return result
+
+
+# ---------------------------------------------------------------- the entry points in C
+
+#: The Python ``decode`` and ``encode``: the reference, and where the builtins hand every call
+#: they do not answer themselves (the same objects as ``decode``/``encode`` without the extension).
+python_decode, python_encode = decode, encode
+_bind_decode: Callable[..., Callable[[Any], Any]] | None = None
+_bind_encode: Callable[[type, Callable[[Any], bytes]], Callable[[Any], bytes]] | None = None
+
+if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
+    decode, encode, _bind_decode, _bind_encode = engines.ENTRY_POINTS[1](
+        engines.ENTRY_POINTS[0], CURRENT, Codec, python_decode, python_encode, check_decode, check_encode, FREE,
+        DEFAULT_MAX_DEPTH)
+
+
+def decoder_of(cls: type[T], catch: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+               handler: Callable[[BaseException], Any] | None = None) -> Callable[[bytes], Any]:
+    """``data -> decode(cls, data)``, one argument: what grpcio takes as a deserializer.
+
+    With the native engine built, a callable of the extension that keeps the class's codec
+    between calls (no Python frame per call); otherwise ``functools.partial(decode, cls)``.
+    Results and errors are :func:`decode`'s (the class is checked and compiled at the first
+    call, as by ``decode``).
+
+    Args:
+        cls: a pbj message class.
+        catch: an exception class (or a tuple of them) that ``handler`` answers instead.
+        handler: called with the exception when decoding raises one of ``catch``; what it
+            returns is returned (a server's deserializer turns a DecodeError into a value its
+            handler answers ``INVALID_ARGUMENT`` for). Given with ``catch`` or not at all.
+
+    Raises (when called):
+        TypeError, DecodeError: as :func:`decode` (unless ``catch`` takes them).
+    """
+    if (catch is None) != (handler is None):
+        raise TypeError("decoder_of: catch and handler go together")
+    if _bind_decode is not None:
+        return _bind_decode(cls, catch, handler)
+    if catch is None or handler is None:
+        return functools.partial(decode, cls)
+
+    def decode_or_handle(data: bytes, catch: Any = catch, handler: Callable[[BaseException], Any] = handler) -> Any:
+        try:
+            return decode(cls, data)
+        except catch as exc:
+            return handler(exc)
+    return decode_or_handle
+
+
+def encoder_of(cls: type, other: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """``obj -> encode(obj)`` for an instance of exactly ``cls``, ``other(obj)`` for any other object.
+
+    One argument: what grpcio takes as a serializer (``other`` decides what an object of another
+    class gives, such as the check of its message type). A builtin of the native engine when it
+    is built, otherwise a Python function.
+
+    Raises (when called):
+        EncodeError: as :func:`encode`; and whatever ``other`` raises.
+    """
+    if _bind_encode is not None:
+        return _bind_encode(cls, other)
+
+    def encode_or_other(obj: Any) -> bytes:
+        return encode(obj) if obj.__class__ is cls else other(obj)
+    return encode_or_other
 
 
 # ---------------------------------------------------------------- encode errors

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Engine", "PYTHON", "CURRENT", "select"]
+__all__ = ["Engine", "PYTHON", "CURRENT", "select", "ENTRY_POINTS"]
 
 
 class Engine:
@@ -53,6 +53,13 @@ class _Current:
 
 #: The engine in use (``CURRENT.engine``), in every thread.
 CURRENT = _Current()
+
+
+#: The native engine and its maker of C entry points, ``(engine, make)``, set when the extension is
+#: imported (:mod:`pbj._native`, before :mod:`pbj.api`); ``None`` when it is not built. :mod:`pbj.api`
+#: calls ``make(engine, CURRENT, ...)`` to replace its Python ``decode`` and ``encode`` by builtins that
+#: answer the common call in C when ``engine`` is in use (``pbj/_native/entry.c``).
+ENTRY_POINTS: tuple[Engine, Callable[..., Any]] | None = None
 
 
 def select(engine: Engine) -> None:

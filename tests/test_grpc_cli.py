@@ -247,3 +247,23 @@ def test_describe_maps_oneofs_and_enums(capsys, tmp_path):
                    "  optional int64 o = 5;\n"
                    "  map<int32, m.Outer.Color> c = 6;\n"
                    "}\n")
+
+
+def test_verbose_prints_metadata_headers_trailers_and_status(capsys, address):
+    """-v: the request metadata, response headers and trailers and the status on stderr; stdout stays JSON Lines."""
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", '{"text": "v"}', "-v",
+                            "-H", "x-user: ann", "-H", "x-raw-bin: AAE=")
+    assert status == 0 and json.loads(out)["text"] == "v"
+    assert err.startswith("Request metadata to send:\nx-user: ann\nx-raw-bin: AAE=\n\nResponse headers received:\n")
+    assert err.endswith("Response trailers received:\nx-trailer: t\n\nStatus: OK\n")
+    status, out, err = call(capsys, address, f"{SERVICE}/ServerStream", "--json", '{"text": "s", "count": 2}',
+                            "--verbose")
+    assert status == 0 and len(out.splitlines()) == 2
+    assert err.startswith("Request metadata to send:\n(empty)\n\nResponse headers received:\n")
+    assert err.endswith("Response trailers received:\nx-trailer: t\n\nStatus: OK\n")
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", '{"fail": "abort"}', "-v")
+    assert (status, out) == (1, "")
+    assert "Response trailers received:\n(empty)\n\nStatus: PERMISSION_DENIED: no\n" in err
+    assert err.endswith("pbj: error: PERMISSION_DENIED: no\n")
+    status, out, err = call(capsys, address, f"{SERVICE}/Unary", "--json", '{"text": "q"}')
+    assert (status, err) == (0, "")  # not asked: nothing on stderr

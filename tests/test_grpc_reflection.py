@@ -218,6 +218,47 @@ def test_health_watch(channel, health):
     watch.cancel()
 
 
+def test_health_list_pbj_and_google_clients():
+    """``List``: every name and its status, to Google's generated client and to pbj's; too many: RESOURCE_EXHAUSTED."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from pbj.grpc.health import list_statuses
+    h = Health({"": ServingStatus.SERVING, "a.B": ServingStatus.NOT_SERVING}, list_limit=3)
+    with serving(h.add_to_server) as address, grpc.insecure_channel(address) as ch:
+        assert list_statuses(ch) == {"": ServingStatus.SERVING, "a.B": ServingStatus.NOT_SERVING}
+        h.set("c.D", ServingStatus.SERVICE_UNKNOWN)
+        google = health_pb2_grpc.HealthStub(ch).List(health_pb2.HealthListRequest(), timeout=TIMEOUT)
+        assert {k: v.status for k, v in google.statuses.items()} == {
+            "": health_pb2.HealthCheckResponse.SERVING, "a.B": health_pb2.HealthCheckResponse.NOT_SERVING,
+            "c.D": health_pb2.HealthCheckResponse.SERVICE_UNKNOWN}
+        h.set("e.F", ServingStatus.SERVING)
+        with pytest.raises(grpc.RpcError) as err:
+            list_statuses(ch)
+        assert err.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and "more than List" in err.value.details()
+    h.close()
+
+
+def test_the_health_schema_is_grpcs():
+    """The health file pbj serves describes the same messages and methods as grpcio-health-checking's."""
+    from grpc_health.v1 import health_pb2
+
+    from pbj.grpc.health import SCHEMA
+    google = descriptor_pb2.FileDescriptorProto()
+    health_pb2.DESCRIPTOR.CopyToProto(google)
+    [file] = [f for f in SCHEMA.files if f.name == "grpc/health/v1/health.proto"]
+    ours = descriptor_pb2.FileDescriptorProto.FromString(pbj.encode(file))
+    for p in (google, ours):
+        p.ClearField("options")
+        for m in p.message_type:
+            for f in m.field:
+                f.ClearField("json_name")
+            for n in m.nested_type:
+                for f in n.field:
+                    f.ClearField("json_name")
+    assert ours.service == google.service
+    assert list(ours.message_type) == list(google.message_type)
+
+
 def test_health_on_an_aio_server():
     async def main():
         h = Health({"": ServingStatus.SERVING})
@@ -230,18 +271,21 @@ def test_health_on_an_aio_server():
                 stub = pbj.grpc.Stub(ch, pbj.grpc.health.SERVICE)
                 Req = pbj.grpc.health._Request
                 first = (await stub.Check(Req(), timeout=TIMEOUT)).status
+                listed = await pbj.grpc.health.list_statuses_async(ch, timeout=TIMEOUT)
+                with pytest.raises(TypeError, match="list_statuses_async"):
+                    pbj.grpc.health.list_statuses(ch)
                 call = stub.Watch(Req(service="w"), timeout=TIMEOUT)
                 it = call.__aiter__()
                 seen = [(await it.__anext__()).status]
                 h.set("w", ServingStatus.NOT_SERVING)
                 seen.append((await it.__anext__()).status)
                 call.cancel()
-                return first, seen
+                return first, seen, listed
         finally:
             h.close()
             await server.stop(None)
-    first, seen = asyncio.run(main())
-    assert first is ServingStatus.SERVING
+    first, seen, listed = asyncio.run(main())
+    assert first is ServingStatus.SERVING and listed == {"": ServingStatus.SERVING}
     assert seen == [ServingStatus.SERVICE_UNKNOWN, ServingStatus.NOT_SERVING]
 
 

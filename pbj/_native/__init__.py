@@ -82,6 +82,7 @@ else:
     _engine.setup(FrozenMap, OneOf, EMPTY_MAP, layout())  # ImportError if the engine was built for another plan
     #: The native engine's entry points (``None`` when it is not built).
     NATIVE = engines.Engine("native", _engine.decode, _engine.encode, _engine.write_reverse)
+    engines.ENTRY_POINTS = (NATIVE, _engine.entry_points)  # pbj.api's decode and encode in C (entry.c)
 
 _FIELD_PLAN = frozenset({"name", "proto_name", "number", "idx", "slot", "label", "type", "group", "tag", "end_tag",
                          "width", "sub", "enum", "closed", "key", "default", "oneof",

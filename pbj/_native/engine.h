@@ -152,6 +152,10 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_re
 void pbj_map_release(PMap *m);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
+PyObject *pbj_entry_points(PyObject *self, PyObject *args);
+PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
+PyObject *pbj_bind_encode(PyObject *self, PyObject *args);
 
 /* ---- shared wire helpers ---- */
 

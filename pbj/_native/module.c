@@ -7,6 +7,8 @@
  *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
  *   setup(FrozenMap, OneOf, EMPTY_MAP, layout)        the containers decoded values use; the
  *                                                     codes and record sizes Python sends (checked)
+ *   entry_points(...) -> (decode, encode, binders)    pbj.decode and pbj.encode as builtins   entry.c
+ *   bind_decode(cls, ...), bind_encode(cls, other)    their one-argument forms (grpcio)       entry.c
  * None always means: run the pure-Python engine on the same input.
  */
 #include "engine.h"
@@ -79,6 +81,14 @@ static PyMethodDef methods[] = {
      "encode(plan, obj) -> bytes, or None (run the Python writer)."},
     {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,
      "write_reverse(plan, obj, buf, pos) -> new pos, or None (run the Python writer)."},
+    {"entry_points", pbj_entry_points, METH_VARARGS,
+     "entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH)"
+     " -> (decode, encode, bind_decode, bind_encode): pbj.api's entry points as builtins, falling back to its Python functions (entry.c)."},
+    {"bind_decode", pbj_bind_decode, METH_VARARGS,
+     "bind_decode(cls, catch=None, handler=None) -> data -> pbj.decode(cls, data), handler(exc) for an error of "
+     "class catch (grpcio's deserializer)."},
+    {"bind_encode", pbj_bind_encode, METH_VARARGS,
+     "bind_encode(cls, other) -> obj -> pbj.encode(obj) for a cls instance, other(obj) otherwise (grpcio's serializer)."},
     {NULL, NULL, 0, NULL},
 };
 

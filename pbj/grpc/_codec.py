@@ -1,13 +1,11 @@
 """grpcio's serializer and deserializer for one message class: :func:`pbj.encode` and :func:`pbj.decode`, less the call.
 
-grpcio calls a serializer with one argument per message. ``functools.partial(pbj.decode, cls)``
-gives the same result, but pays on every message for what does not change between messages of
-one class: finding the codec, the keyword defaults, the engine in use, whether the class can
-hold a ``required`` field. These functions look that up once and, for the common case (the native
-engine, a class with no required field at any depth, a small input), call the engine directly;
-every other case (the pure-Python engine, an input the native engine leaves to Python, an error,
-a class that needs the required check) goes through :func:`pbj.decode` /
-:func:`pbj.encode` themselves, so results and errors are theirs exactly.
+grpcio calls a serializer or deserializer with one argument per message. Both are made by
+:mod:`pbj.api` (:func:`pbj.api.decoder_of`, :func:`pbj.api.encoder_of`): with the native engine
+built, builtins of the extension that run ``pbj.decode(cls, data)`` / ``pbj.encode(obj)`` in C
+with the class bound once (no Python frame per message), and hand every other case (the
+pure-Python engine, an input the engine leaves to Python, an error) to the Python functions, so
+results and errors are theirs exactly.
 """
 
 from __future__ import annotations
@@ -15,48 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pbj.api import DEFAULT_MAX_DEPTH, decode, encode
-from pbj.engines import CURRENT
-from pbj.required import FREE
+from pbj.api import decoder_of, encode, encoder_of
 from pbj.schema import is_message
 
 __all__ = ["decoder", "encoder"]
 
 
-def _adoptable(cls: type) -> Any:
-    """The native codec of ``cls`` once it is compiled, if the engine can take every message of it, else ``None``."""
-    codec = cls.__dict__.get("__pbj_codec__")
-    if codec is not None and codec.native is not None and getattr(cls, FREE, None) is cls:
-        return codec.native
-    return None
-
-
-def decoder(cls: type) -> Callable[[bytes], Any]:
+def decoder(cls: type, catch: type[BaseException] | None = None,
+            handler: Callable[[BaseException], Any] | None = None) -> Callable[[bytes], Any]:
     """``data -> pbj.decode(cls, data)``, for grpcio's ``request_deserializer``/``response_deserializer``.
 
-    Nothing is compiled until the first message (as with :func:`pbj.decode`); the first message
-    goes through :func:`pbj.decode`, which compiles the class, and the native codec is kept then.
+    Nothing is compiled until the first message (as with :func:`pbj.decode`). ``catch`` and
+    ``handler``: :func:`pbj.api.decoder_of` (a server's answer to bytes that do not decode).
 
     Raises (when called):
-        DecodeError: as :func:`pbj.decode`.
+        DecodeError: as :func:`pbj.decode` (unless ``catch`` takes it).
     """
-    adopted: list[Any] = [None]
-
-    def decode_fast(data: bytes, cls: type = cls, adopted: list[Any] = adopted, current: Any = CURRENT,
-                    depth: int = DEFAULT_MAX_DEPTH, bytes_: type = bytes) -> Any:
-        native = adopted[0]
-        if native is not None:
-            engine = current.engine.decode  # read per call: pbj.use_engine may switch it
-            if engine is not None and data.__class__ is bytes_:
-                result = engine(native, data, depth)
-                if result is not None:
-                    return result
-            return decode(cls, data)
-        result = decode(cls, data)
-        adopted[0] = _adoptable(cls)
-        return result
-    decode_fast.__qualname__ = decode_fast.__name__ = f"decode_{cls.__name__}"
-    return decode_fast
+    return decoder_of(cls, catch, handler)
 
 
 def encoder(cls: type) -> Callable[[Any], bytes]:
@@ -72,31 +45,14 @@ def encoder(cls: type) -> Callable[[Any], bytes]:
             ``INTERNAL``, "Exception serializing request!" on a client).
         EncodeError: as :func:`pbj.encode`.
     """
-    adopted: list[Any] = [None]
     expected = _full_name(cls)
 
     def checked(obj: Any) -> bytes:
         if not is_message(obj) or _full_name(type(obj)) != expected:
             raise TypeError(f"expected a {expected} message, got {_what(obj)}")
         return encode(obj)
-
-    def encode_fast(obj: Any, cls: type = cls, adopted: list[Any] = adopted, current: Any = CURRENT) -> bytes:
-        native = adopted[0]
-        if native is not None:
-            engine = current.engine.encode  # read per call: pbj.use_engine may switch it
-            if engine is not None and obj.__class__ is cls:
-                # None: declined (a value pbj.encode explains with its path); NotImplemented: sizes to measure again
-                out = engine(native, obj)
-                if out is not None and out is not NotImplemented:
-                    return out  # type: ignore[no-any-return]
-            return encode(obj) if obj.__class__ is cls else checked(obj)
-        if obj.__class__ is not cls:
-            return checked(obj)
-        out = encode(obj)
-        adopted[0] = _adoptable(cls)
-        return out
-    encode_fast.__qualname__ = encode_fast.__name__ = f"encode_{cls.__name__}"
-    return encode_fast
+    checked.__qualname__ = checked.__name__ = f"encode_{cls.__name__}"
+    return encoder_of(cls, checked)
 
 
 def _full_name(cls: type) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from pbj import descriptor as _descriptor
 from pbj.api import encode
 from pbj.loader import Namespace, load_descriptor_set
+from pbj.schema import replace as _replace
 
 __all__ = ["reflection_schema", "health_schema", "REFLECTION_PACKAGES"]
 
@@ -79,11 +80,19 @@ def _health_file() -> Any:
     status = D.EnumDescriptorProto(name="ServingStatus", value=[
         D.EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate(
             ("UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"))])
+    # map<string, HealthCheckResponse> statuses = 1: a repeated field of its synthetic entry message
+    entry = _replace(_message(package, "StatusesEntry", [("key", 1, "string"), ("value", 2, "HealthCheckResponse")]),
+                     options=D.MessageOptions(map_entry=True))
+    listed = _replace(_message(package, "HealthListResponse", [("statuses", 1, "HealthListResponse.StatusesEntry",
+                                                                {"repeated": True})]), nested_type=[entry])
     messages = [_message(package, "HealthCheckRequest", [("service", 1, "string")]),
                 _message(package, "HealthCheckResponse", [("status", 1, "enum:HealthCheckResponse.ServingStatus")],
-                         enums=(status,))]
+                         enums=(status,)),
+                _message(package, "HealthListRequest", []), listed]
     methods = [D.MethodDescriptorProto(name="Check", input_type=f".{package}.HealthCheckRequest",
                                      output_type=f".{package}.HealthCheckResponse"),
+               D.MethodDescriptorProto(name="List", input_type=f".{package}.HealthListRequest",
+                                     output_type=f".{package}.HealthListResponse"),
                D.MethodDescriptorProto(name="Watch", input_type=f".{package}.HealthCheckRequest",
                                      output_type=f".{package}.HealthCheckResponse", server_streaming=True)]
     return D.FileDescriptorProto(name="grpc/health/v1/health.proto", package=package, message_type=messages,

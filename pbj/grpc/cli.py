@@ -14,7 +14,10 @@ ProtoJSON object per line (JSON Lines); ``--pretty`` indents them. Metadata is
 ``-H key:value`` (repeatable), ``--timeout`` is in seconds. TLS:
 ``--tls`` (the system's roots), ``--ca FILE``, ``--cert FILE --key FILE`` (a
 client certificate), ``--authority NAME`` (the name checked in the server's
-certificate). Failures are one line on stderr and a non-zero exit status:
+certificate). ``-v``/``--verbose`` also prints, on stderr (stdout stays JSON
+Lines), the request metadata sent, the response headers and trailers received
+(a ``-bin`` value in base64) and the status, as grpcurl's ``-v`` shows them.
+Failures are one line on stderr and a non-zero exit status:
 1 for an unreachable server, a bad request, an unknown name or an error
 status (its code name and message, and the messages of its rich details
 as ProtoJSON), 2 for bad arguments, 130 when interrupted (Ctrl-C) during the
@@ -62,6 +65,9 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--timeout", metavar="SECONDS", type=_positive_seconds, default=None,
                    help="the call's deadline, in seconds (> 0)")
     p.add_argument("--pretty", action="store_true", help="indent each JSON response")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print the request metadata, the response headers and trailers and the status "
+                        "(on stderr)")
     p.add_argument("--emit-defaults", action="store_true", help="print fields that hold their default value")
     p.add_argument("--tls", action="store_true", help="connect with TLS (the system's root certificates)")
     p.add_argument("--ca", metavar="FILE", help="root certificates (PEM) to check the server with (implies --tls)")
@@ -279,6 +285,39 @@ def _rich_details(exc: Any, ns: Any) -> str:
     return f" (details: {'; '.join(parts)})"
 
 
+class _Verbose:
+    """``--verbose``: the metadata of a call, on stderr, in grpcurl's sections (each printed once)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.shown: set[str] = set()
+
+    def section(self, title: str, metadata: Any) -> None:
+        if not self.on or title in self.shown:
+            return
+        self.shown.add(title)
+        import base64
+        lines = [f"{title}:"]
+        for key, value in metadata or ():
+            lines.append(f"{key}: {base64.b64encode(value).decode() if isinstance(value, bytes) else value}")
+        if len(lines) == 1:
+            lines.append("(empty)")
+        print("\n".join(lines) + "\n", file=sys.stderr, flush=True)
+
+    def headers(self, call: Any) -> None:
+        if self.on and hasattr(call, "initial_metadata"):
+            self.section("Response headers received", call.initial_metadata())
+
+    def end(self, call: Any) -> None:
+        if not self.on or not hasattr(call, "trailing_metadata"):
+            return
+        self.section("Response trailers received", call.trailing_metadata())
+        code = call.code()
+        details = call.details()
+        print(f"Status: {code.name if code is not None else 'UNKNOWN'}" + (f": {details}" if details else ""),
+              file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``pbj call`` (see the module docstring); returns the exit status.
 
@@ -323,14 +362,22 @@ def run(args: argparse.Namespace) -> int:
         argument: Any = iter(requests) if method.client_streaming else requests[0]
         indent = 2 if args.pretty else None
         result = None
+        verbose = _Verbose(args.verbose)
+        verbose.section("Request metadata to send", metadata)
         try:
             if method.server_streaming:
                 result = call(argument, timeout=args.timeout, metadata=metadata or None)
+                replies = result
             else:  # .future: a Ctrl-C while waiting can cancel the call
                 result = call.future(argument, timeout=args.timeout, metadata=metadata or None)
-            for reply in (result if method.server_streaming else [result.result()]):
+                replies = [result.result()]
+            verbose.headers(result)
+            for reply in replies:
                 print(pbj.to_json(reply, indent=indent, emit_defaults=args.emit_defaults), flush=True)
+            verbose.end(result)
         except grpc.RpcError as exc:
+            verbose.headers(exc)
+            verbose.end(exc)
             raise _rpc_error(exc, args.target, ns) from None
         except KeyboardInterrupt:
             if result is not None:

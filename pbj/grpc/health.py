@@ -3,8 +3,10 @@
 :class:`Health` keeps a serving status per service name (``""`` is the whole
 server) and serves ``Check`` (``NOT_FOUND`` for a name it does not know) and
 ``Watch`` (the current status at once, then every change; ``SERVICE_UNKNOWN``
-for a name it does not know, until it is set) on a ``grpc.server`` or a
-``grpc.aio.server``. :func:`check` asks a server for a status.
+for a name it does not know, until it is set) and ``List`` (every name and its
+status, in one reply; ``RESOURCE_EXHAUSTED`` past :data:`LIST_LIMIT` names) on a
+``grpc.server`` or a ``grpc.aio.server``. :func:`check` asks a server for a
+status, :func:`list_statuses` for all of them.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pbj.grpc._require import grpc
 from pbj.grpc._schemas import health_schema
 from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
+from pbj.schema import FrozenMap
 
-__all__ = ["Health", "ServingStatus", "check", "check_async", "SERVICE", "SCHEMA"]
+__all__ = ["Health", "ServingStatus", "check", "check_async", "list_statuses", "list_statuses_async", "SERVICE",
+           "SCHEMA", "LIST_LIMIT"]
 
 #: The schema of ``grpc/health/v1/health.proto`` (a :class:`pbj.Namespace`): pass it to
 #: :func:`pbj.grpc.reflection.add_reflection` to describe the health service too.
@@ -29,6 +33,11 @@ SERVICE = _ns.service("grpc.health.v1.Health")
 ServingStatus: Any = _ns["grpc.health.v1.HealthCheckResponse.ServingStatus"]
 _Request = _ns["grpc.health.v1.HealthCheckRequest"]
 _Response = _ns["grpc.health.v1.HealthCheckResponse"]
+_ListRequest = _ns["grpc.health.v1.HealthListRequest"]
+_ListResponse = _ns["grpc.health.v1.HealthListResponse"]
+#: The most service names ``List`` answers with by default; past it, ``RESOURCE_EXHAUSTED`` (the
+#: protocol lets a server refuse a list too long; grpc-go's health server stops at 100 too).
+LIST_LIMIT = 100
 
 
 class Health:
@@ -36,12 +45,15 @@ class Health:
 
     Args:
         statuses: initial status per service name (``{"": ServingStatus.SERVING}``).
+        list_limit: the most names ``List`` answers with (:data:`LIST_LIMIT`); with more,
+            ``List`` answers ``RESOURCE_EXHAUSTED``.
 
     Thread-safe: :meth:`set` may be called from any thread while serving.
     """
 
-    def __init__(self, statuses: dict[str, Any] | None = None) -> None:
+    def __init__(self, statuses: dict[str, Any] | None = None, *, list_limit: int = LIST_LIMIT) -> None:
         self._statuses: dict[str, Any] = dict(statuses or {})
+        self._list_limit = list_limit
         self._changed = threading.Condition()
         self._version = 0
         self._closed = False
@@ -84,6 +96,20 @@ class Health:
             context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
         return _Response(status=status)
 
+    def _listed(self) -> tuple[Any, str | None]:
+        with self._changed:
+            statuses = dict(self._statuses)
+        if len(statuses) > self._list_limit:
+            return None, f"{len(statuses)} services, more than List answers with ({self._list_limit})"
+        return _ListResponse(statuses=FrozenMap({k: _Response(status=v) for k, v in statuses.items()})), None
+
+    def List(self, request: Any, context: Any) -> Any:
+        """``List``: every service name and its status (a snapshot); ``RESOURCE_EXHAUSTED`` past the limit."""
+        reply, refused = self._listed()
+        if refused is not None:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        return reply
+
     def Watch(self, request: Any, context: Any) -> Any:
         """``Watch``: the status now, then each change, until the client goes or :meth:`close`."""
         last = None
@@ -105,6 +131,12 @@ class Health:
         if status is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
         return _Response(status=status)
+
+    async def _list_async(self, request: Any, context: Any) -> Any:
+        reply, refused = self._listed()
+        if refused is not None:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        return reply
 
     async def _watch_async(self, request: Any, context: Any) -> Any:
         event = asyncio.Event()
@@ -130,9 +162,10 @@ class Health:
     def add_to_server(self, server: Any) -> None:
         """Serve ``grpc.health.v1.Health`` on ``server`` (a ``grpc.Server`` or ``grpc.aio.Server``) before it starts."""
         if isinstance(server, grpc.aio.Server):
-            add_to_server(server, SERVICE, {"Check": self._check_async, "Watch": self._watch_async})
+            add_to_server(server, SERVICE, {"Check": self._check_async, "List": self._list_async,
+                                            "Watch": self._watch_async})
         else:
-            add_to_server(server, SERVICE, {"Check": self.Check, "Watch": self.Watch})
+            add_to_server(server, SERVICE, {"Check": self.Check, "List": self.List, "Watch": self.Watch})
 
 
 def check(channel: Any, service: str = "", *, timeout: float | None = 10.0) -> Any:
@@ -170,3 +203,34 @@ async def check_async(channel: Any, service: str = "", *, timeout: float | None 
         raise TypeError("check_async needs a grpc.aio.Channel; on a grpc.Channel use: check(channel)")
     reply = await Stub(channel, SERVICE).Check(_Request(service=service), timeout=timeout)
     return reply.status
+
+
+def list_statuses(channel: Any, *, timeout: float | None = 10.0) -> dict[str, Any]:
+    """Ask the health service on ``channel`` (a ``grpc.Channel``) for every service's status (``List``).
+
+    Returns:
+        Service name (``""``: the server) -> :data:`ServingStatus` member, in the server's order.
+
+    Raises:
+        grpc.RpcError: the call failed (``UNIMPLEMENTED`` from a server whose health service has
+            no ``List``, ``RESOURCE_EXHAUSTED`` from one with too many services to list).
+        TypeError: ``channel`` is a ``grpc.aio.Channel`` (use :func:`list_statuses_async`).
+    """
+    if isinstance(channel, grpc.aio.Channel):
+        raise TypeError("list_statuses needs a grpc.Channel; on a grpc.aio.Channel use: "
+                        "await list_statuses_async(channel)")
+    reply = Stub(channel, SERVICE).List(_ListRequest(), timeout=timeout)
+    return {name: r.status for name, r in reply.statuses.items()}
+
+
+async def list_statuses_async(channel: Any, *, timeout: float | None = 10.0) -> dict[str, Any]:
+    """:func:`list_statuses` on a ``grpc.aio.Channel``.
+
+    Raises:
+        grpc.aio.AioRpcError: the call failed (as for :func:`list_statuses`).
+        TypeError: ``channel`` is a ``grpc.Channel`` (use :func:`list_statuses`).
+    """
+    if isinstance(channel, grpc.Channel):
+        raise TypeError("list_statuses_async needs a grpc.aio.Channel; on a grpc.Channel use: list_statuses(channel)")
+    reply = await Stub(channel, SERVICE).List(_ListRequest(), timeout=timeout)
+    return {name: r.status for name, r in reply.statuses.items()}

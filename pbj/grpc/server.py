@@ -62,14 +62,10 @@ class _BadRequest:
 
 def _deserializer(cls: type) -> Callable[[bytes], Any]:
     name = info(cls).full_name
-    fast = decoder(cls)
 
-    def deserialize(data: bytes) -> Any:
-        try:
-            return fast(data)
-        except DecodeError as exc:
-            return _BadRequest(f"the request is not a valid {name}: {exc}")
-    return deserialize
+    def bad_request(exc: BaseException) -> _BadRequest:
+        return _BadRequest(f"the request is not a valid {name}: {exc}")
+    return decoder(cls, DecodeError, bad_request)  # no Python frame per request, unless it does not decode
 
 
 def _unimplemented_text(m: Method) -> str:
