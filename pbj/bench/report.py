@@ -153,7 +153,8 @@ def _goals(results: dict, summary: dict) -> list[dict]:
 
 
 def all_bytes_equal(results: dict) -> bool:
-    """True when every library that ran wrote pbj's bytes (hot message and block batches)."""
+    """True when every library that ran wrote pbj's bytes (hot message and block batches), or, for a peer
+    that writes fields in another order, the same message (``same_message``)."""
     for lib in results.get("libraries", {}).values():
         if not lib.get("available"):
             continue
@@ -161,7 +162,8 @@ def all_bytes_equal(results: dict) -> bool:
         if hot and not (hot["bytes_equal"] and hot["roundtrip_equal"]):
             return False
         block = lib.get("block")
-        if isinstance(block, dict) and not all(all(r["bytes_equal"].values()) for r in block.values()):
+        if isinstance(block, dict) and not all(all(ok or (r.get("same_message") or {}).get(en)
+                                                   for en, ok in r["bytes_equal"].items()) for r in block.values()):
             return False
     return True
 
@@ -307,7 +309,7 @@ def markdown(results: dict, header: bool = True, goals: bool = False) -> str:
                         v = summary["vs_upb"].get(me, {}).get(t, {})
                         row.append(_xx(v.get(key), v.get(f"{key}_median")))
                 rows.append(row)
-            out += [f"### {title}, µs per batch", ""] + _table(head, rows) + ["", note, ""]
+            out += [f"### {title}, µs per batch", "", *_table(head, rows), "", note, ""]
 
         peers_note = ""
         if slow:
@@ -337,7 +339,7 @@ def markdown(results: dict, header: bool = True, goals: bool = False) -> str:
                     row += [_spread(on), _x(_ratio(_minimum({"x": on}, "x"), _minimum({"x": off}, "x")))]
                 rows.append(row)
             head = ["batch", *(h for n in gc_libs for h in (f"{label[n]}, gc on", "on/off"))]
-            out += ["### Decode with the garbage collector on, µs per batch", ""] + _table(head, rows)
+            out += ["### Decode with the garbage collector on, µs per batch", "", *_table(head, rows)]
             out += ["", "Every other cell runs with the cyclic garbage collector off (as timeit does); applications "
                     "run with it on. on/off: best run with it on / best run with it off.", ""]
 

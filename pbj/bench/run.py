@@ -122,9 +122,8 @@ def machine_info() -> dict:
 def worker_env(peer: str) -> dict[str, str]:
     """The environment of ``peer``'s worker process: Google's backend chosen, pbj's engine chosen
     (``pbj-python``: the pure-Python one; ``pbj``: as in this process), and this pbj first on the path."""
-    from pbj.bench.worker import ENV, PBJ_ENGINE_ENV, PBJ_PEERS, PEERS
-
     import pbj
+    from pbj.bench.worker import ENV, PBJ_ENGINE_ENV, PBJ_PEERS, PEERS
 
     env = dict(os.environ)
     backend = PEERS[peer][1]
@@ -349,10 +348,10 @@ def execute(args: argparse.Namespace) -> int:
         from pbj.bench import instructions
 
         return instructions.execute(args)
-    if getattr(args, "case", None) == "otel":
-        from pbj.bench import otel_run
+    if getattr(args, "case", None):
+        from pbj.bench import cases
 
-        return otel_run.execute(args)
+        return cases.execute(args.case, args)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
     else:

@@ -48,12 +48,17 @@ class Codec:
         encoders: name -> fn(message) -> bytes (pbj: ``forward`` and ``reverse``; Google: ``encode``).
         read: fn(message) -> checksum, reading every field.
         prime: run once on the "cached" objects before timing (a forward encode, caching sizes).
+        same_message: for a library whose bytes may differ from the input's while meaning the same
+            (betterproto2 writes fields in declaration order, not field-number order): ``(decoder
+            name, input, its re-encoding) -> bool``, Google's protobuf parsing both to equal messages.
+            ``None``: the bytes must be equal.
     """
 
     decode: dict[str, Callable[[bytes], Any]]
     encoders: dict[str, Callable[[Any], bytes]]
     read: Callable[[Any], int]
     prime: Callable[[Any], object]
+    same_message: Callable[[str, bytes, bytes], bool] | None = None
 
 
 def block_ops(encoders) -> list[str]:
@@ -114,7 +119,9 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
 
     Returns:
         name -> ``{"cells": {op: summary}, "bytes_equal": {encoder: bool}, "checksum": int}``.
-        A target whose bytes do not match is reported with ``"cells": {}`` (not timed).
+        A target whose bytes do not match is reported with ``"cells": {}`` (not timed), the batch's
+        ``"bytes"`` and each encoder's ``"encoded_bytes"`` (what it wrote instead), unless the codec's
+        ``same_message`` finds the same message in them (``"same_message": {encoder: bool}``: timed).
     """
     out = {}
     for name, (message, slices) in targets.items():
@@ -126,9 +133,15 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
         checksum = sum(read(o) for o in objs) & MASK
         equal = {en: all(enc(dec(b)) == b for b in blobs) for en, enc in codec.encoders.items()}
         del objs
-        result = {"bytes_equal": equal, "checksum": checksum, "cells": {}}
+        result: dict = {"bytes_equal": equal, "checksum": checksum, "cells": {}}
         out[name] = result
-        if not all(equal.values()):
+        same = codec.same_message
+        if same is not None and not all(equal.values()):
+            result["same_message"] = {en: equal[en] or all(same(message, b, enc(dec(b))) for b in blobs)
+                                      for en, enc in codec.encoders.items()}
+        if not all(equal[en] or (result.get("same_message") or {}).get(en) for en in equal):
+            result["bytes"] = sum(len(b) for b in blobs)
+            result["encoded_bytes"] = {en: sum(len(enc(dec(b))) for b in blobs) for en, enc in codec.encoders.items()}
             continue
         cached = [dec(b) for b in blobs]
         for o in cached:

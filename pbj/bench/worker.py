@@ -34,7 +34,8 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["PEERS", "OTHER_PEERS", "PBJ_PEERS", "BLOCK_PEERS", "SLOW_PEERS", "SLOW_LIMITS", "NO_SCHEMA_AT_RUN_TIME", "run_worker",
+__all__ = ["PEERS", "OTHER_PEERS", "PBJ_PEERS", "BLOCK_PEERS", "SLOW_PEERS", "SLOW_LIMITS", "NO_SCHEMA_AT_RUN_TIME",
+           "run_worker",
            "block_codec", "main"]
 
 #: Peer name -> (module in ``pbj.bench.peers`` (or ``pbj.bench``), Google backend to select or ``None``).
@@ -161,9 +162,9 @@ def block_codec(peer: str, block: dict):
 
         folder = Path(block["raw_path"]).parent / "betterproto2-block"
         betterproto_gen.generate(schema, folder)
-        classes = {message: betterproto_gen.load_class(folder, schema, block[f"{message}_type"])
-                   for message in ("block", "item")}
-        return betterproto_gen.codec(classes)
+        names = {message: block[f"{message}_type"] for message in ("block", "item")}
+        classes = {message: betterproto_gen.load_class(folder, schema, name) for message, name in names.items()}
+        return betterproto_gen.codec(classes, schema, names)
     return google_codec(schema, block["block_type"], block["item_type"])
 
 

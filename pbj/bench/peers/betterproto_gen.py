@@ -236,14 +236,27 @@ class BetterprotoReader(_Reader):
         return total
 
 
-def codec(classes: dict[str, type]) -> Codec:
+def codec(classes: dict[str, type], descriptor_set: bytes, full_names: dict[str, str]) -> Codec:
     """betterproto2's :class:`~pbj.bench.suite.Codec`: ``cls.parse`` and ``bytes(obj)``, as its users call them.
 
-    ``classes`` maps each decoder's name (``"item"``, ``"block"``, ``"request"`` ...) to its generated
-    class. betterproto2 caches no size, so its "sizes cached" cell encodes objects encoded once before,
-    like every other library's.
+    ``classes`` maps each decoder's name (``"item"``, ``"block"``, ``"message"`` ...) to its generated
+    class, ``full_names`` to its message's full name in ``descriptor_set``. betterproto2 caches no
+    size, so its "sizes cached" cell encodes objects encoded once before, like every other
+    library's. betterproto2 writes a message's fields in the order the schema declares them, not by
+    field number (OTLP's ``Span`` declares ``flags = 16`` before ``name = 5``), so where its bytes
+    differ from the input's the codec's ``same_message`` parses both with Google's protobuf (classes
+    made from ``descriptor_set``) and compares the messages.
     """
+    from pbj.bench.peers.google_peer import load_classes
     from pbj.bench.suite import Codec
 
     decode: dict[str, Any] = {name: cls.parse for name, cls in classes.items()}  # type: ignore[attr-defined]
-    return Codec(decode=decode, encoders={"encode": bytes}, read=BetterprotoReader().read, prime=bytes)
+    google: dict[str, Any] = {}
+
+    def same_message(name: str, data: bytes, written: bytes) -> bool:
+        if name not in google:
+            google[name] = load_classes(descriptor_set, [full_names[name]])[full_names[name]]
+        return bool(google[name].FromString(data) == google[name].FromString(written))
+
+    return Codec(decode=decode, encoders={"encode": bytes}, read=BetterprotoReader().read, prime=bytes,
+                 same_message=same_message)
