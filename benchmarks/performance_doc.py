@@ -29,6 +29,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,8 +78,8 @@ def measure(name: str) -> dict:
 
 # ------------------------------------------------------------------ the prose
 
-def _lo_hi(values: list[float]) -> str:
-    values = sorted(v for v in values if v is not None)
+def _lo_hi(given: Sequence[float | None]) -> str:
+    values = sorted(v for v in given if v is not None)
     if not values:
         return "n/a"
     fmt = (lambda v: f"{v:.2f}") if values[-1] < 10 else (lambda v: f"{v:.1f}" if v < 10 else f"{v:.0f}")
@@ -178,12 +179,13 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
                    "block's batches (decode + read every field gains least: the reading is Python attribute access "
                    "on either engine).")
     notes = [f"{n}: {lib['block']}" for n, lib in libs.items() if isinstance(lib.get("block"), str)]
-    for case in (otel, fds):
-        for n, lib in ((case or {}).get("libraries") or {}).items():
-            r = lib.get("result") or {}
-            if lib.get("available") and r and not all(r["bytes_equal"].values()):
-                from pbj.bench.cases import _mismatch
+    from pbj.bench.cases import _mismatch
 
+    for case in (otel or {}, fds or {}):
+        for n, lib in (case.get("libraries") or {}).items():
+            r = lib.get("result") or {}
+            same = all((r.get("same_message") or {}).values()) if r.get("same_message") else False
+            if lib.get("available") and r and not all(r["bytes_equal"].values()) and not same:
                 notes.append(f"{n} on the {case['case']} case: {_mismatch(case['case'], n, r)}")
     if notes:
         out.append("* **Not compared**: " + "; ".join(notes) + ".")

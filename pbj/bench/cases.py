@@ -268,15 +268,16 @@ def run_peer(config: dict) -> dict:
     from pbj.bench.worker import PBJ_PEERS, PEERS
 
     peer, case = config["peer"], CASES[config["case"]]
-    out: dict = {"peer": peer, "available": False, "reason": None, "version": None, "backend": PEERS[peer][1]}
+    backend = PEERS[peer][1]
+    out: dict = {"peer": peer, "available": False, "reason": None, "version": None, "backend": backend}
     try:
-        if PEERS[peer][1] is not None:
+        if backend is not None:
             from pbj.bench.peers import google_peer
 
-            google_peer.select_backend(PEERS[peer][1])
+            google_peer.select_backend(backend)
             out["version"], out["backend"] = google_peer.version(), google_peer.implementation()
-            if out["backend"] != PEERS[peer][1]:
-                raise ImportError(f"asked for backend {PEERS[peer][1]}, got {out['backend']}")
+            if out["backend"] != backend:
+                raise ImportError(f"asked for backend {backend}, got {out['backend']}")
         elif peer in PBJ_PEERS:
             import pbj
 

@@ -227,7 +227,7 @@ def versions_line(libs: dict) -> str:
     engines = [lib.get("backend") for n, lib in libs.items() if n in PBJ_LIBRARIES and lib.get("available")]
     if engines:
         version = next(lib["version"] for n, lib in libs.items() if n in PBJ_LIBRARIES and lib.get("available"))
-        parts.append(f"pbj {version} ({' and '.join(str(e) for e in engines)} engines)")
+        parts.append(f"pbj {version} ({' and '.join(str(e) for e in engines)} engine{'s' if len(engines) > 1 else ''})")
     for n, lib in libs.items():
         if n in PBJ_LIBRARIES or not lib.get("available"):
             continue

@@ -109,6 +109,13 @@ def run_worker(config: dict) -> dict:
         result["reason"] = f"cannot load: {type(exc).__name__}: {exc}"
         return result
     result.update(available=True, version=version)
+    if peer == "betterproto2":
+        from importlib import metadata
+
+        try:
+            result["compiler_version"] = metadata.version("betterproto2_compiler")
+        except metadata.PackageNotFoundError:  # the hand-declared hot message needs only the runtime
+            result["compiler_version"] = None
     timing = config["timing"]
     hot = config.get("hot")
     if hot:
