@@ -61,12 +61,13 @@ def replace_between(text: str, name: str, body: str) -> str:
     return text[:i + len(begin)] + "\n" + body.rstrip() + "\n" + text[j:]
 
 
-def measure(name: str) -> dict:
-    """Run one ``pbj bench`` of :data:`RUNS` in this process; return its results document."""
+def measure(name: str, quick: bool = False) -> dict:
+    """Run one ``pbj bench`` of :data:`RUNS` in this process (``--quick`` too when ``quick``); return its
+    results document."""
     from pbj.bench import cases
     from pbj.bench import run as bench_run
 
-    argv, _marker = RUNS[name]
+    argv = RUNS[name][0] + (["--quick"] if quick else [])
     args = bench_run.build_parser().parse_args(argv)
     args.argv = argv
     started = time.time()
@@ -123,7 +124,7 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
         batches = [v.get("decode_read") for t, v in vs.items() if t != "BLOCK/all"]
         inv = (lambda v: 1 / v if v else None)
         parts = [f"decode + read every field takes {_x(inv(hot.get('decode_read')))} upb's time on the hot message, "
-                 f"{_x(whole.get('decode_read'))} on the whole block ({_lo_hi(batches)} on the batches)"]
+                 f"{_x(whole.get('decode_read'))} on the whole block ({_lo_hi(batches)}x on the batches)"]
         if otel:
             parts.append(f"{_x(_case_ratio(otel, me, 'decode_read', 'decode_read'))} on the OpenTelemetry request")
         if fds:
@@ -137,7 +138,7 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
                 enc += (f"; {label} {_x(_case_ratio(case, me, 'forward_fresh', 'encode_fresh'))} fresh "
                         f"({_x(_case_ratio(case, me, 'reverse_fresh', 'encode_fresh'))} reverse), "
                         f"{_x(_case_ratio(case, me, 'forward_cached', 'encode_cached'))} with sizes cached")
-        out.append(f"* **{library_label(me, libs[me]).capitalize()} against upb (C)** ({engine}): "
+        out.append(f"* **pbj, {engine}, against upb (C)**: "
                    + ", ".join(parts) + "; " + enc + ".")
     for me in mine:
         peers = []
@@ -160,7 +161,7 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
                     text += f", {_lo_hi(ratios)}x on the {label}"
             peers.append(text)
         if peers:
-            out.append(f"* **{library_label(me, libs[me]).capitalize()} against the pure-Python peers** (decode, "
+            out.append(f"* **pbj, {engine}, against the pure-Python peers** (decode, "
                        "decode + read, encode fresh and with sizes cached; their time / pbj's): " + "; ".join(peers)
                        + ".")
     if "pbj" in mine and "pbj-python" in mine:
@@ -216,19 +217,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-json", action="store_true",
                         help="render from benchmarks/results/*.json, measure nothing")
     parser.add_argument("--doc", type=Path, default=DOC, help="the page to rewrite (default docs/performance.md)")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="the folder of the JSON files (default benchmarks/results)")
+    parser.add_argument("--quick", action="store_true",
+                        help="every run with --quick (a smoke test of the command: figures not meaningful)")
     args = parser.parse_args(argv)
     from pbj.bench import cases, report
 
     started = time.time()
     runs: dict[str, dict] = {}
     for name in RUNS:
-        path = RESULTS / name
+        path = args.results / name
         if args.from_json:
             runs[name] = json.loads(path.read_text())
         else:
-            runs[name] = measure(name)
+            runs[name] = measure(name, quick=args.quick)
             path.write_text(json.dumps(runs[name], indent=1) + "\n")
-            _log(f"wrote {path.relative_to(ROOT)}")
+            _log(f"wrote {path}")
     render(runs, args.doc)
     _log(f"updated {args.doc} in {time.time() - started:.0f} s")
     ok = report.all_bytes_equal(runs["full-run.json"]) and all(

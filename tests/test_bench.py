@@ -487,3 +487,24 @@ def test_bench_descriptors_quick_run(tmp_path):
                                                     "forward_cached", "reverse_fresh", "reverse_cached"}
     assert "| decode + read every field |" in proc.stdout and "pbj native / upb" in proc.stdout.replace(
         "pbj python / upb", "pbj native / upb")
+
+
+def test_performance_doc_rewrites_only_between_its_markers():
+    """``python -m benchmarks.performance_doc``'s rendering: each section between its markers, nothing else."""
+    from benchmarks import performance_doc as doc
+
+    page = "intro\n<!-- pbj-bench-far:begin -->\nold\n<!-- pbj-bench-far:end -->\nkept\n"
+    assert doc.replace_between(page, "pbj-bench-far", "new\n") == (
+        "intro\n<!-- pbj-bench-far:begin -->\nnew\n<!-- pbj-bench-far:end -->\nkept\n")
+    with pytest.raises(ValueError, match="pbj-bench-otel:begin"):
+        doc.replace_between(page, "pbj-bench-otel", "x")
+    text = doc.far_prose(_fake_run(upb_min=10.0, pbj_min=5.0, pbj_median=60.0), None, None)
+    # the native engine's best runs take half of upb's: the prose says so, of the hot message and the block
+    assert "* **pbj, the native engine, against upb (C)**: decode + read every field takes 0.50x upb's time on " \
+           "the hot message, 0.50x on the whole block" in text
+    assert "2 cores, load average 1.0 and 2.0" in text
+    # the page's markers are all there, once each
+    page = (REPO / "docs" / "performance.md").read_text()
+    for marker in ("pbj-bench", "pbj-bench-otel", "pbj-bench-descriptors", "pbj-bench-far"):
+        assert page.count(f"<!-- {marker}:begin -->") == 1 and page.count(f"<!-- {marker}:end -->") == 1, marker
+    assert "python -m benchmarks.performance_doc" in page
