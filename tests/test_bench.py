@@ -217,7 +217,10 @@ def test_own_block_from_proto(tmp_path):
         assert r["bytes_equal"] == {"forward": True, "reverse": True}
         assert upb_block[target]["checksum"] == r["checksum"]
         assert set(r["cells"]) == set(BLOCK_OPS["pbj"])
-    assert set(results["libraries"]) == {"pbj", "google-upb"}
+    assert set(results["libraries"]) == {"pbj", "google-upb"} | ({"pbj-python"} if ENGINE == "native" else set())
+    if ENGINE == "native":  # the pure-Python engine on the same block, in the same run
+        python_block = results["libraries"]["pbj-python"]["block"]
+        assert all(python_block[t]["checksum"] == r["checksum"] for t, r in pbj_block.items())
 
 
 # ---------------------------------------------------------------- pbj bench --instructions (callgrind)

@@ -1,16 +1,24 @@
 """The benchmark runner behind ``pbj bench`` (and ``python -m benchmarks.run``).
 
-One run measures, on the same data and the same Python:
+One run measures, on the same data and the same Python, every library in a worker process of
+its own (:mod:`pbj.bench.worker`; ``--jobs N`` at a time), pbj's two engines included (``pbj``:
+the engine pbj picks, native when built; ``pbj-python``: the pure-Python one):
 
 1. the reverse-writer experiment: pbj's forward and reverse writers, on objects just decoded
    ("fresh") and on objects whose sizes are cached, per ``BlockItem`` kind (first 200 items, all
    items) and for the whole block;
 2. decoding, and decoding followed by reading every field, on the same batches;
-3. Google's protobuf, upb and pure-Python backends, on the same batches (each in a worker
-   process); pure-protobuf and betterproto2 cannot load a schema at run time, so they are only
-   run on the hot message;
+3. Google's protobuf, upb and pure-Python backends, and betterproto2 (classes its own compiler
+   generates from the block's descriptor set at bench time), on the same batches; the slow
+   pure-Python peers on the whole block only unless ``--all-targets``; pure-protobuf can neither
+   load nor generate a schema, so it runs on the hot message only;
 4. every library on the small hot message (a HAPI-like ``TransactionBody``), after checking that
    each library's bytes equal pbj's.
+
+Every cell is timed on the thread's CPU clock (:mod:`pbj.bench.timing`): best run and median.
+``pbj bench otel`` and ``pbj bench descriptors`` run one real payload instead
+(:mod:`pbj.bench.cases`); ``--instructions`` counts instructions under callgrind
+(:mod:`pbj.bench.instructions`), the reference.
 
 Results: a table on standard output (Markdown), ``--json FILE`` with every figure and the machine,
 ``--plot FILE.png`` (matplotlib). ``--from-json FILE`` renders an earlier run's tables and plot
