@@ -106,7 +106,7 @@ def _case_ratio(results: dict | None, lib: str, own: str, other: str, peer: str 
 
 def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
     """The bullets of "How far pbj is from the others", from the three runs' figures (best runs)."""
-    from pbj.bench.report import library_label, summarize
+    from pbj.bench.report import summarize
 
     s = summarize(full)
     libs = full["libraries"]
