@@ -116,8 +116,11 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
     out = [f"From the tables above (runs of {when} UTC on {m['cpu_model']}, {m['cpus']} cores, load average "
            f"{load} at the block run's start and end; the thread's CPU time, ratios of the best runs):", ""]
     mine = [n for n in ("pbj", "pbj-python") if (libs.get(n) or {}).get("available")]
+    def engine_of(me: str) -> str:
+        return "the native engine" if libs[me].get("backend") == "native" else "the pure-Python engine"
+
     for me in mine:
-        engine = f"the {libs[me].get('backend')} engine"
+        engine = engine_of(me)
         hot = s["hot_speedup"].get(me, {}).get("google-upb", {})
         vs = s["vs_upb"].get(me, {})
         whole = vs.get("BLOCK/all", {})
@@ -141,6 +144,7 @@ def far_prose(full: dict, otel: dict | None, fds: dict | None) -> str:
         out.append(f"* **pbj, {engine}, against upb (C)**: "
                    + ", ".join(parts) + "; " + enc + ".")
     for me in mine:
+        engine = engine_of(me)
         peers = []
         for peer in ("google-python", "betterproto2", "pure-protobuf"):
             hot = s["hot_speedup"].get(me, {}).get(peer)
