@@ -371,10 +371,12 @@ def markdown(results: dict, header: bool = True, goals: bool = False) -> str:
         out += ["### pbj's speed-up on the hot message (their time / pbj's time; > 1: pbj is faster)", ""]
         out += _table(["pbj", "vs", *HOT_OPS], speed_rows)
         out += [""]
-    if goals and summary["goals"]:
+    # the goals of this run's figures, else those a results document was saved with
+    goal_list = summary["goals"] or (results.get("summary") or {}).get("goals") or []
+    if goals and goal_list:
         out += ["### Performance targets of the project (CPU time)", ""]
         rows = [[g["goal"], f"{g['value']:.2f} {g['unit']}", "met" if g["met"] else "**not met**"]
-                for g in summary["goals"]]
+                for g in goal_list]
         out += _table(["goal", "measured", ""], rows)
         out += [""]
     notes = []
