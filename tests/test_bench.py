@@ -3,7 +3,8 @@
 The quick mode times a few items once, so no figure is checked, only that every cell is there
 and that every library's bytes equal the real block's and Google's (the oracle). Peers that
 are not installed (the test extra lacks pure-protobuf, betterproto2 and matplotlib) must be
-reported as unavailable, with a reason, instead of failing the run.
+reported as unavailable, with a reason, instead of failing the run. The clock (the thread's CPU
+time, best run and median) is checked with a fake clock, the report's ratios on made-up figures.
 """
 
 from __future__ import annotations
@@ -26,10 +27,13 @@ from pbj.bench.callgrind_worker import HOT_OPS as COUNTED_HOT_OPS
 from pbj.bench.suite import BLOCK_OPS
 from tests.conftest import REPO
 
+#: The engine the ``pbj`` worker of a run picks, and whether ``pbj-python`` runs beside it.
+ENGINE = "python" if os.environ.get("PBJ_ENGINE") == "python" or not pbj_native.available() else "native"
+
 TARGETS = [f"{k}/{w}" for k in ("STATE_CHANGES", "TRANSACTION_RESULT", "EVENT_TRANSACTION", "BLOCK")
            for w in ("first", "all")]
 HOT_OPS = {"encode", "encode_fresh", "decode", "decode_read", "build"}
-STATS = {"median_us", "min_us", "max_us", "runs", "samples_us"}
+STATS = {"median_us", "min_us", "max_us", "runs", "samples_us", "clock", "wall_median_us", "wall_min_us"}
 
 
 def _installed(*modules: str) -> bool:
@@ -37,10 +41,11 @@ def _installed(*modules: str) -> bool:
 
 
 PEER_MODULES = {
+    "pbj-python": (),
     "google-upb": ("google.protobuf", "grpc_tools"),
     "google-python": ("google.protobuf", "grpc_tools"),
     "pure-protobuf": ("pure_protobuf",),
-    "betterproto2": ("betterproto2",),
+    "betterproto2": ("betterproto2", "betterproto2_compiler"),
 }
 
 
@@ -51,8 +56,10 @@ def _bench(*args: str, timeout: int = 240) -> subprocess.CompletedProcess:
 
 def _check_stats(s: dict) -> None:
     assert STATS <= set(s)
+    assert s["clock"] == "thread_time"
     assert s["runs"] == len(s["samples_us"]) >= 1
     assert 0 < s["min_us"] <= s["median_us"] <= s["max_us"]
+    assert 0 < s["wall_min_us"] <= s["wall_median_us"]
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +77,7 @@ def test_machine_and_config(quick):
     assert m["cpus"] >= 1 and m["cpu_model"] and m["python"] == sys.version.split()[0]
     assert "load_average_start" in m and "load_average_end" in m
     assert results["config"]["quick"] is True and results["config"]["timing"]["runs"] == 1
+    assert results["config"]["clock"] == "thread_time"
     assert results["block"]["items"] == 60  # --quick cuts the shipped block to its first 60 items
     assert list(results["targets"]) == TARGETS
     assert results["targets"]["BLOCK/all"]["items"] == 60
@@ -88,7 +96,8 @@ def test_pbj_has_every_cell_and_writes_the_block_bytes(quick):
     assert set(pbj["hot"]["ops"]) == HOT_OPS | {"reverse", "reverse_fresh"}
     for s in pbj["hot"]["ops"].values():
         _check_stats(s)
-    rv = results["summary"]["reverse_vs_forward"]
+    assert pbj["backend"] == ENGINE  # pbj runs in a worker process too, on the engine it picks
+    rv = results["summary"]["reverse_vs_forward"]["pbj"]
     assert set(rv) == set(TARGETS)
     assert all(v["fresh"] > 0 and v["cached"] > 0 for v in rv.values())
 
@@ -96,6 +105,9 @@ def test_pbj_has_every_cell_and_writes_the_block_bytes(quick):
 @pytest.mark.parametrize("peer", list(PEER_MODULES))
 def test_peer_cells_or_reason(quick, peer):
     results, stdout = quick
+    if peer == "pbj-python" and ENGINE == "python":
+        assert peer not in results["libraries"]  # pbj itself is the pure-Python engine then
+        return
     lib = results["libraries"][peer]
     if not _installed(*PEER_MODULES[peer]):
         assert lib["available"] is False and "not installed" in lib["reason"]
@@ -109,20 +121,27 @@ def test_peer_cells_or_reason(quick, peer):
     assert HOT_OPS <= set(hot["ops"])
     for s in hot["ops"].values():
         _check_stats(s)
+    if peer == "pure-protobuf":
+        assert "can neither load a schema at run time nor generate classes" in lib["block"]
+        assert "can neither load a schema at run time" in stdout
+        return
     if peer.startswith("google-"):
         assert lib["backend"] == peer.removeprefix("google-")
-        pbj_block = results["libraries"]["pbj"]["block"]
-        for target in TARGETS:
-            r = lib["block"][target]
-            assert r["bytes_equal"] == {"encode": True}, target
-            assert r["checksum"] == pbj_block[target]["checksum"], target  # both readers read the same values
-            assert set(r["cells"]) == set(BLOCK_OPS["google"])
-            for s in r["cells"].values():
-                _check_stats(s)
-        assert results["summary"]["checksums_equal"][peer] is True
-    else:
-        assert "cannot load a schema at run time" in lib["block"]
-        assert "cannot load a schema at run time" in stdout
+    if peer == "pbj-python":
+        assert lib["backend"] == "python"
+    pbj_block = results["libraries"]["pbj"]["block"]
+    expected = {"forward": True, "reverse": True} if peer == "pbj-python" else {"encode": True}
+    for target in TARGETS:
+        r = lib["block"][target]
+        # betterproto2 (classes its compiler generated from the shipped set) writes the block's own bytes too
+        assert r["bytes_equal"] == expected, target
+        assert r["checksum"] == pbj_block[target]["checksum"], target  # every reader read the same values
+        assert set(r["cells"]) == set(BLOCK_OPS["pbj" if peer == "pbj-python" else "google"])
+        for s in r["cells"].values():
+            _check_stats(s)
+    assert results["summary"]["checksums_equal"][peer] is True
+    if peer == "betterproto2":
+        assert lib["compiler_version"] and "betterproto2" in stdout
 
 
 def test_google_upb_hot_bytes_are_the_oracle(quick):
@@ -131,13 +150,15 @@ def test_google_upb_hot_bytes_are_the_oracle(quick):
         pytest.skip("protobuf or grpcio-tools not installed")
     results, _ = quick
     assert results["libraries"]["google-upb"]["hot"]["bytes_equal"] is True
-    assert results["summary"]["vs_upb"]["BLOCK/all"]["decode_read"] > 0
+    assert results["summary"]["vs_upb"]["pbj"]["BLOCK/all"]["decode_read"] > 0
 
 
 def test_tables_on_stdout_and_from_json(quick, tmp_path):
     results, stdout = quick
-    for title in ("Reverse vs forward writer", "Decode, and decode + read", "Encode, µs per batch", "Hot message"):
+    for title in ("Reverse vs forward writer", "Decode + read every field, µs per batch", "Decode, µs per batch",
+                  "Encode, fresh", "Encode, sizes cached", "Hot message"):
         assert title in stdout
+    assert "the thread's CPU time (`time.thread_time_ns`)" in stdout and results["machine"]["cpu_model"] in stdout
     assert "Performance targets" not in stdout  # a maintainers' table, shown with --goals only
     path = tmp_path / "again.json"
     path.write_text(json.dumps(results))
@@ -196,7 +217,10 @@ def test_own_block_from_proto(tmp_path):
         assert r["bytes_equal"] == {"forward": True, "reverse": True}
         assert upb_block[target]["checksum"] == r["checksum"]
         assert set(r["cells"]) == set(BLOCK_OPS["pbj"])
-    assert set(results["libraries"]) == {"pbj", "google-upb"}
+    assert set(results["libraries"]) == {"pbj", "google-upb"} | ({"pbj-python"} if ENGINE == "native" else set())
+    if ENGINE == "native":  # the pure-Python engine on the same block, in the same run
+        python_block = results["libraries"]["pbj-python"]["block"]
+        assert all(python_block[t]["checksum"] == r["checksum"] for t, r in pbj_block.items())
 
 
 # ---------------------------------------------------------------- pbj bench --instructions (callgrind)
@@ -325,3 +349,165 @@ def test_instructions_small_run(tmp_path, capsys):
     doubled = json.loads(again.read_text())["libraries"]["pbj"]["hot"]["ops"]
     for op, c in doubled.items():
         assert c["per_op"] == pytest.approx(hot[op]["per_op"], rel=0.01), op
+
+
+# ---------------------------------------------------------------- the clock, the report, the new peers and cases
+
+def test_measure_times_with_the_thread_cpu_clock(monkeypatch):
+    """Every sample is the thread's CPU time around ``run`` (a fake clock: exact values), the wall clock beside it;
+    ``prepare`` is outside the timed region; the report takes best run and median from them."""
+    from pbj.bench import timing
+
+    cpu = iter(range(0, 10**9, 1_000))           # each reading 1 µs later: every run lasts 1 µs of CPU time
+    wall = iter(range(0, 10**12, 7_000))         # and 7 µs of wall time
+    monkeypatch.setattr(timing.time, "thread_time_ns", lambda: next(cpu))
+    monkeypatch.setattr(timing.time, "perf_counter_ns", lambda: next(wall))
+    calls = []
+    cells = {"a": timing.Cell(run=lambda x: calls.append(("run", x)), prepare=lambda: calls.append("prepare") or 5)}
+    out = timing.measure(cells, runs=3, warmup=1, max_runs=3)["a"]
+    assert out["samples_us"] == [1.0, 1.0, 1.0] and out["runs"] == 3
+    assert (out["min_us"], out["median_us"], out["wall_min_us"], out["wall_median_us"]) == (1.0, 1.0, 7.0, 7.0)
+    assert out["clock"] == "thread_time"
+    assert calls == ["prepare", ("run", 5)] * 4  # one warm-up round and three timed ones
+    per_message = timing.scale(out, 4)
+    assert per_message["min_us"] == 0.25 and per_message["wall_median_us"] == 1.75
+
+
+def _fake_run(upb_min: float, pbj_min: float, pbj_median: float) -> dict:
+    def stats(lo: float, med: float) -> dict:
+        return {"min_us": lo, "median_us": med, "max_us": med * 2, "runs": 3, "samples_us": [lo, med, med * 2]}
+
+    cells_pbj = {op: stats(pbj_min, pbj_median) for op in BLOCK_OPS["pbj"]}
+    cells_upb = {op: stats(upb_min, upb_min * 3) for op in BLOCK_OPS["google"]}
+    block = {"BLOCK/all": {"cells": cells_pbj, "bytes_equal": {"forward": True, "reverse": True}, "checksum": 7}}
+    hot = {"size": 219, "bytes_equal": True, "roundtrip_equal": True, "checksum_equal": True,
+           "ops": {op: stats(pbj_min, pbj_median) for op in [*HOT_OPS, "reverse", "reverse_fresh"]}}
+    upb_hot = {**hot, "ops": {op: stats(upb_min, upb_min * 3) for op in HOT_OPS}}
+    return {"created": "2026-12-02T01:00:00+00:00", "elapsed_s": 1,
+            "machine": {"cpu_model": "Some CPU", "cpus": 2, "platform": "Linux", "python": "3.11.7",
+                        "python_implementation": "CPython", "load_average_start": [1.0], "load_average_end": [2.0]},
+            "config": {"quick": False, "timing": {"runs": 3, "warmup": 1}},
+            "block": {"source": "b", "bytes": 1000, "items": 2},
+            "targets": {"BLOCK/all": {"kind": "BLOCK", "message": "block", "items": 2, "bytes": 1000}},
+            "libraries": {"pbj": {"available": True, "version": "0.1.0", "backend": "native", "hot": hot,
+                                  "block": block},
+                          "google-upb": {"available": True, "version": "7", "backend": "upb", "hot": upb_hot,
+                                         "block": {"BLOCK/all": {**block["BLOCK/all"], "cells": cells_upb,
+                                                                 "bytes_equal": {"encode": True}}}}}}
+
+
+def test_report_ratios_are_of_the_best_runs_with_the_medians_beside():
+    from pbj.bench import report
+
+    results = _fake_run(upb_min=10.0, pbj_min=5.0, pbj_median=60.0)   # upb's median: 30
+    summary = report.summarize(results)
+    vs = summary["vs_upb"]["pbj"]["BLOCK/all"]
+    assert vs["decode_read"] == 0.5 and vs["decode_read_median"] == 2.0
+    assert summary["hot_speedup"]["pbj"]["google-upb"]["decode"] == 2.0      # upb's best / pbj's best
+    assert summary["checksums_equal"] == {"google-upb": True}
+    text = report.markdown(results, header=False)
+    assert "| whole block (2 items) | 5.00 [60.0] | 10.0 [30.0] | 0.50 [2.00] |" in text   # best [median]
+    assert text.startswith("Machine: Some CPU, 2 cores, Linux; CPython 3.11.7;")
+    assert "Libraries: pbj 0.1.0 (native engine), google-upb 7." in text
+
+
+def test_betterproto2_request_has_source_info_and_skips_the_well_known_types():
+    """The plugin fails on a file without ``source_code_info``: the request gives every file an empty one."""
+    from google.protobuf import descriptor_pb2
+    from google.protobuf.compiler import plugin_pb2
+
+    from pbj.bench import workload
+    from pbj.bench.peers import betterproto_gen
+
+    schema = workload.load_schema()
+    shipped = descriptor_pb2.FileDescriptorSet.FromString(schema)
+    assert not any(f.HasField("source_code_info") for f in shipped.file)  # the shipped set has none
+    request = plugin_pb2.CodeGeneratorRequest.FromString(betterproto_gen.plugin_request(schema))
+    assert len(request.proto_file) == len(shipped.file) == 167
+    assert all(f.HasField("source_code_info") and not f.source_code_info.location for f in request.proto_file)
+    assert request.parameter == "client_generation=none,server_generation=none"
+    assert len(request.file_to_generate) == 166 and "stream/block.proto" in request.file_to_generate
+    assert not any(n.startswith("google/protobuf/") for n in request.file_to_generate)
+
+
+@pytest.mark.skipif(not _installed("betterproto2", "betterproto2_compiler"), reason="needs the bench extra")
+def test_betterproto2_generated_classes_read_the_hot_values_like_pbj(tmp_path):
+    """Classes betterproto2's compiler makes from hot.proto's descriptors write pbj's bytes; the generic
+    betterproto2 reader gives the hand-written readers' checksum."""
+    from pbj.bench import hot_pbj
+    from pbj.bench.hot_values import HOT_VALUE
+    from pbj.bench.peers import betterproto_gen
+    from pbj.bench.peers.google_peer import PROTO, compile_descriptor_set
+
+    schema = compile_descriptor_set([PROTO], [PROTO.parent])
+    written = betterproto_gen.generate(schema, tmp_path)
+    assert "pbjbench/__init__.py" in written
+    cls = betterproto_gen.load_class(tmp_path, schema, "pbjbench.TransactionBody")
+    data = pbj.encode(hot_pbj.build_hot(HOT_VALUE))
+    message = cls.parse(data)
+    assert bytes(message) == data
+    assert betterproto_gen.BetterprotoReader().read(message) == hot_pbj.read_all(hot_pbj.build_hot(HOT_VALUE))
+
+
+def test_descriptor_case_compiles_every_schema_under_shared_protos(tmp_path):
+    """The descriptors case's payload: protoc's set of all 198 files of ../shared/protos, with source info."""
+    from google.protobuf import descriptor_pb2
+
+    from pbj.bench import cases
+    from tests.conftest import SHARED
+
+    roots, files = cases._roots_and_files(SHARED / "protos")
+    assert [r.relative_to(SHARED / "protos").as_posix() for r in roots] == [
+        "google", "hapi-v0.55.0/block", "hapi-v0.55.0/platform", "hapi-v0.55.0/services", "hapi-v0.55.0/streams",
+        "pbj-it"]
+    assert len(files) == 198 and "google/protobuf/descriptor.proto" in files and "everything.proto" in files
+    raw = cases.protoc_descriptor_set(SHARED / "protos", tmp_path / "set.binpb", prefix="google/protobuf/")
+    fds = descriptor_pb2.FileDescriptorSet.FromString(raw)
+    assert {f.name for f in fds.file} >= {"google/protobuf/descriptor.proto", "google/protobuf/any.proto"}
+    assert all(f.source_code_info.location for f in fds.file)  # --include_source_info
+    cls = pbj.load_descriptor_set(cases.descriptor_schema())["google.protobuf.FileDescriptorSet"]
+    assert pbj.encode(pbj.decode(cls, raw)) == raw == pbj.encode(pbj.decode(cls, raw), reverse=True)
+
+
+@needs_upb
+def test_bench_descriptors_quick_run(tmp_path):
+    """``pbj bench descriptors --quick``: both pbj engines and upb write protoc's bytes and read one checksum."""
+    out = tmp_path / "fds.json"
+    proc = _bench("descriptors", "--quick", "--peers", "google-upb", "--jobs", "2", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert results["case"] == "descriptors" and results["config"]["clock"] == "thread_time"
+    assert results["request"]["files"] == 10 and results["request"]["source_info_bytes"] > 0
+    libs = results["libraries"]
+    assert list(libs) == (["pbj", "pbj-python"] if ENGINE == "native" else ["pbj"]) + ["google-upb"]
+    checksum = libs["pbj"]["result"]["checksum"]
+    for name, lib in libs.items():
+        r = lib["result"]
+        assert all(r["bytes_equal"].values()) and r["checksum"] == checksum, name
+        for s in r["cells"].values():
+            _check_stats(s)
+    assert set(libs["pbj"]["result"]["cells"]) == {"decode", "decode_gc", "decode_read", "forward_fresh",
+                                                    "forward_cached", "reverse_fresh", "reverse_cached"}
+    assert "| decode + read every field |" in proc.stdout and "pbj native / upb" in proc.stdout.replace(
+        "pbj python / upb", "pbj native / upb")
+
+
+def test_performance_doc_rewrites_only_between_its_markers():
+    """``python -m benchmarks.performance_doc``'s rendering: each section between its markers, nothing else."""
+    from benchmarks import performance_doc as doc
+
+    page = "intro\n<!-- pbj-bench-far:begin -->\nold\n<!-- pbj-bench-far:end -->\nkept\n"
+    assert doc.replace_between(page, "pbj-bench-far", "new\n") == (
+        "intro\n<!-- pbj-bench-far:begin -->\nnew\n<!-- pbj-bench-far:end -->\nkept\n")
+    with pytest.raises(ValueError, match="pbj-bench-otel:begin"):
+        doc.replace_between(page, "pbj-bench-otel", "x")
+    text = doc.far_prose(_fake_run(upb_min=10.0, pbj_min=5.0, pbj_median=60.0), None, None)
+    # the native engine's best runs take half of upb's: the prose says so, of the hot message and the block
+    assert "* **pbj, the native engine, against upb (C)**: decode + read every field takes 0.50x upb's time on " \
+           "the hot message, 0.50x on the whole block" in text
+    assert "2 cores, load average 1.0 and 2.0" in text
+    # the page's markers are all there, once each
+    page = (REPO / "docs" / "performance.md").read_text()
+    for marker in ("pbj-bench", "pbj-bench-otel", "pbj-bench-descriptors", "pbj-bench-far"):
+        assert page.count(f"<!-- {marker}:begin -->") == 1 and page.count(f"<!-- {marker}:end -->") == 1, marker
+    assert "python -m benchmarks.performance_doc" in page

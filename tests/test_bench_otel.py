@@ -114,15 +114,16 @@ def test_descriptor_set_is_the_otlp_files_dependencies_first():
 
 @needs_otel
 def test_bench_otel_quick_run(tmp_path):
-    """``pbj bench otel --quick`` as users run it: pbj and upb, every cell, the checks, the table."""
+    """``pbj bench otel --quick`` as users run it: pbj (both engines), upb, betterproto2; every cell, the checks."""
     out = tmp_path / "otel.json"
-    proc = subprocess.run([sys.executable, "-m", "pbj", "bench", "otel", "--quick", "--peers",
-                           "google-upb,betterproto2", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pbj", "bench", "otel", "--quick", "--jobs", "2", "--peers",
+                           "google-upb,betterproto2,pure-protobuf", "--json", str(out)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(out.read_text())
     assert results["engine"] and results["machine"]["python"] == sys.version.split()[0]
     assert results["request"]["spans"] == 24 and results["config"]["quick"] is True
+    assert results["config"]["clock"] == "thread_time"
     pbj_, upb = results["libraries"]["pbj"], results["libraries"]["google-upb"]
     assert pbj_["result"]["bytes_equal"] == {"forward": True, "reverse": True}
     assert upb["backend"] == "upb" and upb["result"]["bytes_equal"] == {"encode": True}
@@ -130,8 +131,20 @@ def test_bench_otel_quick_run(tmp_path):
     assert set(pbj_["result"]["cells"]) == {"decode", "decode_gc", "decode_read", "forward_fresh", "forward_cached",
                                             "reverse_fresh", "reverse_cached"}
     assert set(upb["result"]["cells"]) == {"decode", "decode_gc", "decode_read", "encode_fresh", "encode_cached"}
-    assert results["libraries"]["betterproto2"]["available"] is False
-    assert f"pbj engine: {results['engine']}" in proc.stdout and "| pbj/upb |" in proc.stdout
+    if "pbj-python" in results["libraries"]:
+        assert results["libraries"]["pbj-python"]["backend"] == "python"
+        assert results["libraries"]["pbj-python"]["result"]["checksum"] == pbj_["result"]["checksum"]
+    bp = results["libraries"]["betterproto2"]
+    if _installed("betterproto2") and _installed("betterproto2_compiler"):
+        # its own compiler's classes, from the request's descriptor set: the same message, fields in declaration order
+        assert bp["available"] is True and bp["compiler_version"]
+        assert bp["result"]["bytes_equal"] == {"encode": False} and bp["result"]["same_message"] == {"encode": True}
+        assert bp["result"]["checksum"] == pbj_["result"]["checksum"] and bp["result"]["cells"]
+        assert "betterproto2 writes fields in the order the schema declares them" in proc.stdout
+    else:
+        assert bp["available"] is False and "not installed" in bp["reason"]
+    assert results["libraries"]["pure-protobuf"]["reason"].startswith("not run: it can neither load")
+    assert f"pbj engine: {results['engine']}" in proc.stdout and "/ upb |" in proc.stdout
     assert "| decode + read every field |" in proc.stdout and "| reverse writer, sizes cached |" in proc.stdout
     again = subprocess.run([sys.executable, "-m", "pbj", "bench", "otel", "--from-json", str(out)],
                            capture_output=True, text=True, cwd=REPO, timeout=60)

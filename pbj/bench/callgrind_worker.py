@@ -3,10 +3,11 @@
 ``python -m pbj.bench.callgrind_worker CONFIG.json`` (under ``valgrind --tool=callgrind
 --dump-before=getppid``). The configuration, a JSON object written by the runner::
 
-    {"library": "pbj" | "google-upb", "part": "hot" | "block" | "otel", "batch": 200, "runs": 2,
+    {"library": "pbj" | "google-upb", "part": "hot" | "block" | "otel" | "descriptors", "batch": 200, "runs": 2,
      "warmup": 1, "expected_hex": "...", "checksum": 123,                  # part "hot"
      "raw_path": "...", "schema_path": "...", "block_type": "...",          # part "block"
-     "raw_path": "...", "schema_path": "...", "checksum": 123,             # part "otel"
+     "raw_path": "...", "schema_path": "...", "checksum": 123,             # parts "otel", "descriptors":
+     "type_name": "...", "case_name": "otel",                              #   one payload (pbj.bench.cases)
      "manifest": "..."}
 
 A *region* is the code between two calls of :data:`MARK` (``os.getppid``, which nothing else in
@@ -193,32 +194,33 @@ def _upb_block(config: dict) -> tuple[dict[str, Operation], dict]:
     return ops, {"version": google_peer.version(), "backend": google_peer.implementation(), "bytes": len(raw)}
 
 
-def _pbj_otel(config: dict) -> tuple[dict[str, Operation], dict]:
+def _pbj_case(config: dict) -> tuple[dict[str, Operation], dict]:
+    """pbj on a one-payload case (``otel``, ``descriptors``: :mod:`pbj.bench.cases`)."""
     import pbj
-    from pbj.bench import otel
     from pbj.bench.readers import PbjReader
 
     raw = Path(config["raw_path"]).read_bytes()
-    cls = otel.pbj_class(Path(config["schema_path"]).read_bytes())
+    cls = pbj.load_descriptor_set(Path(config["schema_path"]).read_bytes())[config["type_name"]]
     decode, encode, read = pbj.decode, pbj.encode, PbjReader().read
     cached: Any = decode(cls, raw)
-    _check("pbj.encode of the decoded request = its bytes", encode(cached) == raw)  # sizes now cached
-    _check("pbj reverse writer on the decoded request = its bytes", encode(cached, reverse=True) == raw)
-    _check("pbj read checksum of the request", read(cached) == config["checksum"])
+    _check("pbj.encode of the decoded payload = its bytes", encode(cached) == raw)  # sizes now cached
+    _check("pbj reverse writer on the decoded payload = its bytes", encode(cached, reverse=True) == raw)
+    _check("pbj read checksum of the payload", read(cached) == config["checksum"])
     ops = _pbj_ops(cls, raw, cached, read, config["batch"])
     return ops, {"version": pbj.__version__, "backend": pbj.engine(), "bytes": len(raw)}
 
 
-def _upb_otel(config: dict) -> tuple[dict[str, Operation], dict]:
-    from pbj.bench import otel
+def _upb_case(config: dict) -> tuple[dict[str, Operation], dict]:
+    """upb on a one-payload case, through the case's Google class (``opentelemetry-proto``'s, ``descriptor_pb2``'s)."""
+    from pbj.bench.cases import CASES
     from pbj.bench.peers import google_peer
     from pbj.bench.readers import GoogleReader
 
     raw = Path(config["raw_path"]).read_bytes()
-    cls: Any = otel.google_class()
+    cls: Any = CASES[config["case_name"]].google_class(Path(config["schema_path"]).read_bytes())
     read = GoogleReader().read
     cached: Any = cls.FromString(raw)
-    _check("upb SerializeToString of the decoded request = its bytes", cached.SerializeToString() == raw)
+    _check("upb SerializeToString of the decoded payload = its bytes", cached.SerializeToString() == raw)
     _check("upb read checksum = pbj's", read(cls.FromString(raw)) == config["checksum"])
     k = range(config["batch"])
     ops = {
@@ -232,7 +234,8 @@ def _upb_otel(config: dict) -> tuple[dict[str, Operation], dict]:
 
 _BUILDERS = {("pbj", "hot"): _pbj_hot, ("google-upb", "hot"): _upb_hot,
              ("pbj", "block"): _pbj_block, ("google-upb", "block"): _upb_block,
-             ("pbj", "otel"): _pbj_otel, ("google-upb", "otel"): _upb_otel}
+             ("pbj", "otel"): _pbj_case, ("google-upb", "otel"): _upb_case,
+             ("pbj", "descriptors"): _pbj_case, ("google-upb", "descriptors"): _upb_case}
 
 
 def operations(config: dict) -> tuple[dict[str, Operation], dict]:

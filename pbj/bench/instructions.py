@@ -12,6 +12,10 @@ wrappers alike) for the benchmark's operations:
 * the whole real block (``pbj/data/*.blk.gz`` as one ``Block``, HAPI v0.55.0 descriptors loaded
   at run time): decode; fresh encode; sizes-cached encode; decode + walk every field
   (:mod:`pbj.bench.readers`);
+* with the ``descriptors`` case (``pbj bench descriptors --instructions``), instead of those
+  two: a ``FileDescriptorSet`` protoc wrote of every schema under ``../shared/protos``
+  (:mod:`pbj.bench.cases`), the same five operations as the ``otel`` case (decode + read is
+  the generic walk), pbj beside upb's ``descriptor_pb2``;
 * with the ``otel`` case (``pbj bench otel --instructions``), instead of those two: a real
   OpenTelemetry trace export request (:mod:`pbj.bench.otel`, 512 SDK spans, schema loaded at run
   time): decode; fresh encode; sizes-cached encode; decode + read every field (the same generic
@@ -94,8 +98,15 @@ LABELS = {
     ("otel", "encode_cached"): "otel sizes-cached encode",
     ("otel", "decode_read"): "otel decode + read every field",
     ("otel", "encode_reverse"): "otel reverse encode",
+    ("descriptors", "decode"): "descriptor set decode",
+    ("descriptors", "encode_fresh"): "descriptor set fresh encode",
+    ("descriptors", "encode_cached"): "descriptor set sizes-cached encode",
+    ("descriptors", "decode_read"): "descriptor set decode + walk",
+    ("descriptors", "encode_reverse"): "descriptor set reverse encode",
 }
-PART_OPS = {"hot": HOT_OPS, "block": BLOCK_OPS, "otel": OTEL_OPS}
+PART_OPS = {"hot": HOT_OPS, "block": BLOCK_OPS, "otel": OTEL_OPS, "descriptors": OTEL_OPS}
+#: The one-payload cases (:mod:`pbj.bench.cases`) that ``pbj bench CASE --instructions`` counts.
+CASE_PARTS = ("otel", "descriptors")
 LIBRARIES = ("pbj", "google-upb")
 
 
@@ -256,8 +267,8 @@ def run(args: argparse.Namespace, program: str) -> dict:
     both = engine == "both" and pbj.engine() == "native"
     libraries = ["pbj"] + (["pbj-python"] if both else []) + (
         [] if args.no_peers or "google-upb" not in args.peers else ["google-upb"])
-    otel_case = getattr(args, "case", None) == "otel"
-    parts = ["otel"] if otel_case else ["hot"] + ([] if args.no_block else ["block"])
+    case = getattr(args, "case", None)
+    parts = [case] if case in CASE_PARTS else ["hot"] + ([] if args.no_block else ["block"])
     results: dict = {
         "format": "pbj-bench-instructions/1",
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -268,12 +279,12 @@ def run(args: argparse.Namespace, program: str) -> dict:
     }
     with tempfile.TemporaryDirectory(prefix="pbj-callgrind-") as tmp:
         folder = Path(tmp)
-        if otel_case:
-            from pbj.bench.otel_run import callgrind_inputs
+        if case in CASE_PARTS:
+            from pbj.bench.cases import callgrind_inputs
 
-            shared = callgrind_inputs(args, folder)
-            results["otel"], results["engine"] = shared.pop("otel"), pbj.engine()
-            settings["otel_batch"] = results["otel"].pop("batch")
+            shared = callgrind_inputs(case, args, folder)
+            results[case], results["engine"] = shared.pop("case"), pbj.engine()
+            settings[f"{case}_batch"] = results[case].pop("batch")
         else:
             shared = _prepare(args, settings["max_items"], folder)
         block = results["block"] = shared.pop("block", None)
@@ -316,13 +327,16 @@ def _op(results: dict, lib: str, part: str, op: str) -> dict | None:
 
 
 def _otel_line(results: dict) -> str:
-    """The otel case's request and pbj's engine, for the header ("" for the other parts)."""
-    req = results.get("otel")
-    if not req:
-        return ""
-    return (f" Request: one OTLP `ExportTraceServiceRequest`, {req['bytes']:,} bytes, {req['spans']:,} spans, "
-            f"{req['events']:,} events, {req['links']:,} link(s), {req['attributes']:,} attributes. "
-            f"pbj engine: {results.get('engine', 'python')}.")
+    """A case's payload and pbj's engine, for the header ("" for the hot message and the block)."""
+    req, fds = results.get("otel"), results.get("descriptors")
+    if req:
+        return (f" Request: one OTLP `ExportTraceServiceRequest`, {req['bytes']:,} bytes, {req['spans']:,} spans, "
+                f"{req['events']:,} events, {req['links']:,} link(s), {req['attributes']:,} attributes. "
+                f"pbj engine: {results.get('engine', 'python')}.")
+    if fds:
+        return (f" Payload: a `FileDescriptorSet` written by protoc (--include_imports --include_source_info), "
+                f"{fds['bytes']:,} bytes, {fds['files']} files. pbj engine: {results.get('engine', 'python')}.")
+    return ""
 
 
 def markdown(results: dict, header: bool = True) -> str:
@@ -343,11 +357,11 @@ def markdown(results: dict, header: bool = True) -> str:
             + (f" Block: {block['source']}, {block['bytes']:,} bytes, {block['items']:,} items." if block else "")
             + _otel_line(results), "",
             "Instructions per operation (callgrind Ir), garbage collector off; "
-            + (f"{cfg['otel_batch']} request(s)" if "otel" in cfg["parts"] else
+            + (next((f"{cfg[f'{c}_batch']} payload(s)" for c in CASE_PARTS if c in cfg["parts"]), None) or
                f"{cfg['hot_batch']} hot messages or {cfg['block_batch']} block(s)")
             + " per region, minus the same loop over an identity function; "
             f"mean of {cfg['runs']} run(s); spread: largest difference between runs."
-            + ((" Quick run: a 24-span request." if "otel" in cfg["parts"] else
+            + ((" Quick run: a small payload." if set(CASE_PARTS) & set(cfg["parts"]) else
                 " Quick run: fewer hot messages per region, a cut block.") if cfg.get("quick") else ""), ""]
     libs = list(results["libraries"])
     head = ["operation", *libs, *(["pbj/upb"] if "google-upb" in libs else []), "spread"]

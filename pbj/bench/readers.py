@@ -185,7 +185,7 @@ class GoogleReader(_Reader):
                 steps.append((fd.name, _REP, kind, None))
             elif kind == _MSG:
                 steps.append((fd.name, _SUBMSG, kind, None))
-            else:  # explicit presence (proto3 optional, proto2): read only when set, as pbj's None
+            else:  # explicit presence (proto3 optional, proto2): read set or not (see _read)
                 steps.append((fd.name, _OPT if getattr(fd, "has_presence", False) else _ONE, kind, None))
         for name, members in oneofs.items():
             steps.append((name, _ONEOF, None, members))
@@ -217,7 +217,7 @@ class GoogleReader(_Reader):
                 which = msg.WhichOneof(name)
                 if which is not None:
                     total += self._value(extra[which], getattr(msg, which))
-            elif msg.HasField(name):  # _OPT
+            else:  # _OPT: read as pbj holds it, set or not (an unset field reads its default, as in pbj)
                 total += self._value(kind, getattr(msg, name))
         return total
 

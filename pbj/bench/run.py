@@ -1,16 +1,24 @@
 """The benchmark runner behind ``pbj bench`` (and ``python -m benchmarks.run``).
 
-One run measures, on the same data and the same Python:
+One run measures, on the same data and the same Python, every library in a worker process of
+its own (:mod:`pbj.bench.worker`; ``--jobs N`` at a time), pbj's two engines included (``pbj``:
+the engine pbj picks, native when built; ``pbj-python``: the pure-Python one):
 
 1. the reverse-writer experiment: pbj's forward and reverse writers, on objects just decoded
    ("fresh") and on objects whose sizes are cached, per ``BlockItem`` kind (first 200 items, all
    items) and for the whole block;
 2. decoding, and decoding followed by reading every field, on the same batches;
-3. Google's protobuf, upb and pure-Python backends, on the same batches (each in a worker
-   process); pure-protobuf and betterproto2 cannot load a schema at run time, so they are only
-   run on the hot message;
+3. Google's protobuf, upb and pure-Python backends, and betterproto2 (classes its own compiler
+   generates from the block's descriptor set at bench time), on the same batches; the slow
+   pure-Python peers on the whole block only unless ``--all-targets``; pure-protobuf can neither
+   load nor generate a schema, so it runs on the hot message only;
 4. every library on the small hot message (a HAPI-like ``TransactionBody``), after checking that
    each library's bytes equal pbj's.
+
+Every cell is timed on the thread's CPU clock (:mod:`pbj.bench.timing`): best run and median.
+``pbj bench otel`` and ``pbj bench descriptors`` run one real payload instead
+(:mod:`pbj.bench.cases`); ``--instructions`` counts instructions under callgrind
+(:mod:`pbj.bench.instructions`), the reference.
 
 Results: a table on standard output (Markdown), ``--json FILE`` with every figure and the machine,
 ``--plot FILE.png`` (matplotlib). ``--from-json FILE`` renders an earlier run's tables and plot
@@ -33,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
@@ -118,34 +127,81 @@ def machine_info() -> dict:
     }
 
 
-def _run_worker(peer: str, config: dict, folder: Path) -> dict:
-    """Run ``pbj.bench.worker`` for ``peer`` in a fresh interpreter; return its JSON result."""
-    from pbj.bench.worker import ENV, PEERS
+def worker_env(peer: str) -> dict[str, str]:
+    """The environment of ``peer``'s worker process: Google's backend chosen, pbj's engine chosen
+    (``pbj-python``: the pure-Python one; ``pbj``: as in this process), and this pbj first on the path."""
+    import pbj
+    from pbj.bench.worker import ENV, PBJ_ENGINE_ENV, PBJ_PEERS, PEERS
 
-    path = folder / f"{peer}.json"
-    path.write_text(json.dumps({**config, "peer": peer}))
     env = dict(os.environ)
     backend = PEERS[peer][1]
     if backend is None:
         env.pop(ENV, None)
     else:
         env[ENV] = backend
+    if PBJ_PEERS.get(peer):
+        env[PBJ_ENGINE_ENV] = str(PBJ_PEERS[peer])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(pbj.__file__).resolve().parents[1]),
+                                         *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
+def _run_worker(peer: str, config: dict, folder: Path) -> dict:
+    """Run ``pbj.bench.worker`` for ``peer`` in a fresh interpreter; return its JSON result."""
+    from pbj.bench.worker import PEERS
+
+    path = folder / f"{peer}.json"
+    path.write_text(json.dumps({**config, "peer": peer}))
     load = _load()
-    proc = subprocess.run([sys.executable, "-m", "pbj.bench.worker", str(path)], env=env,
+    started = time.time()
+    proc = subprocess.run([sys.executable, "-m", "pbj.bench.worker", str(path)], env=worker_env(peer),
                           stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
-        return {"peer": peer, "available": False, "backend": backend,
+        return {"peer": peer, "available": False, "backend": PEERS[peer][1],
                 "reason": f"worker failed with exit status {proc.returncode}"}
     result = json.loads(proc.stdout)
     result["load_average_start"] = load
+    result["elapsed_s"] = round(time.time() - started, 1)
     return result
 
 
+def run_workers(jobs: list[tuple[str, Callable[[], dict]]], parallel: int) -> dict[str, dict]:
+    """Run ``(name, job)`` pairs, ``parallel`` at a time (each job starts one worker process and waits for it);
+    return ``{name: result}`` in the order given. Each worker times itself on its own thread's CPU clock, so
+    two at a time on two cores do not count each other's time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [(name, pool.submit(job)) for name, job in jobs]
+        return {name: f.result() for name, f in futures}
+
+
+def libraries_to_run(args: argparse.Namespace) -> list[str]:
+    """pbj's engines (``pbj``, and ``pbj-python`` when ``pbj`` is the native engine and ``--engine both``) and
+    the peers asked for, in report order."""
+    import pbj
+
+    engine = getattr(args, "engine", "both")
+    mine = ["pbj"]
+    if engine == "both" and pbj.engine() == "native":
+        mine.append("pbj-python")
+    elif engine == "python":
+        mine = ["pbj-python"]
+    from pbj.bench.worker import PBJ_PEERS
+
+    peers = [] if args.no_peers else [p for p in args.peers if p not in PBJ_PEERS]
+    return mine + peers
+
+
 def run(args: argparse.Namespace) -> dict:
-    """Measure everything ``args`` asks for; return the results (the ``--json`` document)."""
+    """Measure everything ``args`` asks for; return the results (the ``--json`` document).
+
+    Every library, pbj's engines included, runs in a worker process of its own
+    (:mod:`pbj.bench.worker`), ``--jobs`` at a time; this process only prepares the inputs.
+    """
     from pbj.bench import hot_pbj, workload
     from pbj.bench.hot_values import HOT_VALUE
-    from pbj.bench.suite import pbj_codec, run_block, run_hot
+    from pbj.bench.worker import SLOW_LIMITS, SLOW_PEERS
 
     settings = QUICK if args.quick else FULL
     timing = dict(settings["timing"])
@@ -157,13 +213,17 @@ def run(args: argparse.Namespace) -> dict:
     max_items = args.max_items if args.max_items is not None else settings["max_items"]
     hot_batch = args.hot_batch or settings["hot_batch"]
     started = time.time()
+    from pbj.bench.timing import CLOCK
+
     results: dict = {
-        "format": "pbj-bench/1",
+        "format": "pbj-bench/2",
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": ["pbj", "bench", *args.argv],
         "machine": machine_info(),
         "config": {"quick": args.quick, "first": first, "max_items": max_items, "hot_batch": hot_batch,
-                   "timing": timing},
+                   "timing": timing, "clock": CLOCK, "jobs": getattr(args, "jobs", 1),
+                   "slow_peers": {} if args.quick or getattr(args, "all_targets", False)
+                   else {p: SLOW_LIMITS for p in SLOW_PEERS}},
     }
     _log("loading the block and its schema")
     schema = workload.load_schema(args.descriptor_set, args.proto, args.include)
@@ -178,40 +238,34 @@ def run(args: argparse.Namespace) -> dict:
 
     import pbj
 
-    libraries: dict = {}
-    results["libraries"] = libraries
-    pbj_result: dict = {"peer": "pbj", "available": True, "reason": None, "version": pbj.__version__,
-                        "backend": None}
-    libraries["pbj"] = pbj_result
-    _log("pbj: hot message")
     hot_obj = hot_pbj.build_hot(HOT_VALUE)
     expected = pbj.encode(hot_obj)
     checksum = hot_pbj.read_all(hot_obj)
-    pbj_result["hot"] = run_hot(hot_pbj, HOT_VALUE, expected, checksum, hot_batch, timing)
-    if not args.no_block:
-        codec = pbj_codec(w.block_cls, w.item_cls)
-        pbj_result["block"] = run_block(codec, w.raw, targets, timing, lambda t: _log(f"pbj: block {t}"))
+    names = libraries_to_run(args)
+    with tempfile.TemporaryDirectory(prefix="pbj-bench-") as tmp:
+        folder = Path(tmp)
+        (folder / "block.bin").write_bytes(w.raw)
+        (folder / "schema.binpb").write_bytes(schema)
+        config = {
+            "timing": timing,
+            "hot": {"expected_hex": expected.hex(), "checksum": checksum, "batch": hot_batch},
+            "block": None if args.no_block else {
+                "raw_path": str(folder / "block.bin"), "schema_path": str(folder / "schema.binpb"),
+                "block_type": w.block_type, "item_type": w.item_type,
+                "targets": {name: [m, [list(s) for s in sl]] for name, (m, sl) in targets.items()},
+            },
+        }
 
-    peers = [] if args.no_peers else args.peers
-    if peers:
-        with tempfile.TemporaryDirectory(prefix="pbj-bench-") as tmp:
-            folder = Path(tmp)
-            (folder / "block.bin").write_bytes(w.raw)
-            (folder / "schema.binpb").write_bytes(schema)
-            config = {
-                "timing": timing,
-                "hot": {"expected_hex": expected.hex(), "checksum": checksum, "batch": hot_batch},
-                "block": None if args.no_block else {
-                    "raw_path": str(folder / "block.bin"), "schema_path": str(folder / "schema.binpb"),
-                    "block_type": w.block_type, "item_type": w.item_type,
-                    "targets": {name: [m, [list(s) for s in sl]] for name, (m, sl) in targets.items()},
-                },
-            }
-            for peer in peers:
+        def job(peer: str) -> Callable[[], dict]:
+            def start() -> dict:
                 _log(f"{peer}: starting a worker process")
-                libraries[peer] = _run_worker(peer, config, folder)
-                if not libraries[peer]["available"]:
-                    _log(f"{peer}: skipped: {libraries[peer]['reason']}")
+                limits = results["config"]["slow_peers"].get(peer)
+                out = _run_worker(peer, {**config, "limits": limits}, folder)
+                _log(f"{peer}: done" if out["available"] else f"{peer}: skipped: {out['reason']}")
+                return out
+            return start
+
+        results["libraries"] = run_workers([(peer, job(peer)) for peer in names], getattr(args, "jobs", 1))
     results["machine"]["load_average_end"] = _load()
     results["elapsed_s"] = round(time.time() - started, 1)
     from pbj.bench.report import summarize
@@ -222,14 +276,18 @@ def run(args: argparse.Namespace) -> dict:
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The command-line options of ``pbj bench``, added to ``parser`` (a new one when ``None``)."""
-    from pbj.bench.worker import PEERS
+    from pbj.bench.worker import OTHER_PEERS
 
     if parser is None:
         parser = argparse.ArgumentParser(prog="pbj bench", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("case", nargs="?", choices=("otel",),
+    parser.add_argument("case", nargs="?", choices=("otel", "descriptors"),
                         help="run one case instead of the block and hot message: otel = a real OpenTelemetry "
-                             "trace export request (pbj.bench.otel_run; uses --quick, --spans, --runs, --warmup, "
-                             "--peers, --no-peers, --json, --markdown, --from-json, --instructions)")
+                             "trace export request, descriptors = a FileDescriptorSet written by protoc "
+                             "(pbj.bench.cases; use --quick, --spans, --protos, --runs, --warmup, --peers, --no-peers, "
+                             "--engine, --jobs, --json, --markdown, --from-json, --instructions)")
+    parser.add_argument("--protos", metavar="DIR",
+                        help="the descriptors case: the folder of .proto schemas protoc compiles into the "
+                             "FileDescriptorSet (default: ../shared/protos beside a checkout)")
     parser.add_argument("--spans", type=int, metavar="N",
                         help="spans in the otel case's request (default 512, the SDK's export batch; --quick: 24)")
     parser.add_argument("--instructions", action="store_true",
@@ -252,12 +310,17 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--runs", type=int, metavar="N", help="timed runs per cell, at least (default 5)")
     parser.add_argument("--warmup", type=int, metavar="N", help="untimed warm-up rounds (default 1)")
     parser.add_argument("--hot-batch", type=int, metavar="N", help="hot messages per timed run (default 1000)")
-    parser.add_argument("--peers", type=lambda s: [p for p in s.split(",") if p], default=list(PEERS),
-                        metavar="A,B", help=f"peers to run (default: {','.join(PEERS)})")
+    parser.add_argument("--peers", type=lambda s: [p for p in s.split(",") if p], default=list(OTHER_PEERS),
+                        metavar="A,B", help=f"peers to run beside pbj (default: {','.join(OTHER_PEERS)})")
     parser.add_argument("--no-peers", action="store_true", help="pbj only")
     parser.add_argument("--engine", choices=("both", "native", "python"), default="both",
-                        help="pbj's engine(s) to count with --instructions: both (default, when the native engine "
+                        help="pbj's engine(s) to time or count: both (default, when the native engine "
                              "is built: 'pbj' is the native one, 'pbj-python' the pure-Python one), or one")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="worker processes at a time (default 1; each times itself on its thread's CPU clock)")
+    parser.add_argument("--all-targets", action="store_true",
+                        help="run the slow pure-Python peers (google-python, betterproto2) on every block batch "
+                             "with every cell (default: the whole block only, 3 runs, no garbage-collector cell)")
     parser.add_argument("--no-block", action="store_true", help="the hot message only")
     parser.add_argument("--json", metavar="FILE", help="write every figure, the machine and the versions as JSON")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the comparisons (needs matplotlib)")
@@ -293,10 +356,10 @@ def execute(args: argparse.Namespace) -> int:
         from pbj.bench import instructions
 
         return instructions.execute(args)
-    if getattr(args, "case", None) == "otel":
-        from pbj.bench import otel_run
+    if getattr(args, "case", None):
+        from pbj.bench import cases
 
-        return otel_run.execute(args)
+        return cases.execute(args.case, args)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
     else:

@@ -29,12 +29,12 @@ pbj: with the construction checks).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from pbj.bench.readers import MASK
-from pbj.bench.timing import Cell, measure
+from pbj.bench.timing import Cell, measure, scale
 
 __all__ = ["Codec", "run_block", "run_hot", "pbj_codec", "google_codec", "BLOCK_OPS"]
 
@@ -48,12 +48,17 @@ class Codec:
         encoders: name -> fn(message) -> bytes (pbj: ``forward`` and ``reverse``; Google: ``encode``).
         read: fn(message) -> checksum, reading every field.
         prime: run once on the "cached" objects before timing (a forward encode, caching sizes).
+        same_message: for a library whose bytes may differ from the input's while meaning the same
+            (betterproto2 writes fields in declaration order, not field-number order): ``(decoder
+            name, input, its re-encoding) -> bool``, Google's protobuf parsing both to equal messages.
+            ``None``: the bytes must be equal.
     """
 
     decode: dict[str, Callable[[bytes], Any]]
     encoders: dict[str, Callable[[Any], bytes]]
     read: Callable[[Any], int]
     prime: Callable[[Any], object]
+    same_message: Callable[[str, bytes, bytes], bool] | None = None
 
 
 def block_ops(encoders) -> list[str]:
@@ -100,7 +105,7 @@ def google_codec(descriptor_set: bytes, block_type: str, item_type: str) -> Code
 
 
 def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], timing: dict,
-              progress: Callable[[str], None] = lambda _text: None) -> dict:
+              progress: Callable[[str], None] = lambda _text: None, ops: Collection[str] | None = None) -> dict:
     """Check and time ``codec`` on every target.
 
     Args:
@@ -109,10 +114,14 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
         targets: name -> ``(message, slices)``: ``"item"`` or ``"block"`` and ``(begin, end)`` offsets.
         timing: keyword arguments of :func:`pbj.bench.timing.measure`.
         progress: called with a short text before each target.
+        ops: time only these cells (names as in :data:`BLOCK_OPS`); ``None``: every cell. The slow
+            pure-Python peers leave out ``decode_gc`` in the documentation's run.
 
     Returns:
         name -> ``{"cells": {op: summary}, "bytes_equal": {encoder: bool}, "checksum": int}``.
-        A target whose bytes do not match is reported with ``"cells": {}`` (not timed).
+        A target whose bytes do not match is reported with ``"cells": {}`` (not timed), the batch's
+        ``"bytes"`` and each encoder's ``"encoded_bytes"`` (what it wrote instead), unless the codec's
+        ``same_message`` finds the same message in them (``"same_message": {encoder: bool}``: timed).
     """
     out = {}
     for name, (message, slices) in targets.items():
@@ -124,9 +133,15 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
         checksum = sum(read(o) for o in objs) & MASK
         equal = {en: all(enc(dec(b)) == b for b in blobs) for en, enc in codec.encoders.items()}
         del objs
-        result = {"bytes_equal": equal, "checksum": checksum, "cells": {}}
+        result: dict = {"bytes_equal": equal, "checksum": checksum, "cells": {}}
         out[name] = result
-        if not all(equal.values()):
+        same = codec.same_message
+        if same is not None and not all(equal.values()):
+            result["same_message"] = {en: equal[en] or all(same(message, b, enc(dec(b))) for b in blobs)
+                                      for en, enc in codec.encoders.items()}
+        if not all(equal[en] or (result.get("same_message") or {}).get(en) for en in equal):
+            result["bytes"] = sum(len(b) for b in blobs)
+            result["encoded_bytes"] = {en: sum(len(enc(dec(b))) for b in blobs) for en, enc in codec.encoders.items()}
             continue
         cached = [dec(b) for b in blobs]
         for o in cached:
@@ -146,7 +161,9 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
 
             cells[f"{en}_fresh"] = Cell(run=encode_fresh, prepare=fresh)
             cells[f"{en}_cached"] = Cell(run=encode_cached)
-        encodes = measure(cells, **timing)
+        if ops is not None:
+            cells = {name: c for name, c in cells.items() if name in ops}
+        encodes = measure(cells, **timing) if cells else {}
         del cached
 
         def decode_read(_arg, blobs=blobs, dec=dec, read=read):
@@ -158,9 +175,11 @@ def run_block(codec: Codec, raw: bytes, targets: dict[str, tuple[str, list]], ti
         def decode_only(_arg, fresh=fresh):
             return fresh()
 
-        decodes = measure({"decode": Cell(run=decode_only),
-                           "decode_gc": Cell(run=decode_only, gc=True),
-                           "decode_read": Cell(run=decode_read)}, **timing)
+        decode_cells = {"decode": Cell(run=decode_only), "decode_gc": Cell(run=decode_only, gc=True),
+                        "decode_read": Cell(run=decode_read)}
+        if ops is not None:
+            decode_cells = {name: c for name, c in decode_cells.items() if name in ops}
+        decodes = measure(decode_cells, **timing) if decode_cells else {}
         result["cells"] = {**decodes, **encodes}
     return out
 
@@ -228,10 +247,5 @@ def run_hot(module: Any, values: dict, expected: bytes, checksum: int, batch: in
     cells["build"] = Cell(run=lambda _arg: [module.build_hot(values) for _ in reps])
     cells["decode"] = Cell(run=lambda _arg: fresh())
     cells["decode_read"] = Cell(run=decode_read)
-    timed = measure(cells, **timing)
-    for s in timed.values():
-        for key in ("median_us", "min_us", "max_us"):
-            s[key] /= batch
-        s["samples_us"] = [round(x / batch, 4) for x in s["samples_us"]]
-    result["ops"] = timed
+    result["ops"] = {name: scale(s, batch) for name, s in measure(cells, **timing).items()}
     return result
