@@ -6,6 +6,13 @@
  * both key and value, unknown fields last. Each measured message's size is cached in its
  * _pbj_size slot, as the Python writer caches it.
  *
+ * A fresh encode (no size cached on the object) measures once and writes once: the size pass
+ * records every length the write pass will need (each sub-message's, each packed run's) on a
+ * tape, in the order the write pass meets them, so the write pass takes them from there and
+ * measures nothing again; a sub-message whose size was already cached is taken as cached (its
+ * own lengths then come from the cache too). Map entries' lengths are computed from the key and
+ * value just converted for writing, a map's message values' from their cached sizes.
+ *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
@@ -19,21 +26,20 @@
  * the middle). The borrowed references it reads therefore stay valid for the whole write. A
  * decline returns None; an error that is not the engine's (MemoryError) is raised unchanged.
  */
-#include "engine.h"
-#include <math.h>
-
+#include "values.h"
 
 /* the size cached on `o` (-1: none), or -2: not an exact int of a size's range (decline) */
-static Py_ssize_t cached_size(PyObject *o, NMessage *m)
+static inline Py_ssize_t cached_size(PyObject *o, NMessage *m)
 {
     PyObject *s = SLOT(o, m->size_off);
     if (s == NULL || !PyLong_CheckExact(s)) return -2;
-    Py_ssize_t n = PyLong_AsSsize_t(s);
-    if (n == -1 && PyErr_Occurred()) {
-        PyErr_Clear();  /* an OverflowError: no size the engine wrote */
-        return -2;
+    int64_t n;
+    if (!int_fast(s, &n)) {
+        int overflow = 0;
+        n = PyLong_AsLongLongAndOverflow(s, &overflow);
+        if (overflow || n > PY_SSIZE_T_MAX) return -2;  /* no size the engine wrote */
     }
-    return n < -1 ? -2 : n;
+    return n < -1 ? -2 : (Py_ssize_t)n;
 }
 
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
@@ -44,87 +50,195 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
     return 0;
 }
 
-/* the size of sub-message `v` of field f (cached or measured), or -1 */
-static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
+/* ---------------------------------------------------------------- the tape of lengths
+ * Entries in the order the write pass needs them: a sub-message's size (>= 0: measured in this
+ * call, its own lengths follow; < 0: -1 - its cached size, nothing of its contents follows), a
+ * packed run's length. */
+
+typedef struct {
+    Py_ssize_t *e;
+    Py_ssize_t n, cap, at;    /* entries, room, the write pass's next entry */
+    Py_ssize_t small[128];
+} Tape;
+
+static void tape_init(Tape *t)
 {
-    if (Py_TYPE(v) != f->subm->cls) return -1;
-    Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
-    if (s < 0) s = pbj_size_of(f->subm, v, level + 1);
-    return s;
+    t->e = t->small;
+    t->n = t->at = 0;
+    t->cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
 }
+
+static void tape_free(Tape *t)
+{
+    if (t->e != t->small) PyMem_Free(t->e);
+    t->e = t->small;
+}
+
+/* more room on the tape: 0, or -1 (no memory, an error set) */
+static int tape_grow(Tape *t)
+{
+    {
+        Py_ssize_t cap = t->cap * 2;
+        Py_ssize_t *e = PyMem_New(Py_ssize_t, (size_t)cap);
+        if (!e) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(e, t->e, (size_t)t->n * sizeof *e);
+        if (t->e != t->small) PyMem_Free(t->e);
+        t->e = e;
+        t->cap = cap;
+    }
+    return 0;
+}
+
+/* a new entry (its index), or -1: no memory (an error set) */
+static inline Py_ssize_t tape_push(Tape *t, Py_ssize_t v)
+{
+    if (t->n == t->cap && tape_grow(t) < 0) return -1;
+    t->e[t->n] = v;
+    return t->n++;
+}
+
+/* ---------------------------------------------------------------- measuring */
+
+static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
 
 static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
 {
-    return taglen + varint_len((uint64_t)s) + s;
+    return taglen + vlen((uint64_t)s) + s;
 }
 
-/* the size of one present singular value of f with its tag, or -1 */
-static Py_ssize_t single_size(NField *f, PyObject *v, int level)
+/* the bytes of a converted scalar of `kind` (without its tag) */
+static inline Py_ssize_t kind_size(int kind, const WV *x)
 {
+    switch (kind) {
+    case K_FIXED64: return 8;
+    case K_FIXED32: return 4;
+    case K_LEN: return vlen((uint64_t)x->n) + x->n;
+    default: return vlen(x->u);
+    }
+}
+
+/* the size of sub-message `v` (of f->subm's class, checked), cached or measured, put on the tape
+ * (t NULL: measured with a tape of its own, for a size read from the cache later), or -1 */
+static Py_ssize_t sub_size(NField *f, PyObject *v, int level, Tape *t)
+{
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (t == NULL) {
+        if (s >= 0) return s;
+        Tape own;
+        tape_init(&own);
+        s = size_msg(f->subm, v, level + 1, &own);
+        tape_free(&own);
+        return s;
+    }
+    if (s >= 0) return tape_push(t, -1 - s) < 0 ? -1 : s;
+    Py_ssize_t at = tape_push(t, 0);
+    if (at < 0 || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
+    t->e[at] = s;
+    return s;
+}
+
+static inline Py_ssize_t sub_field_size(NField *f, PyObject *v, int level, Tape *t)
+{
+    Py_ssize_t s = sub_size(f, v, level, t);
+    if (s < 0) return -1;
+    return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
+}
+
+/* Packed values of one type in a loop of their own: the bytes they take (or -1). */
+#define SIZE_LOOP(TYPE, EACH) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        total += EACH; \
+    } \
+    return total;
+
+static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
+{
+    Py_ssize_t total = 0;
+    switch (type) {
+    case T_DOUBLE: SIZE_LOOP(T_DOUBLE, 8)
+    case T_FLOAT: SIZE_LOOP(T_FLOAT, 4)
+    case T_FIXED64: SIZE_LOOP(T_FIXED64, 8)
+    case T_SFIXED64: SIZE_LOOP(T_SFIXED64, 8)
+    case T_FIXED32: SIZE_LOOP(T_FIXED32, 4)
+    case T_SFIXED32: SIZE_LOOP(T_SFIXED32, 4)
+    case T_BOOL: SIZE_LOOP(T_BOOL, 1)
+    case T_INT64: SIZE_LOOP(T_INT64, vlen(x.u))
+    case T_UINT64: SIZE_LOOP(T_UINT64, vlen(x.u))
+    case T_INT32: SIZE_LOOP(T_INT32, vlen(x.u))
+    case T_UINT32: SIZE_LOOP(T_UINT32, vlen(x.u))
+    case T_ENUM: SIZE_LOOP(T_ENUM, vlen(x.u))
+    case T_SINT32: SIZE_LOOP(T_SINT32, vlen(x.u))
+    case T_SINT64: SIZE_LOOP(T_SINT64, vlen(x.u))
+    default: return -1;
+    }
+}
+
+/* a map entry's length: key and value converted (kw, xw), a message value's size cached */
+static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int level)
+{
+    int kk = any_scalar(f->key, k, kw);
+    if (kk < 0) return -1;
+    Py_ssize_t e = 1 + kind_size(kk, kw);
     if (f->type == T_MESSAGE) {
-        Py_ssize_t s = sub_size(f, v, level);
+        if (Py_TYPE(x) != f->subm->cls) return -1;
+        Py_ssize_t s = sub_size(f, x, level, NULL);
         if (s < 0) return -1;
-        return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
+        xw->n = s;
+        return e + len_field(1, s);
     }
-    WV w;
-    if (pbj_to_wire(f->type, v, &w) < 0) return -1;
-    return f->tag_len + pbj_wire_size(f->type, &w);
+    int kind = any_scalar(f->type, x, xw);
+    if (kind < 0) return -1;
+    return e + 1 + kind_size(kind, xw);
 }
 
-static Py_ssize_t map_entry_size(NField *f, PyObject *k, PyObject *x, int level)
+/* the bytes of what pbj_step found, with tags and lengths (or -1) */
+static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
 {
-    WV w;
-    if (pbj_to_wire(f->key, k, &w) < 0) return -1;
-    Py_ssize_t e = 1 + pbj_wire_size(f->key, &w);
-    if (f->type == T_MESSAGE) {
-        Py_ssize_t s = sub_size(f, x, level);
-        if (s < 0) return -1;
-        e += 1 + varint_len((uint64_t)s) + s;
-    } else {
-        if (pbj_to_wire(f->type, x, &w) < 0) return -1;
-        e += 1 + pbj_wire_size(f->type, &w);
-    }
-    return e;
-}
-
-static Py_ssize_t field_size(NMessage *m, NField *f, PyObject *v, int level)
-{
-    if (v == NULL) return -1;
-    switch (f->label) {
-    case L_IMPLICIT: {
-        if (f->type == T_MESSAGE) return v == Py_None ? 0 : single_size(f, v, level);
-        int p = pbj_implicit_present(f->type, v);
-        if (p <= 0) return p;
-        return single_size(f, v, level);
-    }
-    case L_EXPLICIT:
-        return v == Py_None ? 0 : single_size(f, v, level);
-    case L_REPEATED: case L_PACKED: {
-        if (!PyTuple_CheckExact(v)) return -1;
+    switch (kind) {
+    case K_VARINT:
+        return f->tag_len + vlen(x->u);
+    case K_FIXED32:
+        return f->tag_len + 4;
+    case K_FIXED64:
+        return f->tag_len + 8;
+    case K_LEN:
+        return f->tag_len + vlen((uint64_t)x->n) + x->n;
+    case K_MESSAGE:
+        return sub_field_size(f, v, level, t);
+    case K_REPEATED: {
         Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
-        if (len == 0) return 0;
-        if (f->label == L_PACKED) {
-            for (Py_ssize_t i = 0; i < len; i++) {
-                WV w;
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &w) < 0) return -1;
-                n += pbj_wire_size(f->type, &w);
-            }
-            return len_field(f->tag_len, n);
-        }
         for (Py_ssize_t i = 0; i < len; i++) {
-            Py_ssize_t s = single_size(f, PyTuple_GET_ITEM(v, i), level);
-            if (s < 0) return -1;
+            PyObject *e = PyTuple_GET_ITEM(v, i);
+            Py_ssize_t s;
+            if (f->type == T_MESSAGE) {
+                if (Py_TYPE(e) != f->subm->cls || (s = sub_field_size(f, e, level, t)) < 0) return -1;
+            } else {
+                WV y;
+                int kind = any_scalar(f->type, e, &y);
+                if (kind < 0) return -1;
+                s = f->tag_len + kind_size(kind, &y);
+            }
             n += s;
         }
         return n;
     }
-    case L_MAP: {
-        if (!PyDict_Check(v)) return -1;
+    case K_PACKED: {
+        Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+        if (n < 0 || tape_push(t, n) < 0) return -1;
+        return len_field(f->tag_len, n);
+    }
+    case K_MAP: {
         Py_ssize_t pos = 0, n = 0;
         PyObject *k, *x;
         while (PyDict_Next(v, &pos, &k, &x)) {
-            Py_ssize_t e = map_entry_size(f, k, x, level);
+            WV kw, xw;
+            Py_ssize_t e = entry_size(f, k, x, &kw, &xw, level);
             if (e < 0) return -1;
             n += len_field(f->tag_len, e);
         }
@@ -135,25 +249,19 @@ static Py_ssize_t field_size(NMessage *m, NField *f, PyObject *v, int level)
     }
 }
 
-Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
+/* the size of `o`, measured (every length the write pass needs put on t) and cached, or -1 */
+static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
+    if (!m->wsteps && pbj_write_table(m) < 0) return -1;
     Py_ssize_t n = 0;
     for (int i = 0; i < m->nwrites; i++) {
-        NWrite *w = &m->writes[i];
-        Py_ssize_t s;
-        if (w->step == W_FIELD) {
-            NField *f = &m->fields[w->index];
-            s = field_size(m, f, SLOT(o, m->slot_off[f->slot]), level);
-        } else {
-            PyObject *v = SLOT(o, m->slot_off[m->oneofs[w->index].slot]);
-            if (v == NULL) return -1;
-            if (v == Py_None) continue;
-            int fi = pbj_oneof_member(m, w->index, v);
-            if (fi < 0) return -1;
-            if (!pbj_in_run(w, fi)) continue;
-            s = single_size(&m->fields[fi], PyTuple_GET_ITEM(v, 1), level);
-        }
+        PyObject *hold, *v;
+        NField *f;
+        WV x;
+        int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
+        if (kind == K_ABSENT) continue;
+        Py_ssize_t s = kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
         if (s < 0) return -1;
         n += s;
     }
@@ -172,93 +280,194 @@ typedef struct {
                     * constructor's back (object.__setattr__) after it was measured */
 } W;
 
-static inline int w_raw(W *w, const void *p, size_t n)
+/* room for n more bytes (the output's size is what was measured: no room means a size lied) */
+static inline int w_room(W *w, Py_ssize_t n)
 {
-    if ((size_t)(w->lim - w->q) < n) return -1;
-    memcpy(w->q, p, n);
-    w->q += n;
+    if (w->lim - w->q >= n) return 0;
+    w->lied = 1;
+    return -1;
+}
+
+static inline void w_varint(W *w, uint64_t v)
+{
+    while (v >= 0x80) {
+        *w->q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *w->q++ = (uint8_t)v;
+}
+
+static inline void w_tag(W *w, const uint8_t *tag, int len)
+{
+    if (len == 1) {
+        *w->q++ = tag[0];
+        return;
+    }
+    memcpy(w->q, tag, (size_t)len);
+    w->q += len;
+}
+
+static inline void w_fixed32(W *w, uint64_t u)
+{
+    uint32_t v = (uint32_t)u;
+    memcpy(w->q, &v, 4);  /* little-endian (checked when the module loads) */
+    w->q += 4;
+}
+
+static inline void w_fixed64(W *w, uint64_t u)
+{
+    memcpy(w->q, &u, 8);
+    w->q += 8;
+}
+
+/* a converted scalar of `kind` (room made for kind_size of it) */
+static inline void w_value(W *w, int kind, const WV *x)
+{
+    switch (kind) {
+    case K_FIXED64: w_fixed64(w, x->u); return;
+    case K_FIXED32: w_fixed32(w, x->u); return;
+    case K_LEN:
+        w_varint(w, (uint64_t)x->n);
+        memcpy(w->q, x->s, (size_t)x->n);
+        w->q += x->n;
+        return;
+    default: w_varint(w, x->u); return;
+    }
+}
+
+static inline int w_scalar(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (w_room(w, tag_len + kind_size(kind, x)) < 0) return -1;
+    w_tag(w, tag, tag_len);
+    w_value(w, kind, x);
     return 0;
 }
 
-static inline int w_varint(W *w, uint64_t v)
-{
-    if (w->lim - w->q < 10 && w->lim - w->q < varint_len(v)) return -1;
-    w->q = put_varint(w->q, v);
-    return 0;
-}
+static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t);
 
-static int w_value(W *w, int type, const WV *v)
+/* the contents of sub-message v, `s` bytes: its lengths from `t`, or from the cache (t NULL) */
+static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level, Tape *t)
 {
-    switch (type) {
-    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
-        uint8_t b[8];
-        for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return w_raw(w, b, 8);
-    }
-    case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
-        uint8_t b[4];
-        for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return w_raw(w, b, 4);
-    }
-    case T_BOOL:
-        return w_varint(w, v->u ? 1 : 0);
-    case T_STRING: case T_BYTES:
-        if (w_varint(w, (uint64_t)v->n) < 0) return -1;
-        return w_raw(w, v->s, (size_t)v->n);
-    default:
-        return w_varint(w, v->u);
-    }
-}
-
-static int write_msg(NMessage *m, PyObject *o, W *w, int level);
-
-static int w_sub(W *w, NField *f, PyObject *v, int level)
-{
-    Py_ssize_t s = sub_size(f, v, level);
-    if (s < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
-    if (!f->group && w_varint(w, (uint64_t)s) < 0) return -1;
     uint8_t *before = w->q;
-    if (write_msg(f->subm, v, w, level + 1) < 0) return -1;
+    if (w_room(w, s) < 0 || write_msg(sm, v, w, level + 1, t) < 0) return -1;
     if (w->q - before != s) {  /* a cached size that lies */
         w->lied = 1;
         return -1;
     }
-    if (f->group) return w_raw(w, f->end_tag, f->end_tag_len);
     return 0;
 }
 
-static int w_single(W *w, NField *f, PyObject *v, int level)
+/* sub-message v (of f->subm's class, checked) with its tag and length */
+static int w_sub(W *w, NField *f, PyObject *v, int level, Tape *t)
 {
-    if (f->type == T_MESSAGE) return w_sub(w, f, v, level);
-    WV x;
-    if (pbj_to_wire(f->type, v, &x) < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
-    return w_value(w, f->type, &x);
+    Py_ssize_t s;
+    Tape *inner = t, own;
+    if (t) {
+        s = t->e[t->at++];
+        if (s < 0) {  /* cached when measured: its own lengths are cached too */
+            s = -1 - s;
+            inner = NULL;
+        }
+    } else {
+        s = cached_size(v, f->subm);
+        if (s == -2) return -1;
+        if (s == -1) {  /* not measured yet (a sub-message replaced behind the constructor's back) */
+            tape_init(&own);
+            inner = &own;
+            s = size_msg(f->subm, v, level + 1, inner);
+        }
+    }
+    int r = -1;
+    if (s >= 0 && w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) == 0) {
+        w_tag(w, f->tag, f->tag_len);
+        if (!f->group) w_varint(w, (uint64_t)s);
+        r = w_contents(w, f->subm, v, s, level, inner);
+        if (r == 0 && f->group) {
+            r = w_room(w, f->end_tag_len);
+            if (r == 0) w_tag(w, f->end_tag, f->end_tag_len);
+        }
+    }
+    if (inner == &own) tape_free(&own);
+    return r;
+}
+
+#define WRITE_LOOP(TYPE, STORE) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        STORE; \
+    } \
+    return 0;
+
+/* packed values of one type in a loop of their own (room made for all of them) */
+static int w_packed_values(W *w, int type, PyObject **items, Py_ssize_t n)
+{
+    switch (type) {
+    case T_DOUBLE: WRITE_LOOP(T_DOUBLE, w_fixed64(w, x.u))
+    case T_FLOAT: WRITE_LOOP(T_FLOAT, w_fixed32(w, x.u))
+    case T_FIXED64: WRITE_LOOP(T_FIXED64, w_fixed64(w, x.u))
+    case T_SFIXED64: WRITE_LOOP(T_SFIXED64, w_fixed64(w, x.u))
+    case T_FIXED32: WRITE_LOOP(T_FIXED32, w_fixed32(w, x.u))
+    case T_SFIXED32: WRITE_LOOP(T_SFIXED32, w_fixed32(w, x.u))
+    case T_BOOL: WRITE_LOOP(T_BOOL, *w->q++ = (uint8_t)x.u)
+    case T_INT64: WRITE_LOOP(T_INT64, w_varint(w, x.u))
+    case T_UINT64: WRITE_LOOP(T_UINT64, w_varint(w, x.u))
+    case T_INT32: WRITE_LOOP(T_INT32, w_varint(w, x.u))
+    case T_UINT32: WRITE_LOOP(T_UINT32, w_varint(w, x.u))
+    case T_ENUM: WRITE_LOOP(T_ENUM, w_varint(w, x.u))
+    case T_SINT32: WRITE_LOOP(T_SINT32, w_varint(w, x.u))
+    case T_SINT64: WRITE_LOOP(T_SINT64, w_varint(w, x.u))
+    default: return -1;
+    }
+}
+
+static int w_packed(W *w, NField *f, PyObject *v, Tape *t)
+{
+    PyObject **items = &PyTuple_GET_ITEM(v, 0);
+    Py_ssize_t len = PyTuple_GET_SIZE(v);
+    Py_ssize_t n = t ? t->e[t->at++] : packed_size(f->type, items, len);
+    if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    w_varint(w, (uint64_t)n);
+    uint8_t *before = w->q;
+    Py_ssize_t left = w->lim - w->q;
+    if (f->width ? len * f->width <= left : len * 10 <= left) {
+        if (w_packed_values(w, f->type, items, len) < 0) return -1;  /* room for the most they can take */
+    } else {
+        for (Py_ssize_t i = 0; i < len; i++) {  /* near the output's end: each value checked */
+            WV x;
+            int kind = any_scalar(f->type, items[i], &x);
+            if (kind < 0 || w_room(w, kind_size(kind, &x)) < 0) return -1;
+            w_value(w, kind, &x);
+        }
+    }
+    if (w->q - before != n) {
+        w->lied = 1;
+        return -1;
+    }
+    return 0;
 }
 
 static int w_map(W *w, NField *f, PyObject *v, int level)
 {
-    if (!PyDict_Check(v)) return -1;
-    if (PyDict_GET_SIZE(v) == 0) return 0;
     PMap map;
     int r = -1;
     if (pbj_map_sorted(f, v, &map) < 0) goto done;
     for (Py_ssize_t i = 0; i < map.n; i++) {
         PyObject *k = map.e[i].k, *x = map.e[i].x;
         WV kw, xw;
-        Py_ssize_t e = map_entry_size(f, k, x, level);
-        if (e < 0 || w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)e) < 0) goto done;
-        if (pbj_to_wire(f->key, k, &kw) < 0 || w_raw(w, &f->ktag, 1) < 0 || w_value(w, f->key, &kw) < 0) goto done;
+        Py_ssize_t e = entry_size(f, k, x, &kw, &xw, level);
+        if (e < 0 || w_room(w, len_field(f->tag_len, e)) < 0) goto done;
+        w_tag(w, f->tag, f->tag_len);
+        w_varint(w, (uint64_t)e);
+        *w->q++ = f->ktag;
+        w_value(w, wire_kind(f->key), &kw);
+        *w->q++ = f->vtag[0];
         if (f->type == T_MESSAGE) {
-            Py_ssize_t s = sub_size(f, x, level);
-            if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto done;
-            uint8_t *before = w->q;
-            if (write_msg(f->subm, x, w, level + 1) < 0) goto done;
-            if (w->q - before != s) {
-                w->lied = 1;
-                goto done;
-            }
+            w_varint(w, (uint64_t)xw.n);
+            if (w_contents(w, f->subm, x, xw.n, level, NULL) < 0) goto done;
         } else {
-            if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto done;
+            w_value(w, wire_kind(f->type), &xw);
         }
     }
     r = 0;
@@ -267,73 +476,61 @@ done:
     return r;
 }
 
-static int w_field(W *w, NMessage *m, NField *f, PyObject *v, int level)
+static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
 {
-    if (v == NULL) return -1;
-    switch (f->label) {
-    case L_IMPLICIT: {
-        if (f->type == T_MESSAGE) return v == Py_None ? 0 : w_single(w, f, v, level);
-        int p = pbj_implicit_present(f->type, v);
-        if (p <= 0) return p;
-        return w_single(w, f, v, level);
-    }
-    case L_EXPLICIT:
-        return v == Py_None ? 0 : w_single(w, f, v, level);
-    case L_REPEATED: case L_PACKED: {
-        if (!PyTuple_CheckExact(v)) return -1;
+    switch (kind) {
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
+        return w_scalar(w, kind, f->tag, f->tag_len, x);
+    case K_MESSAGE:
+        return w_sub(w, f, v, level, t);
+    case K_REPEATED: {
         Py_ssize_t len = PyTuple_GET_SIZE(v);
-        if (len == 0) return 0;
-        if (f->label == L_PACKED) {
-            Py_ssize_t n = 0;
-            WV x;
-            for (Py_ssize_t i = 0; i < len; i++) {
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0) return -1;
-                n += pbj_wire_size(f->type, &x);
-            }
-            if (w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)n) < 0) return -1;
-            for (Py_ssize_t i = 0; i < len; i++) {
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0 || w_value(w, f->type, &x) < 0) return -1;
-            }
-            return 0;
-        }
         for (Py_ssize_t i = 0; i < len; i++) {
-            if (w_single(w, f, PyTuple_GET_ITEM(v, i), level) < 0) return -1;
+            PyObject *e = PyTuple_GET_ITEM(v, i);
+            if (f->type == T_MESSAGE) {
+                if (Py_TYPE(e) != f->subm->cls || w_sub(w, f, e, level, t) < 0) return -1;
+                continue;
+            }
+            WV y;
+            int k = any_scalar(f->type, e, &y);
+            if (k < 0 || w_scalar(w, k, f->tag, f->tag_len, &y) < 0) return -1;
         }
         return 0;
     }
-    case L_MAP:
+    case K_PACKED:
+        return w_packed(w, f, v, t);
+    case K_MAP:
         return w_map(w, f, v, level);
     default:
         return -1;
     }
 }
 
-static int write_msg(NMessage *m, PyObject *o, W *w, int level)
+static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
+    if (!m->wsteps && pbj_write_table(m) < 0) return -1;
     for (int i = 0; i < m->nwrites; i++) {
-        NWrite *st = &m->writes[i];
-        if (st->step == W_FIELD) {
-            NField *f = &m->fields[st->index];
-            if (w_field(w, m, f, SLOT(o, m->slot_off[f->slot]), level) < 0) return -1;
-            continue;
-        }
-        PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);
-        if (v == NULL) return -1;
-        if (v == Py_None) continue;
-        int fi = pbj_oneof_member(m, st->index, v);
-        if (fi < 0) return -1;
-        if (!pbj_in_run(st, fi)) continue;
-        if (w_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level) < 0) return -1;
+        PyObject *hold, *v;
+        NField *f;
+        WV x;
+        int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
+        if (kind == K_ABSENT) continue;
+        if (kind < 0 || w_found(w, kind, f, v, &x, level, t) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    return w_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
+    Py_ssize_t un = PyBytes_GET_SIZE(u);
+    if (un == 0) return 0;
+    if (w_room(w, un) < 0) return -1;
+    memcpy(w->q, PyBytes_AS_STRING(u), (size_t)un);
+    w->q += un;
+    return 0;
 }
 
 /* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer, or NotImplemented: a
  * size cached in `obj`'s tree does not match its bytes (the caller measures again, trusting no
- * cached size); raises only what is not the engine's own (values.c: declines and errors). */
+ * cached size); raises only what is not the engine's own (values.h: declines and errors). */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -341,26 +538,34 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     NMessage *m = pbj_message_of(args[0]);
-    PyObject *o = args[1];
+    PyObject *o = args[1], *out = NULL;
     if (!m) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
     if (Py_TYPE(o) != m->cls) goto decline;
+    Tape tape, *t = NULL;
     Py_ssize_t n = cached_size(o, m);
     if (n == -2) goto decline;
-    if (n < 0 && (n = pbj_size_of(m, o, 0)) < 0) goto decline;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
-    if (!out) return NULL;
+    if (n < 0) {  /* fresh: measure once, onto the tape */
+        t = &tape;
+        tape_init(t);
+        if ((n = size_msg(m, o, 0, t)) < 0) goto fail;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (!out) goto fail;
     W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
-    int r = write_msg(m, o, &w, 0);
+    int r = write_msg(m, o, &w, 0, t);
     if (r == 0 && w.q != w.lim) w.lied = 1;
+    if (t) tape_free(t);
     if (r < 0 || w.lied) {
         Py_DECREF(out);
         if (w.lied && !PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
         goto decline;
     }
     return out;
+fail:
+    if (t) tape_free(t);
 decline:
     if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (a MemoryError) */
     Py_RETURN_NONE;
