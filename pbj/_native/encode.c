@@ -6,12 +6,13 @@
  * both key and value, unknown fields last. Each measured message's size is cached in its
  * _pbj_size slot, as the Python writer caches it.
  *
- * A fresh encode (no size cached on the object) measures once and writes once: the size pass
- * records every length the write pass will need (each sub-message's, each packed run's) on a
- * tape, in the order the write pass meets them, so the write pass takes them from there and
- * measures nothing again; a sub-message whose size was already cached is taken as cached (its
- * own lengths then come from the cache too). Map entries' lengths are computed from the key and
- * value just converted for writing, a map's message values' from their cached sizes.
+ * A fresh encode (no size cached on the object) walks the values once: the size pass measures
+ * and caches the sizes and puts, in write order, everything the write needs on a tape (each
+ * value converted, with its tag; each length, with its tag), so the write pass is a loop over
+ * the tape that reads no Python object again (a packed run's values excepted: it converts them
+ * again in one loop of their type). A sub-message whose size was already cached, and a map's
+ * message values, are put on the tape as such and written by the walk of a sizes-cached encode,
+ * which reads the lengths from the cache (and checks them against the bytes written).
  *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
@@ -50,60 +51,6 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
     return 0;
 }
 
-/* ---------------------------------------------------------------- the tape of lengths
- * Entries in the order the write pass needs them: a sub-message's size (>= 0: measured in this
- * call, its own lengths follow; < 0: -1 - its cached size, nothing of its contents follows), a
- * packed run's length. */
-
-typedef struct {
-    Py_ssize_t *e;
-    Py_ssize_t n, cap, at;    /* entries, room, the write pass's next entry */
-    Py_ssize_t small[128];
-} Tape;
-
-static void tape_init(Tape *t)
-{
-    t->e = t->small;
-    t->n = t->at = 0;
-    t->cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
-}
-
-static void tape_free(Tape *t)
-{
-    if (t->e != t->small) PyMem_Free(t->e);
-    t->e = t->small;
-}
-
-/* more room on the tape: 0, or -1 (no memory, an error set) */
-static int tape_grow(Tape *t)
-{
-    {
-        Py_ssize_t cap = t->cap * 2;
-        Py_ssize_t *e = PyMem_New(Py_ssize_t, (size_t)cap);
-        if (!e) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        memcpy(e, t->e, (size_t)t->n * sizeof *e);
-        if (t->e != t->small) PyMem_Free(t->e);
-        t->e = e;
-        t->cap = cap;
-    }
-    return 0;
-}
-
-/* a new entry (its index), or -1: no memory (an error set) */
-static inline Py_ssize_t tape_push(Tape *t, Py_ssize_t v)
-{
-    if (t->n == t->cap && tape_grow(t) < 0) return -1;
-    t->e[t->n] = v;
-    return t->n++;
-}
-
-/* ---------------------------------------------------------------- measuring */
-
-static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
-
 static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
 {
     return taglen + vlen((uint64_t)s) + s;
@@ -120,35 +67,132 @@ static inline Py_ssize_t kind_size(int kind, const WV *x)
     }
 }
 
-/* the size of sub-message `v` (of f->subm's class, checked), cached or measured, put on the tape
- * (t NULL: measured with a tape of its own, for a size read from the cache later), or -1 */
-static Py_ssize_t sub_size(NField *f, PyObject *v, int level, Tape *t)
+/* ---------------------------------------------------------------- the tape
+ * What a fresh encode writes, in order, as its size pass found it. The values it points to stay
+ * alive and unchanged until the write pass ends: no Python code runs in between. */
+
+enum {
+    E_HEAD = K_MAP + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
+    E_TAG,               /* a tag alone (a group's start or end) */
+    E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
+    E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
+                          * obj written by the sizes-cached walk (sub: its class), at `level` */
+    E_RAW                /* bytes (s, n): unknown fields */
+};
+
+typedef struct {
+    const uint8_t *tag;
+    const char *s;       /* K_LEN, E_RAW: the bytes */
+    PyObject *obj;       /* E_PACKED, E_CACHED */
+    uint64_t u;          /* a number's wire bits, or a length */
+    Py_ssize_t n;        /* K_LEN, E_RAW: how many bytes */
+    union {
+        NField *f;       /* E_PACKED */
+        NMessage *sub;   /* E_CACHED */
+    } of;
+    uint8_t kind, tag_len;
+    uint16_t level;      /* E_CACHED */
+    int group;           /* E_CACHED: a group (no length; its end tag in s, n) */
+} TE;
+
+typedef struct {
+    TE *e;
+    Py_ssize_t n, cap;
+    TE small[64];
+} Tape;
+
+static void tape_init(Tape *t)
+{
+    t->e = t->small;
+    t->n = 0;
+    t->cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
+}
+
+static void tape_free(Tape *t)
+{
+    if (t->e != t->small) PyMem_Free(t->e);
+    t->e = t->small;
+}
+
+static int tape_grow(Tape *t)
+{
+    Py_ssize_t cap = t->cap * 2;
+    TE *e = PyMem_New(TE, (size_t)cap);
+    if (!e) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(e, t->e, (size_t)t->n * sizeof *e);
+    if (t->e != t->small) PyMem_Free(t->e);
+    t->e = e;
+    t->cap = cap;
+    return 0;
+}
+
+/* a new entry, or NULL: no memory (an error set) */
+static inline TE *tape_add(Tape *t, int kind, const uint8_t *tag, int tag_len)
+{
+    if (t->n == t->cap && tape_grow(t) < 0) return NULL;
+    TE *e = &t->e[t->n++];
+    e->kind = (uint8_t)kind;
+    e->tag = tag;
+    e->tag_len = (uint8_t)tag_len;
+    return e;
+}
+
+/* a converted scalar with its tag */
+static inline int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (!t) return 0;
+    TE *e = tape_add(t, kind, tag, tag_len);
+    if (!e) return -1;
+    e->u = x->u;
+    e->s = x->s;
+    e->n = x->n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- measuring */
+
+static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
+
+/* the size of sub-message `v` (of f->subm's class, checked): cached, or measured (and cached) */
+static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
 {
     Py_ssize_t s = cached_size(v, f->subm);
     if (s == -2) return -1;
-    if (t == NULL) {
-        if (s >= 0) return s;
-        Tape own;
-        tape_init(&own);
-        s = size_msg(f->subm, v, level + 1, &own);
-        tape_free(&own);
-        return s;
-    }
-    if (s >= 0) return tape_push(t, -1 - s) < 0 ? -1 : s;
-    Py_ssize_t at = tape_push(t, 0);
-    if (at < 0 || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
-    t->e[at] = s;
-    return s;
+    return s >= 0 ? s : size_msg(f->subm, v, level + 1, NULL);
 }
 
-static inline Py_ssize_t sub_field_size(NField *f, PyObject *v, int level, Tape *t)
+/* sub-message `v` with its tag and length: the bytes it takes, its entries put on t (or -1) */
+static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
 {
-    Py_ssize_t s = sub_size(f, v, level, t);
-    if (s < 0) return -1;
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (s >= 0 || t == NULL) {
+        if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;
+        if (t) {
+            TE *e = tape_add(t, E_CACHED, f->tag, f->tag_len);
+            if (!e) return -1;
+            e->u = (uint64_t)s;
+            e->obj = v;
+            e->of.sub = f->subm;
+            e->level = (uint16_t)(level + 1);
+            e->group = f->group;
+            e->s = (const char *)f->end_tag;
+            e->n = f->end_tag_len;
+        }
+    } else if (f->group) {
+        if (!tape_add(t, E_TAG, f->tag, f->tag_len) || (s = size_msg(f->subm, v, level + 1, t)) < 0
+            || !tape_add(t, E_TAG, f->end_tag, f->end_tag_len)) return -1;
+    } else {
+        Py_ssize_t at = t->n;
+        if (!tape_add(t, E_HEAD, f->tag, f->tag_len) || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
+        t->e[at].u = (uint64_t)s;  /* (the tape may have moved: by index) */
+    }
     return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
 }
 
-/* Packed values of one type in a loop of their own: the bytes they take (or -1). */
 #define SIZE_LOOP(TYPE, EACH) \
     for (Py_ssize_t i = 0; i < n; i++) { \
         WV x; \
@@ -180,49 +224,100 @@ static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
 }
 
 /* a map entry's length: key and value converted (kw, xw), a message value's size cached */
-static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int level)
+
+/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n) */
+static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int *kk, int *xk, int level)
 {
-    int kk = any_scalar(f->key, k, kw);
-    if (kk < 0) return -1;
-    Py_ssize_t e = 1 + kind_size(kk, kw);
+    if ((*kk = any_scalar(f->key, k, kw)) < 0) return -1;
+    Py_ssize_t e = 1 + kind_size(*kk, kw);
     if (f->type == T_MESSAGE) {
         if (Py_TYPE(x) != f->subm->cls) return -1;
-        Py_ssize_t s = sub_size(f, x, level, NULL);
+        Py_ssize_t s = sub_size(f, x, level);
         if (s < 0) return -1;
         xw->n = s;
+        *xk = E_CACHED;
         return e + len_field(1, s);
     }
-    int kind = any_scalar(f->type, x, xw);
-    if (kind < 0) return -1;
-    return e + 1 + kind_size(kind, xw);
+    if ((*xk = any_scalar(f->type, x, xw)) < 0) return -1;
+    return e + 1 + kind_size(*xk, xw);
 }
 
-/* the bytes of what pbj_step found, with tags and lengths (or -1) */
+/* a map's entries (in key order on the tape) */
+static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
+{
+    Py_ssize_t n = 0;
+    if (t == NULL) {  /* the order does not change a sum */
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        while (PyDict_Next(v, &pos, &k, &x)) {
+            WV kw, xw;
+            int kk, xk;
+            Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
+            if (e < 0) return -1;
+            n += len_field(f->tag_len, e);
+        }
+        return n;
+    }
+    PMap map;
+    if (pbj_map_sorted(f, v, &map) < 0) {
+        n = -1;
+        goto done;
+    }
+    /* the entries' keys and values stay alive after the release: the dict holds them, and no
+     * Python code runs before the write pass is over */
+    for (Py_ssize_t i = 0; i < map.n; i++) {
+        WV kw, xw;
+        int kk, xk;
+        Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
+        TE *h;
+        if (e < 0 || !(h = tape_add(t, E_HEAD, f->tag, f->tag_len)) || (h->u = (uint64_t)e, 0)
+            || tape_value(t, kk, &f->ktag, 1, &kw) < 0) {
+            n = -1;
+            goto done;
+        }
+        if (xk == E_CACHED) {
+            TE *c = tape_add(t, E_CACHED, f->vtag, 1);
+            if (!c) {
+                n = -1;
+                goto done;
+            }
+            c->u = (uint64_t)xw.n;
+            c->obj = map.e[i].x;
+            c->of.sub = f->subm;
+            c->level = (uint16_t)(level + 1);
+            c->group = 0;
+        } else if (tape_value(t, xk, f->vtag, 1, &xw) < 0) {
+            n = -1;
+            goto done;
+        }
+        n += len_field(f->tag_len, e);
+    }
+done:
+    pbj_map_release(&map);
+    return n;
+}
+
+/* the bytes of what pbj_step found, with tags and lengths, put on t (or -1) */
 static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
 {
     switch (kind) {
-    case K_VARINT:
-        return f->tag_len + vlen(x->u);
-    case K_FIXED32:
-        return f->tag_len + 4;
-    case K_FIXED64:
-        return f->tag_len + 8;
-    case K_LEN:
-        return f->tag_len + vlen((uint64_t)x->n) + x->n;
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
+        if (tape_value(t, kind, f->tag, f->tag_len, x) < 0) return -1;
+        return f->tag_len + kind_size(kind, x);
     case K_MESSAGE:
-        return sub_field_size(f, v, level, t);
+        return sub_field(f, v, level, t);
     case K_REPEATED: {
         Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
         for (Py_ssize_t i = 0; i < len; i++) {
             PyObject *e = PyTuple_GET_ITEM(v, i);
             Py_ssize_t s;
             if (f->type == T_MESSAGE) {
-                if (Py_TYPE(e) != f->subm->cls || (s = sub_field_size(f, e, level, t)) < 0) return -1;
+                if (Py_TYPE(e) != f->subm->cls || (s = sub_field(f, e, level, t)) < 0) return -1;
             } else {
                 WV y;
-                int kind = any_scalar(f->type, e, &y);
-                if (kind < 0) return -1;
-                s = f->tag_len + kind_size(kind, &y);
+                int k = any_scalar(f->type, e, &y);
+                if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
+                s = f->tag_len + kind_size(k, &y);
             }
             n += s;
         }
@@ -230,26 +325,24 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
     }
     case K_PACKED: {
         Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
-        if (n < 0 || tape_push(t, n) < 0) return -1;
+        if (n < 0) return -1;
+        if (t) {
+            TE *e = tape_add(t, E_PACKED, f->tag, f->tag_len);
+            if (!e) return -1;
+            e->u = (uint64_t)n;
+            e->obj = v;
+            e->of.f = f;
+        }
         return len_field(f->tag_len, n);
     }
-    case K_MAP: {
-        Py_ssize_t pos = 0, n = 0;
-        PyObject *k, *x;
-        while (PyDict_Next(v, &pos, &k, &x)) {
-            WV kw, xw;
-            Py_ssize_t e = entry_size(f, k, x, &kw, &xw, level);
-            if (e < 0) return -1;
-            n += len_field(f->tag_len, e);
-        }
-        return n;
-    }
+    case K_MAP:
+        return map_size(f, v, level, t);
     default:
         return -1;
     }
 }
 
-/* the size of `o`, measured (every length the write pass needs put on t) and cached, or -1 */
+/* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
 static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
@@ -267,7 +360,14 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    n += PyBytes_GET_SIZE(u);
+    Py_ssize_t un = PyBytes_GET_SIZE(u);
+    if (un && t) {
+        TE *e = tape_add(t, E_RAW, NULL, 0);
+        if (!e) return -1;
+        e->s = PyBytes_AS_STRING(u);
+        e->n = un;
+    }
+    n += un;
     if (set_size(o, m, n) < 0) return -1;
     return n;
 }
@@ -343,13 +443,14 @@ static inline int w_scalar(W *w, int kind, const uint8_t *tag, int tag_len, cons
     return 0;
 }
 
-static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t);
 
-/* the contents of sub-message v, `s` bytes: its lengths from `t`, or from the cache (t NULL) */
-static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level, Tape *t)
+static int write_msg(NMessage *m, PyObject *o, W *w, int level);
+
+/* the contents of sub-message v, `s` bytes by its cached size (checked) */
+static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level)
 {
     uint8_t *before = w->q;
-    if (w_room(w, s) < 0 || write_msg(sm, v, w, level + 1, t) < 0) return -1;
+    if (w_room(w, s) < 0 || write_msg(sm, v, w, level) < 0) return -1;
     if (w->q - before != s) {  /* a cached size that lies */
         w->lied = 1;
         return -1;
@@ -357,38 +458,20 @@ static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level, 
     return 0;
 }
 
-/* sub-message v (of f->subm's class, checked) with its tag and length */
-static int w_sub(W *w, NField *f, PyObject *v, int level, Tape *t)
+/* sub-message v (of f->subm's class, checked) with its tag and length, its sizes cached */
+static int w_sub(W *w, NField *f, PyObject *v, int level)
 {
-    Py_ssize_t s;
-    Tape *inner = t, own;
-    if (t) {
-        s = t->e[t->at++];
-        if (s < 0) {  /* cached when measured: its own lengths are cached too */
-            s = -1 - s;
-            inner = NULL;
-        }
-    } else {
-        s = cached_size(v, f->subm);
-        if (s == -2) return -1;
-        if (s == -1) {  /* not measured yet (a sub-message replaced behind the constructor's back) */
-            tape_init(&own);
-            inner = &own;
-            s = size_msg(f->subm, v, level + 1, inner);
-        }
-    }
-    int r = -1;
-    if (s >= 0 && w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) == 0) {
-        w_tag(w, f->tag, f->tag_len);
-        if (!f->group) w_varint(w, (uint64_t)s);
-        r = w_contents(w, f->subm, v, s, level, inner);
-        if (r == 0 && f->group) {
-            r = w_room(w, f->end_tag_len);
-            if (r == 0) w_tag(w, f->end_tag, f->end_tag_len);
-        }
-    }
-    if (inner == &own) tape_free(&own);
-    return r;
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (s == -1 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
+    if (w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    if (!f->group) w_varint(w, (uint64_t)s);
+    if (w_contents(w, f->subm, v, s, level + 1) < 0) return -1;
+    if (!f->group) return 0;
+    if (w_room(w, f->end_tag_len) < 0) return -1;
+    w_tag(w, f->end_tag, f->end_tag_len);
+    return 0;
 }
 
 #define WRITE_LOOP(TYPE, STORE) \
@@ -421,14 +504,12 @@ static int w_packed_values(W *w, int type, PyObject **items, Py_ssize_t n)
     }
 }
 
-static int w_packed(W *w, NField *f, PyObject *v, Tape *t)
+
+/* a packed run's values, `n` bytes as measured (checked) */
+static int w_packed_run(W *w, NField *f, PyObject *v, Py_ssize_t n)
 {
     PyObject **items = &PyTuple_GET_ITEM(v, 0);
     Py_ssize_t len = PyTuple_GET_SIZE(v);
-    Py_ssize_t n = t ? t->e[t->at++] : packed_size(f->type, items, len);
-    if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
-    w_tag(w, f->tag, f->tag_len);
-    w_varint(w, (uint64_t)n);
     uint8_t *before = w->q;
     Py_ssize_t left = w->lim - w->q;
     if (f->width ? len * f->width <= left : len * 10 <= left) {
@@ -448,6 +529,15 @@ static int w_packed(W *w, NField *f, PyObject *v, Tape *t)
     return 0;
 }
 
+static int w_packed(W *w, NField *f, PyObject *v)
+{
+    Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+    if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    w_varint(w, (uint64_t)n);
+    return w_packed_run(w, f, v, n);
+}
+
 static int w_map(W *w, NField *f, PyObject *v, int level)
 {
     PMap map;
@@ -456,18 +546,19 @@ static int w_map(W *w, NField *f, PyObject *v, int level)
     for (Py_ssize_t i = 0; i < map.n; i++) {
         PyObject *k = map.e[i].k, *x = map.e[i].x;
         WV kw, xw;
-        Py_ssize_t e = entry_size(f, k, x, &kw, &xw, level);
+        int kk, xk;
+        Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
         if (e < 0 || w_room(w, len_field(f->tag_len, e)) < 0) goto done;
         w_tag(w, f->tag, f->tag_len);
         w_varint(w, (uint64_t)e);
         *w->q++ = f->ktag;
-        w_value(w, wire_kind(f->key), &kw);
+        w_value(w, kk, &kw);
         *w->q++ = f->vtag[0];
-        if (f->type == T_MESSAGE) {
+        if (xk == E_CACHED) {
             w_varint(w, (uint64_t)xw.n);
-            if (w_contents(w, f->subm, x, xw.n, level, NULL) < 0) goto done;
+            if (w_contents(w, f->subm, x, xw.n, level + 1) < 0) goto done;
         } else {
-            w_value(w, wire_kind(f->type), &xw);
+            w_value(w, xk, &xw);
         }
     }
     r = 0;
@@ -476,19 +567,19 @@ done:
     return r;
 }
 
-static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
+static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
     switch (kind) {
     case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
         return w_scalar(w, kind, f->tag, f->tag_len, x);
     case K_MESSAGE:
-        return w_sub(w, f, v, level, t);
+        return w_sub(w, f, v, level);
     case K_REPEATED: {
         Py_ssize_t len = PyTuple_GET_SIZE(v);
         for (Py_ssize_t i = 0; i < len; i++) {
             PyObject *e = PyTuple_GET_ITEM(v, i);
             if (f->type == T_MESSAGE) {
-                if (Py_TYPE(e) != f->subm->cls || w_sub(w, f, e, level, t) < 0) return -1;
+                if (Py_TYPE(e) != f->subm->cls || w_sub(w, f, e, level) < 0) return -1;
                 continue;
             }
             WV y;
@@ -498,7 +589,7 @@ static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int leve
         return 0;
     }
     case K_PACKED:
-        return w_packed(w, f, v, t);
+        return w_packed(w, f, v);
     case K_MAP:
         return w_map(w, f, v, level);
     default:
@@ -506,7 +597,8 @@ static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int leve
     }
 }
 
-static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t)
+/* the walk of a sizes-cached encode */
+static int write_msg(NMessage *m, PyObject *o, W *w, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
     if (!m->wsteps && pbj_write_table(m) < 0) return -1;
@@ -516,7 +608,7 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t)
         WV x;
         int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
         if (kind == K_ABSENT) continue;
-        if (kind < 0 || w_found(w, kind, f, v, &x, level, t) < 0) return -1;
+        if (kind < 0 || w_found(w, kind, f, v, &x, level) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
@@ -525,6 +617,54 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level, Tape *t)
     if (w_room(w, un) < 0) return -1;
     memcpy(w->q, PyBytes_AS_STRING(u), (size_t)un);
     w->q += un;
+    return 0;
+}
+
+/* the write pass of a fresh encode: the tape, in order */
+static int write_tape(W *w, const Tape *t)
+{
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        const TE *e = &t->e[i];
+        switch (e->kind) {
+        case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
+            WV x = {e->u, e->s, e->n};
+            if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
+            break;
+        }
+        case E_HEAD:
+            if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+            w_tag(w, e->tag, e->tag_len);
+            w_varint(w, e->u);
+            break;
+        case E_TAG:
+            if (w_room(w, e->tag_len) < 0) return -1;
+            w_tag(w, e->tag, e->tag_len);
+            break;
+        case E_PACKED:
+            if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+            w_tag(w, e->tag, e->tag_len);
+            w_varint(w, e->u);
+            if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
+            break;
+        case E_CACHED:
+            if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
+            w_tag(w, e->tag, e->tag_len);
+            if (!e->group) w_varint(w, e->u);
+            if (w_contents(w, e->of.sub, e->obj, (Py_ssize_t)e->u, e->level) < 0) return -1;
+            if (e->group) {  /* the end tag (s, n) */
+                if (w_room(w, e->n) < 0) return -1;
+                w_tag(w, (const uint8_t *)e->s, (int)e->n);
+            }
+            break;
+        case E_RAW:
+            if (w_room(w, e->n) < 0) return -1;
+            memcpy(w->q, e->s, (size_t)e->n);
+            w->q += e->n;
+            break;
+        default:
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -547,7 +687,7 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Tape tape, *t = NULL;
     Py_ssize_t n = cached_size(o, m);
     if (n == -2) goto decline;
-    if (n < 0) {  /* fresh: measure once, onto the tape */
+    if (n < 0) {  /* fresh: one walk over the values, onto the tape */
         t = &tape;
         tape_init(t);
         if ((n = size_msg(m, o, 0, t)) < 0) goto fail;
@@ -555,7 +695,7 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     out = PyBytes_FromStringAndSize(NULL, n);
     if (!out) goto fail;
     W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
-    int r = write_msg(m, o, &w, 0, t);
+    int r = t ? write_tape(&w, t) : write_msg(m, o, &w, 0);
     if (r == 0 && w.q != w.lim) w.lied = 1;
     if (t) tape_free(t);
     if (r < 0 || w.lied) {

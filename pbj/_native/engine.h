@@ -98,6 +98,7 @@ typedef struct {
     int shape;           /* SH_* */
     int op;              /* values.h, WOP: the shape and a scalar's type, for one switch */
     int index;           /* SH_ONEOF: the oneof */
+    int whole;           /* SH_ONEOF: the step writes every member of the oneof (no run to look in) */
     NField *f;           /* the field (SH_ONEOF: NULL, the member is found per object) */
     NWrite *st;          /* the plan's step */
 } WStep;

@@ -22,6 +22,9 @@ int pbj_write_table(NMessage *m)
         if (w->step == W_RUN) {
             s->shape = SH_ONEOF;
             s->op = -1;
+            NOneof *one = &m->oneofs[w->index];
+            s->whole = w->nmembers == one->nmembers;  /* and each member of the oneof is in the run: */
+            for (int k = 0; s->whole && k < one->nmembers; k++) s->whole = pbj_in_run(w, one->members[k]);
             s->off = m->slot_off[m->oneofs[w->index].slot];
             continue;
         }

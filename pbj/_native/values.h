@@ -57,10 +57,29 @@ PBJ_INLINE int int_fast(PyObject *v, int64_t *out)
 #endif
 }
 
+/* 1 and *out: `v` has three 30-bit digits and is below 2**limit_bits; 0: ask CPython */
+PBJ_INLINE int int_three(PyObject *v, int limit_bits, uint64_t *out)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    (void)v; (void)limit_bits; (void)out;
+    return 0;
+#else
+    const digit *d = ((PyLongObject *)v)->ob_digit;
+    if (d[2] >> (limit_bits - 2 * PyLong_SHIFT)) return 0;
+    *out = ((uint64_t)d[2] << (2 * PyLong_SHIFT)) | ((uint64_t)d[1] << PyLong_SHIFT) | d[0];
+    return 1;
+#endif
+}
+
 /* an int in [-2**63, 2**63): 0 and *out, or -1 (a decline: out of range; no error left set) */
 PBJ_INLINE int int_i64(PyObject *v, int64_t *out)
 {
     if (int_fast(v, out)) return 0;
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    uint64_t u;  /* three digits: nanosecond timestamps and other large ids */
+    if (Py_SIZE(v) == 3 && int_three(v, 63, &u)) { *out = (int64_t)u; return 0; }
+    if (Py_SIZE(v) == -3 && int_three(v, 63, &u)) { *out = -(int64_t)u; return 0; }
+#endif
     int overflow = 0;
     long long n = PyLong_AsLongLongAndOverflow(v, &overflow);  /* an int: no error but the overflow flag */
     if (overflow) return -1;
@@ -77,6 +96,9 @@ PBJ_INLINE int int_u64(PyObject *v, uint64_t *out)
         *out = (uint64_t)n;
         return 0;
     }
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    if (Py_SIZE(v) == 3 && int_three(v, 64, out)) return 0;
+#endif
     *out = PyLong_AsUnsignedLongLong(v);
     if (*out == (uint64_t)-1 && PyErr_Occurred()) {
         /* negative or past 2**64: that OverflowError is the range check's, a decline */
@@ -293,9 +315,18 @@ PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hol
         return PyDict_GET_SIZE(v) == 0 ? K_ABSENT : K_MAP;
     case SH_ONEOF: {
         if (v == Py_None) return K_ABSENT;
-        int fi = pbj_oneof_member(m, s->index, v);
-        if (fi < 0) return -1;
-        if (!pbj_in_run(s->st, fi)) return K_ABSENT;
+        if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return -1;
+        PyObject *name = PyTuple_GET_ITEM(v, 0);
+        const NOneof *one = &m->oneofs[s->index];
+        int fi = -1;
+        for (int k = 0; k < one->nmembers; k++) {  /* by identity (values.c: pbj_oneof_member) */
+            if (m->fields[one->members[k]].name == name) {
+                fi = one->members[k];
+                break;
+            }
+        }
+        if (fi < 0 && (fi = pbj_oneof_member(m, s->index, v)) < 0) return -1;
+        if (!s->whole && !pbj_in_run(s->st, fi)) return K_ABSENT;
         f = *fp = &m->fields[fi];
         v = *vp = PyTuple_GET_ITEM(v, 1);
         if (f->type == T_MESSAGE) return Py_TYPE(v) == f->subm->cls ? K_MESSAGE : -1;
