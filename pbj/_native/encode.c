@@ -95,45 +95,62 @@ typedef struct {
     int group;           /* E_CACHED: a group (no length; its end tag in s, n) */
 } TE;
 
-typedef struct {
-    TE *e;
+/* The tape is a chain of blocks (the first on the C stack), so that growing it copies nothing and
+ * an entry stays where it is (a sub-message's length is filled in after its contents). */
+typedef struct TBlock {
+    struct TBlock *next;
     Py_ssize_t n, cap;
+    TE *e;               /* the block's entries (a block from PyMem: just after it) */
+} TBlock;
+
+typedef struct {
+    TBlock *cur;         /* the block entries are added to */
+    TBlock head;
     TE small[64];
 } Tape;
 
 static void tape_init(Tape *t)
 {
-    t->e = t->small;
-    t->n = 0;
-    t->cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
+    t->cur = &t->head;
+    t->head.next = NULL;
+    t->head.n = 0;
+    t->head.cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
+    t->head.e = t->small;
 }
 
 static void tape_free(Tape *t)
 {
-    if (t->e != t->small) PyMem_Free(t->e);
-    t->e = t->small;
+    TBlock *b = t->head.next;
+    while (b) {
+        TBlock *next = b->next;
+        PyMem_Free(b);
+        b = next;
+    }
+    t->head.next = NULL;
 }
 
 static int tape_grow(Tape *t)
 {
-    Py_ssize_t cap = t->cap * 2;
-    TE *e = PyMem_New(TE, (size_t)cap);
-    if (!e) {
+    Py_ssize_t cap = t->cur->cap * 4 < 16384 ? t->cur->cap * 4 : 16384;
+    TBlock *b = PyMem_Malloc(sizeof(TBlock) + (size_t)cap * sizeof(TE));
+    if (!b) {
         PyErr_NoMemory();
         return -1;
     }
-    memcpy(e, t->e, (size_t)t->n * sizeof *e);
-    if (t->e != t->small) PyMem_Free(t->e);
-    t->e = e;
-    t->cap = cap;
+    b->next = NULL;
+    b->n = 0;
+    b->cap = cap;
+    b->e = (TE *)(b + 1);
+    t->cur->next = b;
+    t->cur = b;
     return 0;
 }
 
 /* a new entry, or NULL: no memory (an error set) */
 static inline TE *tape_add(Tape *t, int kind, const uint8_t *tag, int tag_len)
 {
-    if (t->n == t->cap && tape_grow(t) < 0) return NULL;
-    TE *e = &t->e[t->n++];
+    if (t->cur->n == t->cur->cap && tape_grow(t) < 0) return NULL;
+    TE *e = &t->cur->e[t->cur->n++];
     e->kind = (uint8_t)kind;
     e->tag = tag;
     e->tag_len = (uint8_t)tag_len;
@@ -186,9 +203,9 @@ static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
         if (!tape_add(t, E_TAG, f->tag, f->tag_len) || (s = size_msg(f->subm, v, level + 1, t)) < 0
             || !tape_add(t, E_TAG, f->end_tag, f->end_tag_len)) return -1;
     } else {
-        Py_ssize_t at = t->n;
-        if (!tape_add(t, E_HEAD, f->tag, f->tag_len) || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
-        t->e[at].u = (uint64_t)s;  /* (the tape may have moved: by index) */
+        TE *head = tape_add(t, E_HEAD, f->tag, f->tag_len);
+        if (!head || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
+        head->u = (uint64_t)s;  /* (entries do not move) */
     }
     return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
 }
@@ -623,46 +640,48 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level)
 /* the write pass of a fresh encode: the tape, in order */
 static int write_tape(W *w, const Tape *t)
 {
-    for (Py_ssize_t i = 0; i < t->n; i++) {
-        const TE *e = &t->e[i];
-        switch (e->kind) {
-        case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
-            WV x = {e->u, e->s, e->n};
-            if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
-            break;
-        }
-        case E_HEAD:
-            if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
-            w_tag(w, e->tag, e->tag_len);
-            w_varint(w, e->u);
-            break;
-        case E_TAG:
-            if (w_room(w, e->tag_len) < 0) return -1;
-            w_tag(w, e->tag, e->tag_len);
-            break;
-        case E_PACKED:
-            if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
-            w_tag(w, e->tag, e->tag_len);
-            w_varint(w, e->u);
-            if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
-            break;
-        case E_CACHED:
-            if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
-            w_tag(w, e->tag, e->tag_len);
-            if (!e->group) w_varint(w, e->u);
-            if (w_contents(w, e->of.sub, e->obj, (Py_ssize_t)e->u, e->level) < 0) return -1;
-            if (e->group) {  /* the end tag (s, n) */
-                if (w_room(w, e->n) < 0) return -1;
-                w_tag(w, (const uint8_t *)e->s, (int)e->n);
+    for (const TBlock *b = &t->head; b; b = b->next) {
+        for (Py_ssize_t i = 0; i < b->n; i++) {
+            const TE *e = &b->e[i];
+            switch (e->kind) {
+            case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
+                WV x = {e->u, e->s, e->n};
+                if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
+                break;
             }
-            break;
-        case E_RAW:
-            if (w_room(w, e->n) < 0) return -1;
-            memcpy(w->q, e->s, (size_t)e->n);
-            w->q += e->n;
-            break;
-        default:
-            return -1;
+            case E_HEAD:
+                if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                break;
+            case E_TAG:
+                if (w_room(w, e->tag_len) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                break;
+            case E_PACKED:
+                if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
+                break;
+            case E_CACHED:
+                if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                if (!e->group) w_varint(w, e->u);
+                if (w_contents(w, e->of.sub, e->obj, (Py_ssize_t)e->u, e->level) < 0) return -1;
+                if (e->group) {  /* the end tag (s, n) */
+                    if (w_room(w, e->n) < 0) return -1;
+                    w_tag(w, (const uint8_t *)e->s, (int)e->n);
+                }
+                break;
+            case E_RAW:
+                if (w_room(w, e->n) < 0) return -1;
+                memcpy(w->q, e->s, (size_t)e->n);
+                w->q += e->n;
+                break;
+            default:
+                return -1;
+            }
         }
     }
     return 0;
