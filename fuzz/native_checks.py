@@ -113,6 +113,7 @@ def check_writers(cls, data: bytes) -> None:
     assert b._pbj_size == a._pbj_size == len(expected)
     assert _native._engine.encode(codec.native, a) == expected  # sizes cached by the Python writer
     assert _encode_python(b) == expected                         # sizes cached by the native writer
+    assert _native._engine.write_reverse(codec.native, b) == expected  # into the engine's own storage
     for capacity in (1, 7, 4096):                                # growth at every point, and none
         buf = pbj.ReverseBuffer(capacity)
         buf.write_bytes(b"tail")

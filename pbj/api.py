@@ -51,9 +51,10 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
 
     Args:
         obj: a pbj message instance.
-        reverse: use the reverse writer (writes back to front into this
-            thread's reusable :class:`ReverseBuffer`) instead of the forward
-            writer (measures, then writes front to back). Same bytes either way.
+        reverse: use the reverse writer (writes back to front into a
+            reusable buffer of this thread: the native engine's own, else a
+            :class:`ReverseBuffer`) instead of the forward writer (measures,
+            then writes front to back). Same bytes either way.
         allow_partial: write the message even if a proto2 ``required`` field
             is not set, at any depth (as Google's ``SerializePartialToString``).
 
@@ -79,17 +80,16 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
     ours = True  # False while the native engine runs: what it raises is not pbj's, it leaves unchanged
     try:
         if reverse:
-            buf = thread_buffer()
+            native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
+            if native_reverse is not None and codec.native is not None:
+                ours = False
+                out = native_reverse(codec.native, obj)  # into the engine's own buffer of this thread
+                ours = True
+                if out is not None:
+                    return out  # type: ignore[no-any-return]
+            buf = thread_buffer()  # declined: the Python writer, into this thread's ReverseBuffer
             pos = buf.writer_begin(empty=True)
             try:
-                native_reverse = CURRENT.engine.write_reverse  # read once: use_engine may switch meanwhile
-                if native_reverse is not None and codec.native is not None:
-                    ours = False
-                    end = native_reverse(codec.native, obj, buf, pos)
-                    ours = True
-                    if end is not None:
-                        return buf.writer_view[end:].tobytes()  # type: ignore[no-any-return]
-                    pos = len(buf.writer_view)  # the storage may have grown meanwhile
                 pos = codec.write_reverse(obj, buf, pos)
                 return buf.writer_view[pos:].tobytes()
             finally:

@@ -6,6 +6,14 @@
  * both key and value, unknown fields last. Each measured message's size is cached in its
  * _pbj_size slot, as the Python writer caches it.
  *
+ * A fresh encode (no size cached on the object) walks the values once: the size pass measures
+ * and caches the sizes and puts, in write order, everything the write needs on a tape (each
+ * value converted, with its tag; each length, with its tag), so the write pass is a loop over
+ * the tape that reads no Python object again (a packed run's values excepted: it converts them
+ * again in one loop of their type). A sub-message whose size was already cached, and a map's
+ * message values, are put on the tape as such and written by the walk of a sizes-cached encode,
+ * which reads the lengths from the cache (and checks them against the bytes written).
+ *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
@@ -19,21 +27,20 @@
  * the middle). The borrowed references it reads therefore stay valid for the whole write. A
  * decline returns None; an error that is not the engine's (MemoryError) is raised unchanged.
  */
-#include "engine.h"
-#include <math.h>
-
+#include "values.h"
 
 /* the size cached on `o` (-1: none), or -2: not an exact int of a size's range (decline) */
-static Py_ssize_t cached_size(PyObject *o, NMessage *m)
+static inline Py_ssize_t cached_size(PyObject *o, NMessage *m)
 {
     PyObject *s = SLOT(o, m->size_off);
     if (s == NULL || !PyLong_CheckExact(s)) return -2;
-    Py_ssize_t n = PyLong_AsSsize_t(s);
-    if (n == -1 && PyErr_Occurred()) {
-        PyErr_Clear();  /* an OverflowError: no size the engine wrote */
-        return -2;
+    int64_t n;
+    if (!int_fast(s, &n)) {
+        int overflow = 0;
+        n = PyLong_AsLongLongAndOverflow(s, &overflow);
+        if (overflow || n > PY_SSIZE_T_MAX) return -2;  /* no size the engine wrote */
     }
-    return n < -1 ? -2 : n;
+    return n < -1 ? -2 : (Py_ssize_t)n;
 }
 
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
@@ -44,122 +51,340 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
     return 0;
 }
 
-/* the size of sub-message `v` of field f (cached or measured), or -1 */
-static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
-{
-    if (Py_TYPE(v) != f->subm->cls) return -1;
-    Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
-    if (s < 0) s = pbj_size_of(f->subm, v, level + 1);
-    return s;
-}
-
 static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
 {
-    return taglen + varint_len((uint64_t)s) + s;
+    return taglen + vlen((uint64_t)s) + s;
 }
 
-/* the size of one present singular value of f with its tag, or -1 */
-static Py_ssize_t single_size(NField *f, PyObject *v, int level)
+/* the bytes of a converted scalar of `kind` (without its tag) */
+static inline Py_ssize_t kind_size(int kind, const WV *x)
 {
-    if (f->type == T_MESSAGE) {
-        Py_ssize_t s = sub_size(f, v, level);
-        if (s < 0) return -1;
-        return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
+    switch (kind) {
+    case K_FIXED64: return 8;
+    case K_FIXED32: return 4;
+    case K_LEN: return vlen((uint64_t)x->n) + x->n;
+    default: return vlen(x->u);
     }
-    WV w;
-    if (pbj_to_wire(f->type, v, &w) < 0) return -1;
-    return f->tag_len + pbj_wire_size(f->type, &w);
 }
 
-static Py_ssize_t map_entry_size(NField *f, PyObject *k, PyObject *x, int level)
+/* ---------------------------------------------------------------- the tape
+ * What a fresh encode writes, in order, as its size pass found it. The values it points to stay
+ * alive and unchanged until the write pass ends: no Python code runs in between. */
+
+enum {
+    E_HEAD = K_MAP + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
+    E_TAG,               /* a tag alone (a group's start or end) */
+    E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
+    E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
+                          * obj written by the sizes-cached walk (sub: its class), at `level` */
+    E_RAW                /* bytes (s, n): unknown fields */
+};
+
+typedef struct {
+    const uint8_t *tag;
+    const char *s;       /* K_LEN, E_RAW: the bytes */
+    PyObject *obj;       /* E_PACKED, E_CACHED */
+    uint64_t u;          /* a number's wire bits, or a length */
+    Py_ssize_t n;        /* K_LEN, E_RAW: how many bytes */
+    union {
+        NField *f;       /* E_PACKED */
+        NMessage *sub;   /* E_CACHED */
+    } of;
+    uint8_t kind, tag_len;
+    uint16_t level;      /* E_CACHED */
+    int group;           /* E_CACHED: a group (no length; its end tag in s, n) */
+} TE;
+
+/* The tape is a chain of blocks (the first on the C stack), so that growing it copies nothing and
+ * an entry stays where it is (a sub-message's length is filled in after its contents). */
+typedef struct TBlock {
+    struct TBlock *next;
+    Py_ssize_t n, cap;
+    TE *e;               /* the block's entries (a block from PyMem: just after it) */
+} TBlock;
+
+typedef struct {
+    TBlock *cur;         /* the block entries are added to */
+    TBlock head;
+    TE small[64];
+} Tape;
+
+static void tape_init(Tape *t)
 {
-    WV w;
-    if (pbj_to_wire(f->key, k, &w) < 0) return -1;
-    Py_ssize_t e = 1 + pbj_wire_size(f->key, &w);
-    if (f->type == T_MESSAGE) {
-        Py_ssize_t s = sub_size(f, x, level);
-        if (s < 0) return -1;
-        e += 1 + varint_len((uint64_t)s) + s;
-    } else {
-        if (pbj_to_wire(f->type, x, &w) < 0) return -1;
-        e += 1 + pbj_wire_size(f->type, &w);
+    t->cur = &t->head;
+    t->head.next = NULL;
+    t->head.n = 0;
+    t->head.cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
+    t->head.e = t->small;
+}
+
+static void tape_free(Tape *t)
+{
+    TBlock *b = t->head.next;
+    while (b) {
+        TBlock *next = b->next;
+        PyMem_Free(b);
+        b = next;
     }
+    t->head.next = NULL;
+}
+
+static int tape_grow(Tape *t)
+{
+    Py_ssize_t cap = t->cur->cap * 4 < 16384 ? t->cur->cap * 4 : 16384;
+    TBlock *b = PyMem_Malloc(sizeof(TBlock) + (size_t)cap * sizeof(TE));
+    if (!b) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->next = NULL;
+    b->n = 0;
+    b->cap = cap;
+    b->e = (TE *)(b + 1);
+    t->cur->next = b;
+    t->cur = b;
+    return 0;
+}
+
+/* a new entry, or NULL: no memory (an error set) */
+static inline TE *tape_add(Tape *t, int kind, const uint8_t *tag, int tag_len)
+{
+    if (t->cur->n == t->cur->cap && tape_grow(t) < 0) return NULL;
+    TE *e = &t->cur->e[t->cur->n++];
+    e->kind = (uint8_t)kind;
+    e->tag = tag;
+    e->tag_len = (uint8_t)tag_len;
     return e;
 }
 
-static Py_ssize_t field_size(NMessage *m, NField *f, PyObject *v, int level)
+/* a converted scalar with its tag */
+static inline int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
-    if (v == NULL) return -1;
-    switch (f->label) {
-    case L_IMPLICIT: {
-        if (f->type == T_MESSAGE) return v == Py_None ? 0 : single_size(f, v, level);
-        int p = pbj_implicit_present(f->type, v);
-        if (p <= 0) return p;
-        return single_size(f, v, level);
-    }
-    case L_EXPLICIT:
-        return v == Py_None ? 0 : single_size(f, v, level);
-    case L_REPEATED: case L_PACKED: {
-        if (!PyTuple_CheckExact(v)) return -1;
-        Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
-        if (len == 0) return 0;
-        if (f->label == L_PACKED) {
-            for (Py_ssize_t i = 0; i < len; i++) {
-                WV w;
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &w) < 0) return -1;
-                n += pbj_wire_size(f->type, &w);
-            }
-            return len_field(f->tag_len, n);
+    if (!t) return 0;
+    TE *e = tape_add(t, kind, tag, tag_len);
+    if (!e) return -1;
+    e->u = x->u;
+    e->s = x->s;
+    e->n = x->n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- measuring */
+
+static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
+
+/* the size of sub-message `v` (of f->subm's class, checked): cached, or measured (and cached) */
+static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
+{
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    return s >= 0 ? s : size_msg(f->subm, v, level + 1, NULL);
+}
+
+/* sub-message `v` with its tag and length: the bytes it takes, its entries put on t (or -1) */
+static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
+{
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (s >= 0 || t == NULL) {
+        if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;
+        if (t) {
+            TE *e = tape_add(t, E_CACHED, f->tag, f->tag_len);
+            if (!e) return -1;
+            e->u = (uint64_t)s;
+            e->obj = v;
+            e->of.sub = f->subm;
+            e->level = (uint16_t)(level + 1);
+            e->group = f->group;
+            e->s = (const char *)f->end_tag;
+            e->n = f->end_tag_len;
         }
-        for (Py_ssize_t i = 0; i < len; i++) {
-            Py_ssize_t s = single_size(f, PyTuple_GET_ITEM(v, i), level);
-            if (s < 0) return -1;
-            n += s;
-        }
-        return n;
+    } else if (f->group) {
+        if (!tape_add(t, E_TAG, f->tag, f->tag_len) || (s = size_msg(f->subm, v, level + 1, t)) < 0
+            || !tape_add(t, E_TAG, f->end_tag, f->end_tag_len)) return -1;
+    } else {
+        TE *head = tape_add(t, E_HEAD, f->tag, f->tag_len);
+        if (!head || (s = size_msg(f->subm, v, level + 1, t)) < 0) return -1;
+        head->u = (uint64_t)s;  /* (entries do not move) */
     }
-    case L_MAP: {
-        if (!PyDict_Check(v)) return -1;
-        Py_ssize_t pos = 0, n = 0;
+    return f->group ? f->tag_len + f->end_tag_len + s : len_field(f->tag_len, s);
+}
+
+#define SIZE_LOOP(TYPE, EACH) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        total += EACH; \
+    } \
+    return total;
+
+static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
+{
+    Py_ssize_t total = 0;
+    switch (type) {
+    case T_DOUBLE: SIZE_LOOP(T_DOUBLE, 8)
+    case T_FLOAT: SIZE_LOOP(T_FLOAT, 4)
+    case T_FIXED64: SIZE_LOOP(T_FIXED64, 8)
+    case T_SFIXED64: SIZE_LOOP(T_SFIXED64, 8)
+    case T_FIXED32: SIZE_LOOP(T_FIXED32, 4)
+    case T_SFIXED32: SIZE_LOOP(T_SFIXED32, 4)
+    case T_BOOL: SIZE_LOOP(T_BOOL, 1)
+    case T_INT64: SIZE_LOOP(T_INT64, vlen(x.u))
+    case T_UINT64: SIZE_LOOP(T_UINT64, vlen(x.u))
+    case T_INT32: SIZE_LOOP(T_INT32, vlen(x.u))
+    case T_UINT32: SIZE_LOOP(T_UINT32, vlen(x.u))
+    case T_ENUM: SIZE_LOOP(T_ENUM, vlen(x.u))
+    case T_SINT32: SIZE_LOOP(T_SINT32, vlen(x.u))
+    case T_SINT64: SIZE_LOOP(T_SINT64, vlen(x.u))
+    default: return -1;
+    }
+}
+
+/* a map entry's length: key and value converted (kw, xw), a message value's size cached */
+
+/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n) */
+static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int *kk, int *xk, int level)
+{
+    if ((*kk = any_scalar(f->key, k, kw)) < 0) return -1;
+    Py_ssize_t e = 1 + kind_size(*kk, kw);
+    if (f->type == T_MESSAGE) {
+        if (Py_TYPE(x) != f->subm->cls) return -1;
+        Py_ssize_t s = sub_size(f, x, level);
+        if (s < 0) return -1;
+        xw->n = s;
+        *xk = E_CACHED;
+        return e + len_field(1, s);
+    }
+    if ((*xk = any_scalar(f->type, x, xw)) < 0) return -1;
+    return e + 1 + kind_size(*xk, xw);
+}
+
+/* a map's entries (in key order on the tape) */
+static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
+{
+    Py_ssize_t n = 0;
+    if (t == NULL) {  /* the order does not change a sum */
+        Py_ssize_t pos = 0;
         PyObject *k, *x;
         while (PyDict_Next(v, &pos, &k, &x)) {
-            Py_ssize_t e = map_entry_size(f, k, x, level);
+            WV kw, xw;
+            int kk, xk;
+            Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
             if (e < 0) return -1;
             n += len_field(f->tag_len, e);
         }
         return n;
     }
+    PMap map;
+    if (pbj_map_sorted(f, v, &map) < 0) {
+        n = -1;
+        goto done;
+    }
+    /* the entries' keys and values stay alive after the release: the dict holds them, and no
+     * Python code runs before the write pass is over */
+    for (Py_ssize_t i = 0; i < map.n; i++) {
+        WV kw, xw;
+        int kk, xk;
+        Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
+        TE *h;
+        if (e < 0 || !(h = tape_add(t, E_HEAD, f->tag, f->tag_len)) || (h->u = (uint64_t)e, 0)
+            || tape_value(t, kk, &f->ktag, 1, &kw) < 0) {
+            n = -1;
+            goto done;
+        }
+        if (xk == E_CACHED) {
+            TE *c = tape_add(t, E_CACHED, f->vtag, 1);
+            if (!c) {
+                n = -1;
+                goto done;
+            }
+            c->u = (uint64_t)xw.n;
+            c->obj = map.e[i].x;
+            c->of.sub = f->subm;
+            c->level = (uint16_t)(level + 1);
+            c->group = 0;
+        } else if (tape_value(t, xk, f->vtag, 1, &xw) < 0) {
+            n = -1;
+            goto done;
+        }
+        n += len_field(f->tag_len, e);
+    }
+done:
+    pbj_map_release(&map);
+    return n;
+}
+
+/* the bytes of what pbj_step found, with tags and lengths, put on t (or -1) */
+static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
+{
+    switch (kind) {
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
+        if (tape_value(t, kind, f->tag, f->tag_len, x) < 0) return -1;
+        return f->tag_len + kind_size(kind, x);
+    case K_MESSAGE:
+        return sub_field(f, v, level, t);
+    case K_REPEATED: {
+        Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
+        for (Py_ssize_t i = 0; i < len; i++) {
+            PyObject *e = PyTuple_GET_ITEM(v, i);
+            Py_ssize_t s;
+            if (f->type == T_MESSAGE) {
+                if (Py_TYPE(e) != f->subm->cls || (s = sub_field(f, e, level, t)) < 0) return -1;
+            } else {
+                WV y;
+                int k = any_scalar(f->type, e, &y);
+                if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
+                s = f->tag_len + kind_size(k, &y);
+            }
+            n += s;
+        }
+        return n;
+    }
+    case K_PACKED: {
+        Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+        if (n < 0) return -1;
+        if (t) {
+            TE *e = tape_add(t, E_PACKED, f->tag, f->tag_len);
+            if (!e) return -1;
+            e->u = (uint64_t)n;
+            e->obj = v;
+            e->of.f = f;
+        }
+        return len_field(f->tag_len, n);
+    }
+    case K_MAP:
+        return map_size(f, v, level, t);
     default:
         return -1;
     }
 }
 
-Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
+/* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
+static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
+    if (!m->wsteps && pbj_write_table(m) < 0) return -1;
     Py_ssize_t n = 0;
     for (int i = 0; i < m->nwrites; i++) {
-        NWrite *w = &m->writes[i];
-        Py_ssize_t s;
-        if (w->step == W_FIELD) {
-            NField *f = &m->fields[w->index];
-            s = field_size(m, f, SLOT(o, m->slot_off[f->slot]), level);
-        } else {
-            PyObject *v = SLOT(o, m->slot_off[m->oneofs[w->index].slot]);
-            if (v == NULL) return -1;
-            if (v == Py_None) continue;
-            int fi = pbj_oneof_member(m, w->index, v);
-            if (fi < 0) return -1;
-            if (!pbj_in_run(w, fi)) continue;
-            s = single_size(&m->fields[fi], PyTuple_GET_ITEM(v, 1), level);
-        }
+        PyObject *hold, *v;
+        NField *f;
+        WV x;
+        int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
+        if (kind == K_ABSENT) continue;
+        Py_ssize_t s = kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
         if (s < 0) return -1;
         n += s;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    n += PyBytes_GET_SIZE(u);
+    Py_ssize_t un = PyBytes_GET_SIZE(u);
+    if (un && t) {
+        TE *e = tape_add(t, E_RAW, NULL, 0);
+        if (!e) return -1;
+        e->s = PyBytes_AS_STRING(u);
+        e->n = un;
+    }
+    n += un;
     if (set_size(o, m, n) < 0) return -1;
     return n;
 }
@@ -172,93 +397,185 @@ typedef struct {
                     * constructor's back (object.__setattr__) after it was measured */
 } W;
 
-static inline int w_raw(W *w, const void *p, size_t n)
+/* room for n more bytes (the output's size is what was measured: no room means a size lied) */
+static inline int w_room(W *w, Py_ssize_t n)
 {
-    if ((size_t)(w->lim - w->q) < n) return -1;
-    memcpy(w->q, p, n);
-    w->q += n;
+    if (w->lim - w->q >= n) return 0;
+    w->lied = 1;
+    return -1;
+}
+
+static inline void w_varint(W *w, uint64_t v)
+{
+    while (v >= 0x80) {
+        *w->q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *w->q++ = (uint8_t)v;
+}
+
+static inline void w_tag(W *w, const uint8_t *tag, int len)
+{
+    if (len == 1) {
+        *w->q++ = tag[0];
+        return;
+    }
+    memcpy(w->q, tag, (size_t)len);
+    w->q += len;
+}
+
+static inline void w_fixed32(W *w, uint64_t u)
+{
+    uint32_t v = (uint32_t)u;
+    memcpy(w->q, &v, 4);  /* little-endian (checked when the module loads) */
+    w->q += 4;
+}
+
+static inline void w_fixed64(W *w, uint64_t u)
+{
+    memcpy(w->q, &u, 8);
+    w->q += 8;
+}
+
+/* a converted scalar of `kind` (room made for kind_size of it) */
+static inline void w_value(W *w, int kind, const WV *x)
+{
+    switch (kind) {
+    case K_FIXED64: w_fixed64(w, x->u); return;
+    case K_FIXED32: w_fixed32(w, x->u); return;
+    case K_LEN:
+        w_varint(w, (uint64_t)x->n);
+        memcpy(w->q, x->s, (size_t)x->n);
+        w->q += x->n;
+        return;
+    default: w_varint(w, x->u); return;
+    }
+}
+
+static inline int w_scalar(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (w_room(w, tag_len + kind_size(kind, x)) < 0) return -1;
+    w_tag(w, tag, tag_len);
+    w_value(w, kind, x);
     return 0;
 }
 
-static inline int w_varint(W *w, uint64_t v)
-{
-    if (w->lim - w->q < 10 && w->lim - w->q < varint_len(v)) return -1;
-    w->q = put_varint(w->q, v);
-    return 0;
-}
-
-static int w_value(W *w, int type, const WV *v)
-{
-    switch (type) {
-    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: {
-        uint8_t b[8];
-        for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return w_raw(w, b, 8);
-    }
-    case T_FLOAT: case T_FIXED32: case T_SFIXED32: {
-        uint8_t b[4];
-        for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return w_raw(w, b, 4);
-    }
-    case T_BOOL:
-        return w_varint(w, v->u ? 1 : 0);
-    case T_STRING: case T_BYTES:
-        if (w_varint(w, (uint64_t)v->n) < 0) return -1;
-        return w_raw(w, v->s, (size_t)v->n);
-    default:
-        return w_varint(w, v->u);
-    }
-}
 
 static int write_msg(NMessage *m, PyObject *o, W *w, int level);
 
-static int w_sub(W *w, NField *f, PyObject *v, int level)
+/* the contents of sub-message v, `s` bytes by its cached size (checked) */
+static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level)
 {
-    Py_ssize_t s = sub_size(f, v, level);
-    if (s < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
-    if (!f->group && w_varint(w, (uint64_t)s) < 0) return -1;
     uint8_t *before = w->q;
-    if (write_msg(f->subm, v, w, level + 1) < 0) return -1;
+    if (w_room(w, s) < 0 || write_msg(sm, v, w, level) < 0) return -1;
     if (w->q - before != s) {  /* a cached size that lies */
         w->lied = 1;
         return -1;
     }
-    if (f->group) return w_raw(w, f->end_tag, f->end_tag_len);
     return 0;
 }
 
-static int w_single(W *w, NField *f, PyObject *v, int level)
+/* sub-message v (of f->subm's class, checked) with its tag and length, its sizes cached */
+static int w_sub(W *w, NField *f, PyObject *v, int level)
 {
-    if (f->type == T_MESSAGE) return w_sub(w, f, v, level);
-    WV x;
-    if (pbj_to_wire(f->type, v, &x) < 0 || w_raw(w, f->tag, f->tag_len) < 0) return -1;
-    return w_value(w, f->type, &x);
+    Py_ssize_t s = cached_size(v, f->subm);
+    if (s == -2) return -1;
+    if (s == -1 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
+    if (w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    if (!f->group) w_varint(w, (uint64_t)s);
+    if (w_contents(w, f->subm, v, s, level + 1) < 0) return -1;
+    if (!f->group) return 0;
+    if (w_room(w, f->end_tag_len) < 0) return -1;
+    w_tag(w, f->end_tag, f->end_tag_len);
+    return 0;
+}
+
+#define WRITE_LOOP(TYPE, STORE) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        STORE; \
+    } \
+    return 0;
+
+/* packed values of one type in a loop of their own (room made for all of them) */
+static int w_packed_values(W *w, int type, PyObject **items, Py_ssize_t n)
+{
+    switch (type) {
+    case T_DOUBLE: WRITE_LOOP(T_DOUBLE, w_fixed64(w, x.u))
+    case T_FLOAT: WRITE_LOOP(T_FLOAT, w_fixed32(w, x.u))
+    case T_FIXED64: WRITE_LOOP(T_FIXED64, w_fixed64(w, x.u))
+    case T_SFIXED64: WRITE_LOOP(T_SFIXED64, w_fixed64(w, x.u))
+    case T_FIXED32: WRITE_LOOP(T_FIXED32, w_fixed32(w, x.u))
+    case T_SFIXED32: WRITE_LOOP(T_SFIXED32, w_fixed32(w, x.u))
+    case T_BOOL: WRITE_LOOP(T_BOOL, *w->q++ = (uint8_t)x.u)
+    case T_INT64: WRITE_LOOP(T_INT64, w_varint(w, x.u))
+    case T_UINT64: WRITE_LOOP(T_UINT64, w_varint(w, x.u))
+    case T_INT32: WRITE_LOOP(T_INT32, w_varint(w, x.u))
+    case T_UINT32: WRITE_LOOP(T_UINT32, w_varint(w, x.u))
+    case T_ENUM: WRITE_LOOP(T_ENUM, w_varint(w, x.u))
+    case T_SINT32: WRITE_LOOP(T_SINT32, w_varint(w, x.u))
+    case T_SINT64: WRITE_LOOP(T_SINT64, w_varint(w, x.u))
+    default: return -1;
+    }
+}
+
+
+/* a packed run's values, `n` bytes as measured (checked) */
+static int w_packed_run(W *w, NField *f, PyObject *v, Py_ssize_t n)
+{
+    PyObject **items = &PyTuple_GET_ITEM(v, 0);
+    Py_ssize_t len = PyTuple_GET_SIZE(v);
+    uint8_t *before = w->q;
+    Py_ssize_t left = w->lim - w->q;
+    if (f->width ? len * f->width <= left : len * 10 <= left) {
+        if (w_packed_values(w, f->type, items, len) < 0) return -1;  /* room for the most they can take */
+    } else {
+        for (Py_ssize_t i = 0; i < len; i++) {  /* near the output's end: each value checked */
+            WV x;
+            int kind = any_scalar(f->type, items[i], &x);
+            if (kind < 0 || w_room(w, kind_size(kind, &x)) < 0) return -1;
+            w_value(w, kind, &x);
+        }
+    }
+    if (w->q - before != n) {
+        w->lied = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int w_packed(W *w, NField *f, PyObject *v)
+{
+    Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+    if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    w_varint(w, (uint64_t)n);
+    return w_packed_run(w, f, v, n);
 }
 
 static int w_map(W *w, NField *f, PyObject *v, int level)
 {
-    if (!PyDict_Check(v)) return -1;
-    if (PyDict_GET_SIZE(v) == 0) return 0;
     PMap map;
     int r = -1;
     if (pbj_map_sorted(f, v, &map) < 0) goto done;
     for (Py_ssize_t i = 0; i < map.n; i++) {
         PyObject *k = map.e[i].k, *x = map.e[i].x;
         WV kw, xw;
-        Py_ssize_t e = map_entry_size(f, k, x, level);
-        if (e < 0 || w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)e) < 0) goto done;
-        if (pbj_to_wire(f->key, k, &kw) < 0 || w_raw(w, &f->ktag, 1) < 0 || w_value(w, f->key, &kw) < 0) goto done;
-        if (f->type == T_MESSAGE) {
-            Py_ssize_t s = sub_size(f, x, level);
-            if (s < 0 || w_raw(w, f->vtag, 1) < 0 || w_varint(w, (uint64_t)s) < 0) goto done;
-            uint8_t *before = w->q;
-            if (write_msg(f->subm, x, w, level + 1) < 0) goto done;
-            if (w->q - before != s) {
-                w->lied = 1;
-                goto done;
-            }
+        int kk, xk;
+        Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
+        if (e < 0 || w_room(w, len_field(f->tag_len, e)) < 0) goto done;
+        w_tag(w, f->tag, f->tag_len);
+        w_varint(w, (uint64_t)e);
+        *w->q++ = f->ktag;
+        w_value(w, kk, &kw);
+        *w->q++ = f->vtag[0];
+        if (xk == E_CACHED) {
+            w_varint(w, (uint64_t)xw.n);
+            if (w_contents(w, f->subm, x, xw.n, level + 1) < 0) goto done;
         } else {
-            if (pbj_to_wire(f->type, x, &xw) < 0 || w_raw(w, f->vtag, 1) < 0 || w_value(w, f->type, &xw) < 0) goto done;
+            w_value(w, xk, &xw);
         }
     }
     r = 0;
@@ -267,73 +584,112 @@ done:
     return r;
 }
 
-static int w_field(W *w, NMessage *m, NField *f, PyObject *v, int level)
+static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
-    if (v == NULL) return -1;
-    switch (f->label) {
-    case L_IMPLICIT: {
-        if (f->type == T_MESSAGE) return v == Py_None ? 0 : w_single(w, f, v, level);
-        int p = pbj_implicit_present(f->type, v);
-        if (p <= 0) return p;
-        return w_single(w, f, v, level);
-    }
-    case L_EXPLICIT:
-        return v == Py_None ? 0 : w_single(w, f, v, level);
-    case L_REPEATED: case L_PACKED: {
-        if (!PyTuple_CheckExact(v)) return -1;
+    switch (kind) {
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
+        return w_scalar(w, kind, f->tag, f->tag_len, x);
+    case K_MESSAGE:
+        return w_sub(w, f, v, level);
+    case K_REPEATED: {
         Py_ssize_t len = PyTuple_GET_SIZE(v);
-        if (len == 0) return 0;
-        if (f->label == L_PACKED) {
-            Py_ssize_t n = 0;
-            WV x;
-            for (Py_ssize_t i = 0; i < len; i++) {
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0) return -1;
-                n += pbj_wire_size(f->type, &x);
-            }
-            if (w_raw(w, f->tag, f->tag_len) < 0 || w_varint(w, (uint64_t)n) < 0) return -1;
-            for (Py_ssize_t i = 0; i < len; i++) {
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0 || w_value(w, f->type, &x) < 0) return -1;
-            }
-            return 0;
-        }
         for (Py_ssize_t i = 0; i < len; i++) {
-            if (w_single(w, f, PyTuple_GET_ITEM(v, i), level) < 0) return -1;
+            PyObject *e = PyTuple_GET_ITEM(v, i);
+            if (f->type == T_MESSAGE) {
+                if (Py_TYPE(e) != f->subm->cls || w_sub(w, f, e, level) < 0) return -1;
+                continue;
+            }
+            WV y;
+            int k = any_scalar(f->type, e, &y);
+            if (k < 0 || w_scalar(w, k, f->tag, f->tag_len, &y) < 0) return -1;
         }
         return 0;
     }
-    case L_MAP:
+    case K_PACKED:
+        return w_packed(w, f, v);
+    case K_MAP:
         return w_map(w, f, v, level);
     default:
         return -1;
     }
 }
 
+/* the walk of a sizes-cached encode */
 static int write_msg(NMessage *m, PyObject *o, W *w, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
+    if (!m->wsteps && pbj_write_table(m) < 0) return -1;
     for (int i = 0; i < m->nwrites; i++) {
-        NWrite *st = &m->writes[i];
-        if (st->step == W_FIELD) {
-            NField *f = &m->fields[st->index];
-            if (w_field(w, m, f, SLOT(o, m->slot_off[f->slot]), level) < 0) return -1;
-            continue;
-        }
-        PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);
-        if (v == NULL) return -1;
-        if (v == Py_None) continue;
-        int fi = pbj_oneof_member(m, st->index, v);
-        if (fi < 0) return -1;
-        if (!pbj_in_run(st, fi)) continue;
-        if (w_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level) < 0) return -1;
+        PyObject *hold, *v;
+        NField *f;
+        WV x;
+        int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
+        if (kind == K_ABSENT) continue;
+        if (kind < 0 || w_found(w, kind, f, v, &x, level) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    return w_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
+    Py_ssize_t un = PyBytes_GET_SIZE(u);
+    if (un == 0) return 0;
+    if (w_room(w, un) < 0) return -1;
+    memcpy(w->q, PyBytes_AS_STRING(u), (size_t)un);
+    w->q += un;
+    return 0;
+}
+
+/* the write pass of a fresh encode: the tape, in order */
+static int write_tape(W *w, const Tape *t)
+{
+    for (const TBlock *b = &t->head; b; b = b->next) {
+        for (Py_ssize_t i = 0; i < b->n; i++) {
+            const TE *e = &b->e[i];
+            switch (e->kind) {
+            case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
+                WV x = {e->u, e->s, e->n};
+                if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
+                break;
+            }
+            case E_HEAD:
+                if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                break;
+            case E_TAG:
+                if (w_room(w, e->tag_len) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                break;
+            case E_PACKED:
+                if (w_room(w, e->tag_len + vlen(e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
+                break;
+            case E_CACHED:
+                if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                if (!e->group) w_varint(w, e->u);
+                if (w_contents(w, e->of.sub, e->obj, (Py_ssize_t)e->u, e->level) < 0) return -1;
+                if (e->group) {  /* the end tag (s, n) */
+                    if (w_room(w, e->n) < 0) return -1;
+                    w_tag(w, (const uint8_t *)e->s, (int)e->n);
+                }
+                break;
+            case E_RAW:
+                if (w_room(w, e->n) < 0) return -1;
+                memcpy(w->q, e->s, (size_t)e->n);
+                w->q += e->n;
+                break;
+            default:
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* encode(plan, obj) -> bytes, or None: hand `obj` to the Python writer, or NotImplemented: a
  * size cached in `obj`'s tree does not match its bytes (the caller measures again, trusting no
- * cached size); raises only what is not the engine's own (values.c: declines and errors). */
+ * cached size); raises only what is not the engine's own (values.h: declines and errors). */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -341,26 +697,34 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     NMessage *m = pbj_message_of(args[0]);
-    PyObject *o = args[1];
+    PyObject *o = args[1], *out = NULL;
     if (!m) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
     if (Py_TYPE(o) != m->cls) goto decline;
+    Tape tape, *t = NULL;
     Py_ssize_t n = cached_size(o, m);
     if (n == -2) goto decline;
-    if (n < 0 && (n = pbj_size_of(m, o, 0)) < 0) goto decline;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
-    if (!out) return NULL;
+    if (n < 0) {  /* fresh: one walk over the values, onto the tape */
+        t = &tape;
+        tape_init(t);
+        if ((n = size_msg(m, o, 0, t)) < 0) goto fail;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (!out) goto fail;
     W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
-    int r = write_msg(m, o, &w, 0);
+    int r = t ? write_tape(&w, t) : write_msg(m, o, &w, 0);
     if (r == 0 && w.q != w.lim) w.lied = 1;
+    if (t) tape_free(t);
     if (r < 0 || w.lied) {
         Py_DECREF(out);
         if (w.lied && !PyErr_Occurred()) Py_RETURN_NOTIMPLEMENTED;
         goto decline;
     }
     return out;
+fail:
+    if (t) tape_free(t);
 decline:
     if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (a MemoryError) */
     Py_RETURN_NONE;

@@ -90,6 +90,19 @@ typedef struct {
     int *members;
 } NWrite;
 
+/* The writers' table (values.c: pbj_write_table): one entry per write step, with what the walk
+ * over present fields (values.h: pbj_step) needs without looking anything else up. */
+enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF };
+typedef struct {
+    Py_ssize_t off;      /* the step's slot, as a byte offset into the instance */
+    int shape;           /* SH_* */
+    int op;              /* values.h, WOP: the shape and a scalar's type, for one switch */
+    int index;           /* SH_ONEOF: the oneof */
+    int whole;           /* SH_ONEOF: the step writes every member of the oneof (no run to look in) */
+    NField *f;           /* the field (SH_ONEOF: NULL, the member is found per object) */
+    NWrite *st;          /* the plan's step */
+} WStep;
+
 struct NMessage {
     PyTypeObject *cls;          /* borrowed */
     int nslots;
@@ -110,6 +123,7 @@ struct NMessage {
     NOneof *oneofs;
     int nwrites;
     NWrite *writes;
+    WStep *wsteps;              /* the writers' table, made at the first write (values.c), or NULL */
 };
 
 /* module state kept in globals (one interpreter) */
@@ -122,18 +136,16 @@ PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-/* encode.c (values.c: what both writers share, below) */
+/* encode.c (values.c and values.h: what both writers share, below) */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level);
-/* one scalar in its wire form (values.c) */
+/* one scalar in its wire form (values.h: pbj_wire) */
 typedef struct {
     uint64_t u;          /* varint or fixed-width bits */
     const char *s;       /* LEN value */
     Py_ssize_t n;
 } WV;
-int pbj_to_wire(int type, PyObject *v, WV *out);
-Py_ssize_t pbj_wire_size(int type, const WV *w);
-int pbj_implicit_present(int type, PyObject *v);
+int pbj_write_table(NMessage *m);       /* makes m->wsteps; -1: no memory (an error set) */
+void pbj_write_table_free(NMessage *m);
 int pbj_oneof_member(NMessage *m, int j, PyObject *v);
 int pbj_in_run(NWrite *w, int field);
 /* a map's entries in key order, each holding a strong reference to its key and value (values.c) */

@@ -40,6 +40,7 @@ static void free_message(NMessage *m)
     PyMem_Free(m->lut);
     PyMem_Free(m->oneofs);
     PyMem_Free(m->writes);
+    pbj_write_table_free(m);  /* the writers' table (values.c), made at the first write */
     PyMem_Free(m);
 }
 

@@ -1,38 +1,56 @@
-/* reverse.c: the native reverse writer, back to front into a ReverseBuffer's storage.
+/* reverse.c: the native reverse writer, back to front, in one pass.
  *
  * Same bytes as the generated write_reverse_<Name> (pbj/codec/reverse.py) and as the forward
  * writer: it writes the unknown fields first (so they come out last), then the write steps in
  * reverse order, repeated elements and map entries in reverse, each value before its length
  * and tag; a sub-message's length is the number of bytes its writer added, so no size is
- * measured or cached. It uses the buffer only through the writer protocol of
- * pbj/codec/buffer.py: it stores below `pos` in `writer_view` and calls `writer_grow(pos,
- * need)` for room (which replaces the storage). The caller commits.
+ * measured or cached, and no Python code runs per field. Its room checks are one comparison of
+ * two pointers (a scalar field: one check for its tag and value together; a packed run: one
+ * check per 256 values, converted in a loop of their own type).
+ *
+ * It writes into one of two kinds of storage:
+ * - a ReverseBuffer (write_reverse(plan, obj, buf, pos)), only through the writer protocol of
+ *   pbj/codec/buffer.py: it stores below `pos` in `writer_view` and calls `writer_grow(pos,
+ *   need)` for room (which replaces the storage); the caller commits;
+ * - this thread's own scratch storage (write_reverse(plan, obj): what pbj.encode(obj,
+ *   reverse=True) calls), kept in the thread's state dict and freed with it; it grows with
+ *   PyMem_Realloc, and the result is copied out of it into the bytes returned. A warm scratch
+ *   allocates nothing but those bytes.
  *
  * It declines (returns -1; the caller runs the Python writer from the same place) on what the
- * forward writer declines. Every store is checked against `pos` (room made first).
+ * forward writer declines. Every store is checked against the storage's start (room made first).
  *
- * Growth runs Python code (writer_grow, the writer_view property, and through them anything: a
- * signal handler, another thread, a finalizer), which may replace any field of the message being
- * written (object.__setattr__) and so free its old value. So every object whose memory is read
- * after a store is held by a strong reference from the moment it is read out of its slot to its
- * last use: a field's value (r_field), a oneof's OneOf, the unknown-field bytes, a map's keys and
- * values (pbj_map_sorted); a str's UTF-8 and a bytes' contents live as long as the object does,
- * and a tuple's items and a sub-message's slots are read from objects held that way. Whatever
- * growth raises (KeyboardInterrupt, MemoryError, an error of a buffer subclass) is not the
- * engine's: it leaves unchanged (NULL), never as a decline.
+ * A ReverseBuffer's growth runs Python code (writer_grow, the writer_view property, and through
+ * them anything: a signal handler, another thread, a finalizer), which may replace any field of
+ * the message being written (object.__setattr__) and so free its old value. So every object
+ * whose memory is read after a room check is held by a strong reference from the moment it is
+ * read out of its slot to its last use: a field's value, a oneof's OneOf, the unknown-field
+ * bytes, a map's keys and values (pbj_map_sorted); a str's UTF-8 and a bytes' contents live as
+ * long as the object does, and a tuple's items and a sub-message's slots are read from objects
+ * held that way (a scalar is converted to its C value before the check, and nothing of it is read
+ * after). Whatever growth raises (KeyboardInterrupt, MemoryError, an error of a buffer subclass)
+ * is not the engine's: it leaves unchanged (NULL), never as a decline. The scratch's growth runs
+ * no Python code.
  */
-#include "engine.h"
+#include "values.h"
 
 typedef struct {
-    PyObject *rb;
+    size_t cap;
+    int busy;          /* a write holds it (never two at once: no Python code runs in one) */
+    uint8_t *buf;
+} Scratch;
+
+typedef struct {
+    uint8_t *base, *p, *end;   /* the storage is [base, end); written so far: [p, end) */
+    PyObject *rb;              /* the ReverseBuffer, or NULL: `sc` */
+    Scratch *sc;
     Py_buffer view;
     int have_view;
-    Py_ssize_t pos;
 } RW;
 
-static PyObject *s_writer_view, *s_writer_grow;  /* interned names: no allocation per write */
+static PyObject *s_writer_view, *s_writer_grow, *s_scratch;  /* interned names: no allocation per write */
 
-static int rw_view(RW *w)
+static int rw_view(RW *w, Py_ssize_t pos)
 {
     if (!s_writer_view && !(s_writer_view = PyUnicode_InternFromString("writer_view"))) return -1;
     PyObject *mv = PyObject_GetAttr(w->rb, s_writer_view);
@@ -41,7 +59,10 @@ static int rw_view(RW *w)
     Py_DECREF(mv);
     if (r < 0) return -1;
     w->have_view = 1;
-    if (w->pos < 0 || w->pos > w->view.len) return -1;
+    if (pos < 0 || pos > w->view.len) return -1;
+    w->base = (uint8_t *)w->view.buf;
+    w->end = w->base + w->view.len;
+    w->p = w->base + pos;
     return 0;
 }
 
@@ -51,108 +72,232 @@ static void rw_release(RW *w)
     w->have_view = 0;
 }
 
-/* make room for `need` bytes below pos (writer_grow replaces the storage) */
-static int rw_room(RW *w, Py_ssize_t need)
+/* make room for `need` bytes below p: the slow path of room() */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int rw_grow(RW *w, size_t need)
 {
-    if (w->pos >= need) return 0;
+    Py_ssize_t written = w->end - w->p;
+    if (w->rb == NULL) {
+        Scratch *sc = w->sc;
+        size_t cap = sc->cap * 2;
+        if (cap < (size_t)written + need + 64) cap = (size_t)written + need + 64;
+        uint8_t *nb = PyMem_Malloc(cap);
+        if (!nb) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(nb + cap - written, w->p, (size_t)written);
+        PyMem_Free(sc->buf);
+        sc->buf = nb;
+        sc->cap = cap;
+        w->base = nb;
+        w->end = nb + cap;
+        w->p = w->end - written;
+        return 0;
+    }
+    Py_ssize_t pos = w->p - w->base;
     rw_release(w);
     if (!s_writer_grow && !(s_writer_grow = PyUnicode_InternFromString("writer_grow"))) return -1;
-    PyObject *a = PyLong_FromSsize_t(w->pos), *b = PyLong_FromSsize_t(need);
+    PyObject *a = PyLong_FromSsize_t(pos), *b = PyLong_FromSsize_t((Py_ssize_t)need);
     PyObject *r = a && b ? PyObject_CallMethodObjArgs(w->rb, s_writer_grow, a, b, NULL) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(b);
     if (!r) return -1;
-    w->pos = PyLong_AsSsize_t(r);
+    pos = PyLong_AsSsize_t(r);
     Py_DECREF(r);
-    if (w->pos == -1 && PyErr_Occurred()) return -1;
-    if (rw_view(w) < 0) return -1;
-    return w->pos >= need ? 0 : -1;
+    if (pos == -1 && PyErr_Occurred()) return -1;
+    if (rw_view(w, pos) < 0) return -1;
+    /* the protocol: what was written is at the new storage's end, and there is room below it */
+    return w->p - w->base >= (Py_ssize_t)need && w->end - w->p == written ? 0 : -1;
 }
 
-#define BASE(w) ((uint8_t *)(w)->view.buf)
-/* bytes written in the storage so far: stays valid across growth */
-#define WRITTEN(w) ((w)->view.len - (w)->pos)
-
-static inline int r_raw(RW *w, const void *p, size_t n)
+static inline int room(RW *w, size_t need)
 {
-    if (rw_room(w, (Py_ssize_t)n) < 0) return -1;
-    w->pos -= (Py_ssize_t)n;
-    memcpy(BASE(w) + w->pos, p, n);
+    return (size_t)(w->p - w->base) >= need ? 0 : rw_grow(w, need);
+}
+
+/* ---- stores below p, room made first ---- */
+
+/* room a scalar field needs: its tag (at most 5 bytes) and a varint (at most 10) */
+#define SCALAR_ROOM 15
+
+static inline void r_bytes(RW *w, const void *s, size_t n)
+{
+    w->p -= n;
+    memcpy(w->p, s, n);
+}
+
+static inline void r_varint(RW *w, uint64_t v)
+{
+    if (v < 0x80) {
+        *--w->p = (uint8_t)v;
+        return;
+    }
+    uint8_t *q = w->p -= vlen(v);
+    while (v >= 0x80) {
+        *q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *q = (uint8_t)v;
+}
+
+static inline void r_tag(RW *w, const uint8_t *tag, int len)
+{
+    switch (len) {
+    case 1: *--w->p = tag[0]; return;
+    case 2: w->p -= 2; w->p[0] = tag[0]; w->p[1] = tag[1]; return;
+    default: r_bytes(w, tag, (size_t)len); return;
+    }
+}
+
+static inline void r_fixed32(RW *w, uint64_t u)
+{
+    uint32_t v = (uint32_t)u;
+    w->p -= 4;
+    memcpy(w->p, &v, 4);  /* little-endian (checked when the module loads) */
+}
+
+static inline void r_fixed64(RW *w, uint64_t u)
+{
+    w->p -= 8;
+    memcpy(w->p, &u, 8);
+}
+
+/* a converted number of kind K_VARINT, K_FIXED32 or K_FIXED64 (room made) */
+static inline void r_number(RW *w, int kind, const WV *x)
+{
+    switch (kind) {
+    case K_FIXED64: r_fixed64(w, x->u); return;
+    case K_FIXED32: r_fixed32(w, x->u); return;
+    default: r_varint(w, x->u); return;
+    }
+}
+
+/* one converted scalar of `kind` with its tag (nothing of the Python value is read but x->s) */
+static inline int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (kind == K_LEN) {
+        if (room(w, (size_t)x->n + SCALAR_ROOM) < 0) return -1;
+        r_bytes(w, x->s, (size_t)x->n);
+        r_varint(w, (uint64_t)x->n);
+    } else {
+        if (room(w, SCALAR_ROOM) < 0) return -1;
+        r_number(w, kind, x);
+    }
+    r_tag(w, tag, tag_len);
     return 0;
 }
 
-static inline int r_varint(RW *w, uint64_t v)
-{
-    uint8_t b[10];
-    uint8_t *e = put_varint(b, v);
-    return r_raw(w, b, e - b);
-}
-
-static int r_value(RW *w, int type, const WV *v)
-{
-    uint8_t b[8];
-    switch (type) {
-    case T_DOUBLE: case T_FIXED64: case T_SFIXED64:
-        for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return r_raw(w, b, 8);
-    case T_FLOAT: case T_FIXED32: case T_SFIXED32:
-        for (int i = 0; i < 4; i++) b[i] = (uint8_t)(v->u >> (8 * i));
-        return r_raw(w, b, 4);
-    case T_BOOL:
-        return r_varint(w, v->u ? 1 : 0);
-    case T_STRING: case T_BYTES:
-        if (r_raw(w, v->s, (size_t)v->n) < 0) return -1;
-        return r_varint(w, (uint64_t)v->n);
-    default:
-        return r_varint(w, v->u);
-    }
-}
+/* ---- messages ---- */
 
 static int rev_msg(NMessage *m, PyObject *o, RW *w, int level);
 
+/* sub-message v (of f->subm's class, checked; held by the caller) with its length and tag */
 static int r_sub(RW *w, NField *f, PyObject *v, int level)
 {
-    if (Py_TYPE(v) != f->subm->cls) return -1;
     if (f->group) {
-        if (r_raw(w, f->end_tag, f->end_tag_len) < 0 || rev_msg(f->subm, v, w, level + 1) < 0) return -1;
-        return r_raw(w, f->tag, f->tag_len);
+        if (room(w, f->end_tag_len) < 0) return -1;
+        r_bytes(w, f->end_tag, f->end_tag_len);
+        if (rev_msg(f->subm, v, w, level + 1) < 0 || room(w, f->tag_len) < 0) return -1;
+        r_tag(w, f->tag, f->tag_len);
+        return 0;
     }
-    Py_ssize_t mark = WRITTEN(w);
-    if (rev_msg(f->subm, v, w, level + 1) < 0) return -1;
-    if (r_varint(w, (uint64_t)(WRITTEN(w) - mark)) < 0) return -1;
-    return r_raw(w, f->tag, f->tag_len);
+    Py_ssize_t mark = w->end - w->p;
+    if (rev_msg(f->subm, v, w, level + 1) < 0 || room(w, SCALAR_ROOM) < 0) return -1;
+    r_varint(w, (uint64_t)((w->end - w->p) - mark));
+    r_tag(w, f->tag, f->tag_len);
+    return 0;
 }
 
-static int r_single(RW *w, NField *f, PyObject *v, int level)
+/* Packed values of one type, converted and stored in a loop of their own: `i` runs down from
+ * `*next` for at most `chunk` values (room for them made). 0, or -1 (a value declined). */
+#define PACKED_LOOP(TYPE, STORE) \
+    for (; i >= stop; i--) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        STORE; \
+    }
+
+static int r_packed_chunk(RW *w, int type, PyObject **items, Py_ssize_t i, Py_ssize_t stop)
 {
-    if (f->type == T_MESSAGE) return r_sub(w, f, v, level);
-    WV x;
-    if (pbj_to_wire(f->type, v, &x) < 0 || r_value(w, f->type, &x) < 0) return -1;
-    return r_raw(w, f->tag, f->tag_len);
+    switch (type) {
+    case T_DOUBLE: PACKED_LOOP(T_DOUBLE, r_fixed64(w, x.u)) return 0;
+    case T_FLOAT: PACKED_LOOP(T_FLOAT, r_fixed32(w, x.u)) return 0;
+    case T_FIXED64: PACKED_LOOP(T_FIXED64, r_fixed64(w, x.u)) return 0;
+    case T_SFIXED64: PACKED_LOOP(T_SFIXED64, r_fixed64(w, x.u)) return 0;
+    case T_FIXED32: PACKED_LOOP(T_FIXED32, r_fixed32(w, x.u)) return 0;
+    case T_SFIXED32: PACKED_LOOP(T_SFIXED32, r_fixed32(w, x.u)) return 0;
+    case T_INT64: PACKED_LOOP(T_INT64, r_varint(w, x.u)) return 0;
+    case T_UINT64: PACKED_LOOP(T_UINT64, r_varint(w, x.u)) return 0;
+    case T_INT32: PACKED_LOOP(T_INT32, r_varint(w, x.u)) return 0;
+    case T_UINT32: PACKED_LOOP(T_UINT32, r_varint(w, x.u)) return 0;
+    case T_ENUM: PACKED_LOOP(T_ENUM, r_varint(w, x.u)) return 0;
+    case T_SINT32: PACKED_LOOP(T_SINT32, r_varint(w, x.u)) return 0;
+    case T_SINT64: PACKED_LOOP(T_SINT64, r_varint(w, x.u)) return 0;
+    case T_BOOL: PACKED_LOOP(T_BOOL, *--w->p = (uint8_t)x.u) return 0;
+    default: return -1;
+    }
+}
+
+#define PACKED_CHUNK 256
+
+/* a packed run (t: a non-empty tuple, held by the caller) as one LEN value */
+static int r_packed(RW *w, NField *f, PyObject *t)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(t), mark = w->end - w->p;
+    PyObject **items = &PyTuple_GET_ITEM(t, 0);
+    size_t each = f->width ? (size_t)f->width : 10;
+    for (Py_ssize_t i = n - 1; i >= 0; i -= PACKED_CHUNK) {
+        Py_ssize_t stop = i >= PACKED_CHUNK ? i - PACKED_CHUNK + 1 : 0;
+        if (room(w, each * (size_t)(i - stop + 1)) < 0 || r_packed_chunk(w, f->type, items, i, stop) < 0) return -1;
+    }
+    if (room(w, SCALAR_ROOM) < 0) return -1;
+    r_varint(w, (uint64_t)((w->end - w->p) - mark));
+    r_tag(w, f->tag, f->tag_len);
+    return 0;
+}
+
+/* repeated values, each with its tag (t: a non-empty tuple, held by the caller), last first */
+static int r_repeated(RW *w, NField *f, PyObject *t, int level)
+{
+    for (Py_ssize_t i = PyTuple_GET_SIZE(t) - 1; i >= 0; i--) {
+        PyObject *e = PyTuple_GET_ITEM(t, i);
+        if (f->type == T_MESSAGE) {
+            if (Py_TYPE(e) != f->subm->cls || r_sub(w, f, e, level) < 0) return -1;
+            continue;
+        }
+        WV x;
+        int kind = any_scalar(f->type, e, &x);
+        if (kind < 0 || r_scalar(w, kind, f->tag, f->tag_len, &x) < 0) return -1;
+    }
+    return 0;
 }
 
 static int r_map(RW *w, NField *f, PyObject *v, int level)
 {
-    if (!PyDict_Check(v)) return -1;
-    if (PyDict_GET_SIZE(v) == 0) return 0;
     PMap map;
     int r = -1;
     if (pbj_map_sorted(f, v, &map) < 0) goto done;
     for (Py_ssize_t i = map.n - 1; i >= 0; i--) {
         PyObject *k = map.e[i].k, *x = map.e[i].x;  /* owned by map: they outlive any growth */
         WV kw, xw;
-        Py_ssize_t mark = WRITTEN(w);
+        Py_ssize_t mark = w->end - w->p;
         if (f->type == T_MESSAGE) {
             if (Py_TYPE(x) != f->subm->cls) goto done;
-            Py_ssize_t inner = WRITTEN(w);
-            if (rev_msg(f->subm, x, w, level + 1) < 0) goto done;
-            if (r_varint(w, (uint64_t)(WRITTEN(w) - inner)) < 0 || r_raw(w, f->vtag, 1) < 0) goto done;
+            Py_ssize_t inner = w->end - w->p;
+            if (rev_msg(f->subm, x, w, level + 1) < 0 || room(w, SCALAR_ROOM) < 0) goto done;
+            r_varint(w, (uint64_t)((w->end - w->p) - inner));
+            *--w->p = f->vtag[0];
         } else {
-            if (pbj_to_wire(f->type, x, &xw) < 0 || r_value(w, f->type, &xw) < 0 || r_raw(w, f->vtag, 1) < 0)
-                goto done;
+            int kind = any_scalar(f->type, x, &xw);
+            if (kind < 0 || r_scalar(w, kind, f->vtag, 1, &xw) < 0) goto done;
         }
-        if (pbj_to_wire(f->key, k, &kw) < 0 || r_value(w, f->key, &kw) < 0 || r_raw(w, &f->ktag, 1) < 0) goto done;
-        if (r_varint(w, (uint64_t)(WRITTEN(w) - mark)) < 0 || r_raw(w, f->tag, f->tag_len) < 0) goto done;
+        int kk = any_scalar(f->key, k, &kw);
+        if (kk < 0 || r_scalar(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0) goto done;
+        r_varint(w, (uint64_t)((w->end - w->p) - mark));
+        r_tag(w, f->tag, f->tag_len);
     }
     r = 0;
 done:
@@ -160,96 +305,122 @@ done:
     return r;
 }
 
-static int r_field_held(RW *w, NField *f, PyObject *v, int level)
+/* what pbj_step found, other than a number (its value held by the caller) */
+static int r_found(RW *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
-    switch (f->label) {
-    case L_IMPLICIT: {
-        if (f->type == T_MESSAGE) return v == Py_None ? 0 : r_single(w, f, v, level);
-        int p = pbj_implicit_present(f->type, v);
-        if (p <= 0) return p;
-        return r_single(w, f, v, level);
+    switch (kind) {
+    case K_LEN: return r_scalar(w, K_LEN, f->tag, f->tag_len, x);
+    case K_MESSAGE: return r_sub(w, f, v, level);
+    case K_REPEATED: return r_repeated(w, f, v, level);
+    case K_PACKED: return r_packed(w, f, v);
+    case K_MAP: return r_map(w, f, v, level);
+    default: return -1;
     }
-    case L_EXPLICIT:
-        return v == Py_None ? 0 : r_single(w, f, v, level);
-    case L_REPEATED: case L_PACKED: {
-        if (!PyTuple_CheckExact(v)) return -1;
-        Py_ssize_t len = PyTuple_GET_SIZE(v);
-        if (len == 0) return 0;
-        if (f->label == L_PACKED) {
-            Py_ssize_t mark = WRITTEN(w);
-            WV x;
-            for (Py_ssize_t i = len - 1; i >= 0; i--) {
-                if (pbj_to_wire(f->type, PyTuple_GET_ITEM(v, i), &x) < 0 || r_value(w, f->type, &x) < 0) return -1;
-            }
-            if (r_varint(w, (uint64_t)(WRITTEN(w) - mark)) < 0) return -1;
-            return r_raw(w, f->tag, f->tag_len);
-        }
-        for (Py_ssize_t i = len - 1; i >= 0; i--) {
-            if (r_single(w, f, PyTuple_GET_ITEM(v, i), level) < 0) return -1;
-        }
-        return 0;
-    }
-    case L_MAP:
-        return r_map(w, f, v, level);
-    default:
-        return -1;
-    }
-}
-
-/* one field's value `v`, read out of its slot: held until written (growth may empty the slot) */
-static int r_field(RW *w, NField *f, PyObject *v, int level)
-{
-    if (v == NULL) return -1;
-    Py_INCREF(v);
-    int r = r_field_held(w, f, v, level);
-    Py_DECREF(v);
-    return r;
-}
-
-/* a set oneof (a OneOf, held by the caller): its member's value, if this write step writes it */
-static int r_oneof(RW *w, NMessage *m, NWrite *st, PyObject *v, int level)
-{
-    int fi = pbj_oneof_member(m, st->index, v);
-    if (fi < 0) return -1;
-    if (!pbj_in_run(st, fi)) return 0;
-    return r_single(w, &m->fields[fi], PyTuple_GET_ITEM(v, 1), level);
 }
 
 /* `o` is held by the caller; its slots are read one at a time, each when its turn comes */
 static int rev_msg(NMessage *m, PyObject *o, RW *w, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
+    if (!m->wsteps && pbj_write_table(m) < 0) return -1;
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
-    Py_INCREF(u);
-    int r = r_raw(w, PyBytes_AS_STRING(u), (size_t)PyBytes_GET_SIZE(u));
-    Py_DECREF(u);
-    if (r < 0) return -1;
+    Py_ssize_t un = PyBytes_GET_SIZE(u);
+    if (un) {
+        Py_INCREF(u);
+        int r = room(w, (size_t)un);
+        if (r == 0) r_bytes(w, PyBytes_AS_STRING(u), (size_t)un);
+        Py_DECREF(u);
+        if (r < 0) return -1;
+    }
     for (int i = m->nwrites - 1; i >= 0; i--) {
-        NWrite *st = &m->writes[i];
-        if (st->step == W_FIELD) {
-            NField *f = &m->fields[st->index];
-            if (r_field(w, f, SLOT(o, m->slot_off[f->slot]), level) < 0) return -1;
+        PyObject *hold, *v;
+        NField *f;
+        WV x;
+        int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
+        if (kind == K_ABSENT) continue;
+        if (kind < 0) return -1;
+        if (kind <= K_FIXED64) {
+            /* a number: its C value is all that is written, nothing to hold */
+            if (room(w, SCALAR_ROOM) < 0) return -1;
+            r_number(w, kind, &x);
+            r_tag(w, f->tag, f->tag_len);
             continue;
         }
-        PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);
-        if (v == NULL) return -1;
-        if (v == Py_None) continue;
-        Py_INCREF(v);
-        r = r_oneof(w, m, st, v, level);
-        Py_DECREF(v);
+        Py_INCREF(hold);
+        int r = r_found(w, kind, f, v, &x, level);
+        Py_DECREF(hold);
         if (r < 0) return -1;
     }
     return 0;
 }
 
+/* ---- this thread's scratch storage ---- */
+
+static void scratch_free(PyObject *cap)
+{
+    Scratch *sc = PyCapsule_GetPointer(cap, NULL);
+    if (sc) {
+        PyMem_Free(sc->buf);
+        PyMem_Free(sc);
+    }
+}
+
+/* this thread's scratch (made at its first use), or NULL (an error set, or busy: no error) */
+static Scratch *thread_scratch(void)
+{
+    PyObject *d = PyThreadState_GetDict();
+    if (!d) return NULL;
+    if (!s_scratch && !(s_scratch = PyUnicode_InternFromString("pbj._native.reverse_scratch"))) return NULL;
+    PyObject *cap = PyDict_GetItemWithError(d, s_scratch);
+    if (cap && PyCapsule_CheckExact(cap)) {
+        Scratch *sc = PyCapsule_GetPointer(cap, NULL);
+        if (!sc) PyErr_Clear();
+        return sc && !sc->busy ? sc : NULL;
+    }
+    if (PyErr_Occurred()) return NULL;
+    Scratch *sc = PyMem_Calloc(1, sizeof(Scratch));
+    if (!sc || !(sc->buf = PyMem_Malloc(1 << 16))) {
+        PyMem_Free(sc);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    sc->cap = 1 << 16;
+    cap = PyCapsule_New(sc, NULL, scratch_free);
+    if (!cap) {
+        PyMem_Free(sc->buf);
+        PyMem_Free(sc);
+        return NULL;
+    }
+    int r = PyDict_SetItem(d, s_scratch, cap);
+    Py_DECREF(cap);  /* the dict owns it (and frees the scratch with the thread's state) */
+    return r < 0 ? NULL : sc;
+}
+
+/* write_reverse(plan, obj) -> bytes: `obj` written into this thread's scratch, copied out */
+static PyObject *encode_into_scratch(NMessage *m, PyObject *o)
+{
+    Scratch *sc = thread_scratch();
+    if (!sc) goto decline;
+    RW w = {sc->buf, sc->buf + sc->cap, sc->buf + sc->cap, NULL, sc, {0}, 0};
+    sc->busy = 1;
+    int r = rev_msg(m, o, &w, 0);
+    sc->busy = 0;
+    if (r < 0) goto decline;
+    return PyBytes_FromStringAndSize((const char *)w.p, w.end - w.p);
+decline:
+    if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (MemoryError) */
+    Py_RETURN_NONE;
+}
+
 /* write_reverse(plan, obj, buf, pos) -> the new pos, or None: the caller runs the Python writer
  * (from len(buf.writer_view) minus the bytes written before: the storage may have grown). Raises
- * what the buffer's growth raised, unchanged; a decline is None with no exception. */
+ * what the buffer's growth raised, unchanged; a decline is None with no exception.
+ * write_reverse(plan, obj) -> the bytes of obj (pbj.encode(obj, reverse=True)), or None. */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "write_reverse(plan, obj, buf, pos)");
+    if (nargs != 4 && nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "write_reverse(plan, obj, buf, pos) or write_reverse(plan, obj)");
         return NULL;
     }
     NMessage *m = pbj_message_of(args[0]);
@@ -257,12 +428,18 @@ PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    RW w = {args[2], {0}, 0, PyLong_AsSsize_t(args[3])};
-    if (w.pos == -1 && PyErr_Occurred()) return NULL;
+    if (nargs == 2) {
+        if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
+        return encode_into_scratch(m, args[1]);
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
     if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
-    if (rw_view(&w) < 0 || rev_msg(m, args[1], &w, 0) < 0) goto decline;
+    RW w = {NULL, NULL, NULL, args[2], NULL, {0}, 0};
+    if (rw_view(&w, pos) < 0 || rev_msg(m, args[1], &w, 0) < 0) goto decline;
+    pos = w.p - w.base;
     rw_release(&w);
-    return PyLong_FromSsize_t(w.pos);
+    return PyLong_FromSsize_t(pos);
 decline:
     rw_release(&w);
     if (PyErr_Occurred()) return NULL;  /* not the engine's: unchanged (KeyboardInterrupt, MemoryError...) */

@@ -1,142 +1,73 @@
-/* values.c: a Python value in its wire form, for both writers (encode.c, reverse.c).
+/* values.c: what both writers (encode.c, reverse.c) share that is not inline (values.h): the
+ * write table, implicit presence's slow path, a oneof's member, map entries in key order.
  *
- * pbj_to_wire accepts only what it knows to be right: an int (bool and IntEnum members included)
- * in its type's range, an exact float (float32: not too large), an exact str (valid UTF-8), exact
- * bytes. Anything else returns -1 and the writer declines, so the Python writer runs and raises
- * its EncodeError with the path.
- *
- * Declines and errors (both writers): -1 with no exception set is a decline, the engine's own
- * "not mine" (an exception the engine's own checks raise, as an OverflowError for a negative
- * uint64, is cleared where it is raised); -1 with an exception set is an error that is not the
- * engine's (MemoryError, or what Python code run by the reverse writer's buffer growth raised)
- * and leaves the engine unchanged. None of these functions runs Python code: the values they
- * accept are exact built-in types (int subclasses only as enum members, whose conversion is C). */
-#include "engine.h"
-#include <math.h>
+ * None of these functions runs Python code (see values.h: declines and errors). */
+#include "values.h"
 
-/* an int is not zero (without relying on the layout of int objects) */
-static int long_nonzero(PyObject *v)
+/* The writers' table of `m` (engine.h, WStep): each write step's slot offset and shape, so the
+ * walk (values.h, pbj_step) reads a step's value with one load and switches once on its shape.
+ * Made at the class's first write; 0, or -1 with MemoryError set. */
+int pbj_write_table(NMessage *m)
 {
-    int overflow = 0;
-    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
-    return overflow != 0 || n != 0;
-}
-
-int pbj_to_wire(int type, PyObject *v, WV *out)
-{
-    int overflow = 0;
-    long long n;
-    switch (type) {
-    case T_DOUBLE: {
-        if (!PyFloat_CheckExact(v)) return -1;
-        double d = PyFloat_AS_DOUBLE(v);
-        memcpy(&out->u, &d, 8);
-        return 0;
-    }
-    case T_FLOAT: {
-        if (!PyFloat_CheckExact(v)) return -1;
-        double d = PyFloat_AS_DOUBLE(v);
-        uint32_t w;
-        if (d != d) {  /* a NaN narrows bit for bit, as pbj/codec/float32.py's nan_bits */
-            uint64_t wide;
-            memcpy(&wide, &d, 8);
-            uint32_t payload = (uint32_t)(wide >> 29) & 0x7FFFFFu;
-            out->u = (uint32_t)((wide >> 32) & 0x80000000u) | 0x7F800000u | (payload ? payload : 0x400000u);
-            return 0;
-        }
-        float x = (float)d;
-        if (isinf(x) && !isinf(d)) return -1;
-        memcpy(&w, &x, 4);
-        out->u = w;
-        return 0;
-    }
-    case T_STRING:
-        if (!PyUnicode_CheckExact(v)) return -1;
-        out->s = PyUnicode_AsUTF8AndSize(v, &out->n);
-        if (out->s) return 0;
-        /* lone surrogates (a proto2 string that keeps any bytes): the Python writer's */
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) PyErr_Clear();
-        return -1;
-    case T_BYTES:
-        if (!PyBytes_CheckExact(v)) return -1;
-        out->s = PyBytes_AS_STRING(v);
-        out->n = PyBytes_GET_SIZE(v);
-        return 0;
-    case T_BOOL:
-        if (v == Py_True) { out->u = 1; return 0; }
-        if (v == Py_False) { out->u = 0; return 0; }
-        if (!PyLong_CheckExact(v)) return -1;
-        out->u = long_nonzero(v);
-        return 0;
-    case T_UINT64:
-    case T_FIXED64:
-        if (!PyLong_Check(v)) return -1;
-        out->u = PyLong_AsUnsignedLongLong(v);
-        if (out->u == (uint64_t)-1 && PyErr_Occurred()) {
-            /* negative or past 2**64: that OverflowError is the range check's, a decline */
-            if (PyErr_ExceptionMatches(PyExc_OverflowError)) PyErr_Clear();
-            return -1;
-        }
-        return 0;
-    default:
-        break;
-    }
-    if (!PyLong_Check(v)) return -1;
-    n = PyLong_AsLongLongAndOverflow(v, &overflow);  /* an int: no error but the overflow flag */
-    if (overflow) return -1;
-    switch (type) {
-    case T_INT32: case T_ENUM: case T_SFIXED32:
-        if (n < INT32_MIN || n > INT32_MAX) return -1;
-        out->u = type == T_SFIXED32 ? (uint32_t)(int32_t)n : (uint64_t)n;
-        return 0;
-    case T_INT64: case T_SFIXED64:
-        out->u = (uint64_t)n;
-        return 0;
-    case T_UINT32: case T_FIXED32:
-        if (n < 0 || n > (long long)UINT32_MAX) return -1;
-        out->u = (uint64_t)n;
-        return 0;
-    case T_SINT32:
-        if (n < INT32_MIN || n > INT32_MAX) return -1;
-        out->u = (uint32_t)(((uint32_t)n << 1) ^ (uint32_t)((int32_t)n >> 31));
-        return 0;
-    case T_SINT64:
-        out->u = ((uint64_t)n << 1) ^ (uint64_t)(n >> 63);
-        return 0;
-    default:
+    WStep *t = PyMem_Calloc((size_t)m->nwrites + 1, sizeof(WStep));
+    if (!t) {
+        PyErr_NoMemory();
         return -1;
     }
+    for (int i = 0; i < m->nwrites; i++) {
+        NWrite *w = &m->writes[i];
+        WStep *s = &t[i];
+        s->st = w;
+        s->index = w->index;
+        if (w->step == W_RUN) {
+            s->shape = SH_ONEOF;
+            s->op = -1;
+            NOneof *one = &m->oneofs[w->index];
+            s->whole = w->nmembers == one->nmembers;  /* and each member of the oneof is in the run: */
+            for (int k = 0; s->whole && k < one->nmembers; k++) s->whole = pbj_in_run(w, one->members[k]);
+            s->off = m->slot_off[m->oneofs[w->index].slot];
+            continue;
+        }
+        if (w->step != W_FIELD) {  /* a step this writer does not know: pbj_step declines it */
+            s->shape = s->op = -1;
+            s->off = m->slot_off[0];
+            continue;
+        }
+        NField *f = &m->fields[w->index];
+        s->f = f;
+        s->off = m->slot_off[f->slot];
+        switch (f->label) {
+        case L_IMPLICIT: s->shape = f->type == T_MESSAGE ? SH_MESSAGE : SH_IMPLICIT; break;
+        case L_EXPLICIT: s->shape = f->type == T_MESSAGE ? SH_MESSAGE : SH_EXPLICIT; break;
+        case L_REPEATED: s->shape = SH_REPEATED; break;
+        case L_PACKED: s->shape = SH_PACKED; break;
+        case L_MAP: s->shape = SH_MAP; break;
+        default: s->shape = -1; break;
+        }
+        s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->type) : -1;
+    }
+    m->wsteps = t;
+    return 0;
 }
 
-Py_ssize_t pbj_wire_size(int type, const WV *w)
+void pbj_write_table_free(NMessage *m)
 {
-    switch (type) {
-    case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return 8;
-    case T_FLOAT: case T_FIXED32: case T_SFIXED32: return 4;
-    case T_BOOL: return 1;
-    case T_STRING: case T_BYTES: return varint_len((uint64_t)w->n) + w->n;
-    default: return varint_len(w->u);
-    }
+    PyMem_Free(m->wsteps);
+    m->wsteps = NULL;
 }
 
-/* implicit presence ("Field Presence"): 1 written, 0 not, -1 decline */
-int pbj_implicit_present(int type, PyObject *v)
+/* implicit presence ("Field Presence") of a value pbj_wire declined: 1 when it is a zero of its
+ * type all the same (not written, as the Python writer skips it), else 0 (a decline) */
+int pbj_implicit_zero(int type, PyObject *v)
 {
     switch (type) {
-    case T_DOUBLE: case T_FLOAT: {
-        if (!PyFloat_CheckExact(v)) return -1;
-        double d = PyFloat_AS_DOUBLE(v);
-        return d != 0.0 || signbit(d);
+    case T_DOUBLE: case T_FLOAT: case T_STRING: case T_BYTES:
+        return 0;  /* pbj_wire took every zero of these */
+    default: {
+        if (!PyLong_Check(v)) return 0;
+        int overflow = 0;
+        return PyLong_AsLongLongAndOverflow(v, &overflow) == 0 && overflow == 0;
     }
-    case T_STRING:
-        if (!PyUnicode_CheckExact(v)) return -1;
-        return PyUnicode_GET_LENGTH(v) != 0;
-    case T_BYTES:
-        if (!PyBytes_CheckExact(v)) return -1;
-        return PyBytes_GET_SIZE(v) != 0;
-    default:
-        if (!PyLong_Check(v)) return -1;
-        return long_nonzero(v);
     }
 }
 
@@ -172,18 +103,21 @@ int pbj_in_run(NWrite *w, int field)
 
 /* ---- map entries in key order, for both writers ("Maps": deterministic output sorts by key) */
 
-static int cmp_order(const void *a, const void *b)
+static inline int cmp_order(const void *a, const void *b)
 {
     uint64_t x = ((const PMapEntry *)a)->order, y = ((const PMapEntry *)b)->order;
     return (x > y) - (x < y);
 }
 
 /* strings in code-point order: the bytewise order of their UTF-8 */
-static int cmp_utf8(const void *a, const void *b)
+static inline int cmp_utf8(const void *a, const void *b)
 {
     const PMapEntry *x = a, *y = b;
     Py_ssize_t n = x->n < y->n ? x->n : y->n;
-    int c = n ? memcmp(x->s, y->s, (size_t)n) : 0;
+    const unsigned char *p = (const unsigned char *)x->s, *q = (const unsigned char *)y->s;
+    Py_ssize_t i = 0;
+    while (i < n && i < 8 && p[i] == q[i]) i++;  /* keys differ early, mostly: no call */
+    int c = i < n ? (i < 8 ? (p[i] > q[i]) - (p[i] < q[i]) : memcmp(p + i, q + i, (size_t)(n - i))) : 0;
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
@@ -192,30 +126,25 @@ static int cmp_utf8(const void *a, const void *b)
  * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, or -1 (decline or error). */
 static int key_order(int key, PyObject *k, PMapEntry *e)
 {
-    int overflow = 0;
     switch (key) {
-    case T_STRING:
+    case T_STRING: {
         if (!PyUnicode_CheckExact(k)) return -1;
-        e->s = PyUnicode_AsUTF8AndSize(k, &e->n);
-        if (e->s) return 0;
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) PyErr_Clear();
-        return -1;
+        WV w;
+        if (str_utf8(k, &w) < 0) return -1;
+        e->s = w.s;
+        e->n = w.n;
+        return 0;
+    }
     case T_BOOL:
         if (k != Py_True && k != Py_False) return -1;
         e->order = k == Py_True;
         return 0;
     case T_UINT64: case T_FIXED64:
         if (!PyLong_CheckExact(k)) return -1;
-        e->order = PyLong_AsUnsignedLongLong(k);
-        if (e->order == (uint64_t)-1 && PyErr_Occurred()) {
-            if (PyErr_ExceptionMatches(PyExc_OverflowError)) PyErr_Clear();
-            return -1;
-        }
-        return 0;
+        return int_u64(k, &e->order);
     default: {
-        if (!PyLong_CheckExact(k)) return -1;
-        long long n = PyLong_AsLongLongAndOverflow(k, &overflow);
-        if (overflow) return -1;
+        int64_t n;
+        if (!PyLong_CheckExact(k) || int_i64(k, &n) < 0) return -1;
         e->order = (uint64_t)n ^ ((uint64_t)1 << 63);  /* signed order as unsigned */
         return 0;
     }
@@ -247,7 +176,18 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         e->x = x;
         out->n++;
     }
-    if (out->n > 1) qsort(out->e, (size_t)out->n, sizeof *out->e, f->key == T_STRING ? cmp_utf8 : cmp_order);
+    int str = f->key == T_STRING;
+    if (out->n > 16) {
+        qsort(out->e, (size_t)out->n, sizeof *out->e, str ? cmp_utf8 : cmp_order);
+        return 0;
+    }
+    for (Py_ssize_t i = 1; i < out->n; i++) {  /* a few entries: insertion, no call of qsort's set-up */
+        PMapEntry e = out->e[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && (str ? cmp_utf8(&out->e[j - 1], &e) : cmp_order(&out->e[j - 1], &e)) > 0; j--)
+            out->e[j] = out->e[j - 1];
+        out->e[j] = e;
+    }
     return 0;
 }
 
