@@ -31,7 +31,8 @@ def identical(a, b) -> bool:
         return False
     if is_message(type(a)):
         return a._pbj_unknown == b._pbj_unknown and all(
-            identical(getattr(a, n), getattr(b, n)) for n in info(type(a)).attr_order)
+            identical(getattr(a, n), getattr(b, n)) for n in info(type(a)).attr_order) and identical(
+            getattr(a, "_pbj_extensions", ()), getattr(b, "_pbj_extensions", ()))
     if isinstance(a, float):
         return struct.pack("<d", a) == struct.pack("<d", b)
     if isinstance(a, tuple):

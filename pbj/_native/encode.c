@@ -135,6 +135,30 @@ static Py_ssize_t field_size(NMessage *m, NField *f, PyObject *v, int level)
     }
 }
 
+/* the size of the extensions of `o` whose number is in extension range k (plan step EXTENSIONS):
+ * its holders' sizes, cached or measured, as pbj.extensions.wire.size_range */
+static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level)
+{
+    PyObject *t = SLOT(o, m->ext_off);
+    if (t == NULL || !PyTuple_CheckExact(t)) return -1;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        PyObject *h = PyTuple_GET_ITEM(t, i), *cap;
+        long number;
+        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        if (!nm) return -1;
+        Py_ssize_t s = 0;
+        if (pbj_in_range(m, k, number)) {
+            s = cached_size(h, nm);
+            if (s == -1) s = pbj_size_of(nm, h, level + 1);
+        }
+        Py_DECREF(cap);
+        if (s < 0) return -1;
+        n += s;
+    }
+    return n;
+}
+
 Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
@@ -145,6 +169,8 @@ Py_ssize_t pbj_size_of(NMessage *m, PyObject *o, int level)
         if (w->step == W_FIELD) {
             NField *f = &m->fields[w->index];
             s = field_size(m, f, SLOT(o, m->slot_off[f->slot]), level);
+        } else if (w->step == W_EXTENSIONS) {
+            s = ext_size(m, o, w->index, level);
         } else {
             PyObject *v = SLOT(o, m->slot_off[m->oneofs[w->index].slot]);
             if (v == NULL) return -1;
@@ -308,6 +334,33 @@ static int w_field(W *w, NMessage *m, NField *f, PyObject *v, int level)
     }
 }
 
+/* the extensions of `o` in extension range k, each holder written with its own plan (its field
+ * carries the extension's tag), in the tuple's order (sorted by number), as wire.write_range */
+static int w_ext(W *w, NMessage *m, PyObject *o, int k, int level)
+{
+    PyObject *t = SLOT(o, m->ext_off);
+    if (t == NULL || !PyTuple_CheckExact(t)) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        PyObject *h = PyTuple_GET_ITEM(t, i), *cap;
+        long number;
+        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        if (!nm) return -1;
+        int r = 0;
+        if (pbj_in_range(m, k, number)) {
+            Py_ssize_t s = cached_size(h, nm);
+            uint8_t *before = w->q;
+            r = s < 0 ? -1 : write_msg(nm, h, w, level + 1);
+            if (r == 0 && w->q - before != s) {  /* a cached size that lies */
+                w->lied = 1;
+                r = -1;
+            }
+        }
+        Py_DECREF(cap);
+        if (r < 0) return -1;
+    }
+    return 0;
+}
+
 static int write_msg(NMessage *m, PyObject *o, W *w, int level)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
@@ -316,6 +369,10 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level)
         if (st->step == W_FIELD) {
             NField *f = &m->fields[st->index];
             if (w_field(w, m, f, SLOT(o, m->slot_off[f->slot]), level) < 0) return -1;
+            continue;
+        }
+        if (st->step == W_EXTENSIONS) {
+            if (w_ext(w, m, o, st->index, level) < 0) return -1;
             continue;
         }
         PyObject *v = SLOT(o, m->slot_off[m->oneofs[st->index].slot]);

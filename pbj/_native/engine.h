@@ -27,12 +27,12 @@ enum { L_IMPLICIT, L_EXPLICIT, L_REPEATED, L_PACKED, L_MAP, L_MEMBER };
 /* parse forms */
 enum { F_VALUE, F_PACKED_RUN, F_GROUP_START };
 /* write steps */
-enum { W_FIELD, W_RUN };
+enum { W_FIELD, W_RUN, W_EXTENSIONS };
 /* what a slot holds while decoding */
 enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
 /* the sizes of the records pbj/_native/__init__.py sends (native_plan): a field, a message */
-#define FIELD_ITEMS 17
-#define MESSAGE_ITEMS 10
+#define FIELD_ITEMS 18
+#define MESSAGE_ITEMS 16
 /* Every code above, by the name pbj/_native/__init__.py gives it in the layout it hands to
  * setup() at import: setup() refuses (and the import fails) unless each is the value the Python
  * side sends, so a code changed on one side only cannot give silently wrong bytes. */
@@ -44,7 +44,7 @@ enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
     X(IMPLICIT, L_IMPLICIT) X(EXPLICIT, L_EXPLICIT) X(REPEATED, L_REPEATED) X(PACKED, L_PACKED) \
     X(MAP, L_MAP) X(MEMBER, L_MEMBER) \
     X(VALUE, F_VALUE) X(PACKED_RUN, F_PACKED_RUN) X(GROUP_START, F_GROUP_START) \
-    X(FIELD, W_FIELD) X(RUN, W_RUN) \
+    X(FIELD, W_FIELD) X(RUN, W_RUN) X(EXTENSIONS, W_EXTENSIONS) \
     X(S_SINGULAR, S_SINGULAR) X(S_REPEATED, S_REPEATED) X(S_MAP, S_MAP) X(S_ONEOF, S_ONEOF) \
     X(field_items, FIELD_ITEMS) X(message_items, MESSAGE_ITEMS)
 
@@ -60,6 +60,8 @@ typedef struct {
     int slot;          /* index into NMessage.slot_off */
     int label, type, key, oneof;
     int group, closed;
+    int utf8;          /* a string (map key or value too) must be valid UTF-8; 0: any bytes, kept
+                        * as Python keeps them (surrogateescape) */
     int width;         /* fixed width (4/8), 1 for bool, else 0 */
     uint8_t tag[5], tag_len;        /* tag written before each value */
     uint8_t end_tag[5], end_tag_len;
@@ -110,6 +112,17 @@ struct NMessage {
     NOneof *oneofs;
     int nwrites;
     NWrite *writes;
+    /* singular sub-message fields (and members), which may occur more than once and merge */
+    int nmsgf;
+    int *msg_of_field;          /* field index -> index among them, or -1 */
+    /* extensions (extensions.c) */
+    int nranges;
+    uint32_t *ranges;           /* (lo, hi) pairs, hi exclusive, ascending */
+    PyObject *registry;         /* owned: the class's extension registry (number -> Extension), or NULL */
+    int message_set;
+    Py_ssize_t ext_off;         /* the _pbj_extensions slot, or -1 (no extension ranges) */
+    long ext_number;            /* a holder class: its extension's number, else -1 */
+    PyObject *holder_plan;      /* owned: _holder_plan(ext) -> capsule | None, or NULL */
 };
 
 /* module state kept in globals (one interpreter) */
@@ -150,6 +163,10 @@ typedef struct {
 } PMap;
 int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_release all the same */
 void pbj_map_release(PMap *m);
+/* extensions.c: a holder of _pbj_extensions, its plan (a strong reference to the capsule in
+ * *cap) and its extension's number; NULL: decline */
+NMessage *pbj_holder_of(PyObject *h, PyObject **cap, long *number);
+int pbj_in_range(NMessage *m, int k, long number);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
