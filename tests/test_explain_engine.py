@@ -19,10 +19,11 @@ import pbj
 import pbj.descriptor
 from pbj import _native
 from pbj.codec import codec_of
-from tests.oracle import GOOGLE_PROTOS, PBJ_IT, protoc, suite_set
+from tests.oracle import GOOGLE_PROTOS, protoc, suite_set
 
 SHARED_PROTOS = GOOGLE_PROTOS.parent
-GOOGLE_FILES = sorted(str(p.relative_to(GOOGLE_PROTOS)) for p in (GOOGLE_PROTOS / "google" / "protobuf").glob("*.proto"))
+GOOGLE_FILES = sorted(str(p.relative_to(GOOGLE_PROTOS))
+                      for p in (GOOGLE_PROTOS / "google" / "protobuf").glob("*.proto"))
 EDITIONS = SHARED_PROTOS / "google" / "editions"
 CONFORMANCE = SHARED_PROTOS / "google" / "conformance"
 
