@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 from pbj import engines, scalars, wire
 from pbj.codec import plan as P
 from pbj.codec.compiler import register_engine
-from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default
+from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default, info
 
 __all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "explain_engine", "EngineChoice",
            "ENGINE_ENV", "NATIVE"]
@@ -219,7 +219,7 @@ def _flatten(mp: P.MessagePlan) -> tuple[Any, ...] | str:
             return record
         fields.append(record)
     oneofs = tuple((o.slot, tuple(o.members)) for o in mp.oneofs)
-    registry = cls.__pbj_info__.extensions if mp.extension_ranges else None
+    registry = info(cls).extensions if mp.extension_ranges else None
     ext = cls.__dict__.get("__pbj_extension__")  # a holder class: its extension's number (writers' ranges)
     return (cls, descrs, unknown, size, table[0], table[1], tuple(fields), tuple(mp.dispatch), tuple(mp.writes),
             oneofs, tuple(mp.extension_ranges), registry, int(mp.message_set),
@@ -273,7 +273,7 @@ def explain_engine(cls: type) -> EngineChoice:
     from pbj.codec.compiler import codec_of
     if not isinstance(cls, type) or getattr(cls, "__pbj_info__", None) is None:
         raise TypeError(f"{cls!r} is not a pbj message class")
-    name = cls.__pbj_info__.full_name
+    name = info(cls).full_name
     codec = codec_of(cls)
     if _engine is None:
         return EngineChoice("python", "the native engine is not built (no C compiler when pbj was installed)")
@@ -289,7 +289,7 @@ def _why_declined(cls: type, seen: set[type]) -> str:
     from pbj.codec.compiler import codec_of
     seen.add(cls)
     codec = codec_of(cls)
-    name = cls.__pbj_info__.full_name
+    name = info(cls).full_name
     flat = _flatten(codec.plan)
     if isinstance(flat, str):
         return f"{name}: {flat}"
@@ -306,7 +306,8 @@ def _why_declined(cls: type, seen: set[type]) -> str:
 
 def _sub_class(cls: type, f: P.FieldPlan) -> type | None:
     """The message class field ``f`` of ``cls`` holds (a map's value class)."""
-    for fi in (*cls.__pbj_info__.fields, *(m for o in cls.__pbj_info__.oneofs for m in o.members)):
+    mi = info(cls)
+    for fi in (*mi.fields, *(m for o in mi.oneofs for m in o.members)):
         if fi.number == f.number:
             t = fi.map_value if fi.is_map else fi.type
             return t if isinstance(t, type) and hasattr(t, "__pbj_info__") else None
