@@ -123,3 +123,26 @@ def test_the_reasons_for_python():
         assert pbj.explain_engine(Plain).engine == "native"
     with pytest.raises(TypeError, match="not a pbj message class"):
         pbj.explain_engine(int)
+
+
+@pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
+def test_a_declined_class_and_a_class_reaching_it_say_why(monkeypatch):
+    """A plan record the engine does not know (here: it is told it does not know ``declared_default``)
+    declines the class, and every class reaching it; explain_engine names the field and the path."""
+    monkeypatch.setattr(_native, "_FIELD_PLAN", _native._FIELD_PLAN - {"declared_default"})
+
+    @pbj.message(full_name="explain.Odd", syntax="proto2")
+    class Odd:
+        s: str | None = pbj.field(1, "string", optional=True, default="x")
+
+    @pbj.message(full_name="explain.Outer", syntax="proto2")
+    class Outer:
+        odd: Odd | None = pbj.field(2, Odd)
+
+    if pbj.engine() != "native":
+        pytest.skip("the pure-Python engine is selected")
+    odd, outer = pbj.explain_engine(Odd), pbj.explain_engine(Outer)
+    assert odd.engine == outer.engine == "python"
+    assert odd.reason == "explain.Odd: field s: the plan has a field record the native engine does not know"
+    assert outer.reason.startswith("explain.Outer.odd reaches a class the engine declines: explain.Odd: field s")
+    assert pbj.decode(Outer, b"\x12\x03\x0a\x01a") == Outer(odd=Odd(s="a"))  # Python runs it
