@@ -199,7 +199,7 @@ static int take_regular(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, UBuf
         }
     }
     if (t->n == 0) return 1;  /* nothing registered among them: unk stays as it is */
-    qsort(t->f, t->n, sizeof(Found), by_number);
+    if (t->n > 1) qsort(t->f, t->n, sizeof(Found), by_number);
     UBuf left = {NULL, 0, 0};
     for (Py_ssize_t i = 0; i < t->n; i++) {
         Found *f = &t->f[i];
@@ -303,7 +303,7 @@ static int take_message_set(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, 
         }
         if (pbj_ubuf_add(rest, start, p - start) < 0) return -1;
     }
-    qsort(t->f, t->n, sizeof(Found), by_number);
+    if (t->n > 1) qsort(t->f, t->n, sizeof(Found), by_number);
     for (Py_ssize_t i = 0; i < t->n; i++) {
         Found *f = &t->f[i];
         /* the holder (item = Item(type_id, message)) decoded from the item it stands for, its
