@@ -55,8 +55,8 @@ def main() -> None:
 
     if not _native.available():
         raise SystemExit("the native engine is not built")
-    targets = T.decode_targets()
-    seeds = _seeds()
+    targets = T.decode_targets() + T.native_targets()  # extensions, message sets, merges, closed enums
+    seeds = {**_seeds(), **T.native_seeds()}
     atheris.Setup(sys.argv, lambda data: one_input(data, targets, seeds))
     atheris.Fuzz()
 

@@ -5,8 +5,8 @@ native decode (``_engine.decode``) and the generated Python parser
 (``codec.parse``) must give the same value, type for type (an enum member stays
 a member, a float keeps its bits, unknown fields are the same bytes), or the
 native engine must refuse an input the Python one refuses (``None``), or
-decline a valid input it leaves to Python (``NotImplemented``: a singular
-sub-message that occurs twice, nesting past 200 levels). Every value decoded
+decline a valid input it leaves to Python (``NotImplemented``: nesting past
+200 levels, the only one left; merges, extensions and closed enums are its own). Every value decoded
 is then encoded by the native forward writer (fresh and with sizes cached), by
 the native reverse writer (into buffers that must grow at every point) and by
 the Python writer; all bytes must be equal (:func:`check_writers`). An
@@ -31,7 +31,8 @@ def identical(a, b) -> bool:
         return False
     if is_message(type(a)):
         return a._pbj_unknown == b._pbj_unknown and all(
-            identical(getattr(a, n), getattr(b, n)) for n in info(type(a)).attr_order)
+            identical(getattr(a, n), getattr(b, n)) for n in info(type(a)).attr_order) and identical(
+            getattr(a, "_pbj_extensions", ()), getattr(b, "_pbj_extensions", ()))
     if isinstance(a, float):
         return struct.pack("<d", a) == struct.pack("<d", b)
     if isinstance(a, tuple):
@@ -75,7 +76,7 @@ def check_same(cls, data: bytes):
     assert codec.native is not None, f"the native engine declines {cls.__name__}"
     native = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
     python = _python_decode(cls, data)
-    if native is NotImplemented:  # valid input the engine leaves to Python (a merge); api.decode falls back
+    if native is NotImplemented:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
         STATS["declined"] += 1
         return None if isinstance(python, pbj.DecodeError) else python
     if native is None:

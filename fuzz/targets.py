@@ -152,6 +152,96 @@ def decode_targets() -> tuple[Target, ...]:
     return tuple(out)
 
 
+#: The native engine's extra targets (:func:`native_targets`): extension ranges and extensions of
+#: every kind, a message set, closed enums, strings that keep any bytes, sub-messages that merge.
+NATIVE_PROTO = """
+syntax = "proto2";
+package pbjfuzzx;
+enum Shade { DARK = 0; LIGHT = 1; MID = 5; }
+message X {
+  optional int32 a = 1;
+  optional Shade s = 2;
+  repeated Shade ss = 3;
+  repeated Shade ps = 4 [packed = true];
+  optional string t = 5;
+  map<string, X> m = 6;
+  optional X child = 7;
+  optional group G = 8 { optional int32 g = 9; optional X gx = 10; }
+  oneof o { X ox = 11; Shade os = 12; string ot = 13; }
+  extensions 100 to 199;
+  optional int32 z = 200;
+  extensions 300 to max;
+}
+extend X {
+  optional int32 e_int = 100;
+  optional X e_msg = 101;
+  repeated Shade e_shades = 102;
+  repeated sint32 e_packed = 103 [packed = true];
+  optional group EGroup = 104 { optional int32 q = 105; }
+  optional string e_str = 300;
+  repeated X e_msgs = 301;
+}
+message Set {
+  option message_set_wire_format = true;
+  extensions 4 to max;
+}
+message Item { optional int32 i = 1; optional X x = 2; }
+extend Set { optional Item item_ext = 1000; optional X x_ext = 1001; }
+"""
+
+
+@functools.cache
+def native_set() -> bytes:
+    """:data:`NATIVE_PROTO` compiled by protoc (and added to Google's default pool)."""
+    from tests.oracle import protoc
+
+    tmp = Path(tempfile.mkdtemp(prefix="pbj-fuzz-"))
+    (tmp / "pbj_fuzz_native.proto").write_text(NATIVE_PROTO)
+    return protoc([tmp / "pbj_fuzz_native.proto"], [tmp])
+
+
+@functools.cache
+def native_targets() -> tuple[Target, ...]:
+    """The native engine's extra targets (``x``: extensions and the rest, ``set``: a message set)."""
+    from tests.oracle import google_class
+
+    ns = pbj.load_descriptor_set(native_set())
+    out = (Target("x", ns["pbjfuzzx.X"], google_class("pbjfuzzx.X")),
+           Target("set", ns["pbjfuzzx.Set"], google_class("pbjfuzzx.Set")))
+    for t in out:
+        codec_of(t.cls)
+    return out
+
+
+def native_seeds() -> dict[str, list[bytes]]:
+    """Valid encodings of the native targets, extensions set (Google's writer, deterministic)."""
+    x, s = (google_class_of(t) for t in native_targets())
+    g = x(a=1, s=5, ss=[0, 1], ps=[5, 1], t="t", child=x(a=2))
+    g.m["k"].a = 3
+    g.G.g = 4
+    g.ox.a = 6
+    pool = x.DESCRIPTOR.file.pool
+    ext = {n: pool.FindExtensionByName(f"pbjfuzzx.{n}") for n in
+           ("e_int", "e_msg", "e_shades", "e_packed", "egroup", "e_str", "e_msgs", "item_ext", "x_ext")}
+    g.Extensions[ext["e_int"]] = 7
+    g.Extensions[ext["e_msg"]].a = 8
+    g.Extensions[ext["e_shades"]].extend([1, 5])
+    g.Extensions[ext["e_packed"]].extend([-1, 2])
+    g.Extensions[ext["egroup"]].q = 9
+    g.Extensions[ext["e_str"]] = "e"
+    g.Extensions[ext["e_msgs"]].add().a = 10
+    m = s()
+    m.Extensions[ext["item_ext"]].i = 11
+    m.Extensions[ext["x_ext"]].a = 12
+    return {"x": [g.SerializeToString(deterministic=True), x(a=1, z=2).SerializeToString()],
+            "set": [m.SerializeToString(deterministic=True)]}
+
+
+def google_class_of(t: Target) -> type:
+    """The Google class of a target."""
+    return t.google
+
+
 def target(name: str) -> Target:
     """The decode target called ``name`` (``everything``, ``maps``, ``node``, ``proto2``, ``blockitem`` …)."""
     for t in decode_targets():

@@ -18,7 +18,7 @@ See ``docs/usage-guide.md``.
 
 from typing import TYPE_CHECKING, Any
 
-from pbj._native import engine, use_engine
+from pbj._native import EngineChoice, engine, explain_engine, use_engine
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.codec import ReverseBuffer, source_of
 from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
@@ -96,7 +96,7 @@ __all__ = [
     "JSONError", "from_dict", "from_json", "to_dict", "to_json",
     "TextError", "from_text", "to_text",
     "Extension", "extension", "extensions_of", "get_extension", "has_extension", "with_extensions",
-    "engine", "use_engine",
+    "engine", "use_engine", "explain_engine", "EngineChoice",
     "Method", "Service", "rpc", "service",
 ]
 

@@ -77,7 +77,7 @@ def test_the_engine_refuses_another_layout():
     """A code or record size that differs from the engine's own, a missing or an extra one: ImportError."""
     good = _native.layout()
     _native._engine.setup(FrozenMap, OneOf, EMPTY_MAP, good)
-    bad = [{**good, "bool": good["bool"] + 1}, {**good, "field_items": 18}, {**good, "MEMBER": 9},
+    bad = [{**good, "bool": good["bool"] + 1}, {**good, "field_items": good["field_items"] + 1}, {**good, "MEMBER": 9},
            {k: v for k, v in good.items() if k != "message"}, {**good, "float16": 17}]
     for layout in bad:
         with pytest.raises(ImportError, match="built for another codec plan"):

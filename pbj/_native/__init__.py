@@ -25,36 +25,48 @@ What the native engine does (see docs/performance.md for figures):
 * ``decode``: every field kind of the plan (all scalars, packed and unpacked
   repeated fields, oneofs, maps, groups, closed enums, unknown fields kept
   byte for byte, proto2 and editions defaults and presence, the depth limit;
-  ``max_size`` is checked before either engine runs). It hands to Python
-  every input that is an error, a singular sub-message (a map entry's message
-  value too) that occurs more than once (merged by the spec), a closed enum's
-  non-member number (kept as it arrived), a string that is not UTF-8 in a field
-  that keeps any bytes, and nesting deeper than 200 levels. A ``float`` NaN
-  keeps its bits as :mod:`pbj.codec.float32` holds them. Classes with
-  extension ranges are declined (their plan's ``extension_ranges``).
+  ``max_size`` is checked before either engine runs), and every input the
+  Python parser accepts: a singular sub-message (a group, a oneof member, a
+  map entry's message value) that occurs more than once is merged as the spec
+  says, over all its occurrences; a closed enum's non-member number is kept as
+  an unknown field with the bytes the Python parser keeps; a string of a field
+  that keeps any bytes (proto2, ``utf8_validation = NONE``) is decoded with
+  ``surrogateescape`` as Python decodes it; a class with extension ranges reads
+  the extensions registered for it at that moment, message sets included
+  (``extensions.c``, the rules of :mod:`pbj.extensions.wire`). It hands to
+  Python an input that is an error (Python raises the error) and nesting
+  deeper than 200 levels. A ``float`` NaN keeps its bits as
+  :mod:`pbj.codec.float32` holds them.
 * ``encode`` (forward writer, sizes cached on the objects as the Python writer
-  caches them): every field kind; it hands to Python any object holding a
-  value of an unexpected Python type or out of its type's range.
+  caches them) and ``write_reverse``: every field kind and the extensions (each
+  holder written with its own plan, where its range falls); they hand to
+  Python an object holding a value of an unexpected Python type or out of its
+  type's range (Python raises the error), a string holding the surrogates that
+  stand for bytes that are not UTF-8, and an extension whose holder class has
+  no codec yet (compiled by that first write).
+
+:func:`explain_engine` says which engine runs a class, and why.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 from pbj import engines, scalars, wire
 from pbj.codec import plan as P
 from pbj.codec.compiler import register_engine
-from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default
+from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default, info
 
-__all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "ENGINE_ENV", "NATIVE"]
+__all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "explain_engine", "EngineChoice",
+           "ENGINE_ENV", "NATIVE"]
 
 #: The environment variable that selects the engine at import: ``python`` or ``native``.
 ENGINE_ENV = "PBJ_ENGINE"
 
 _S_SINGULAR, _S_REPEATED, _S_MAP, _S_ONEOF = range(4)
 #: The sizes of the records :func:`native_plan` makes: a field (``_field``), a message.
-_FIELD_ITEMS, _MESSAGE_ITEMS = 17, 10
+_FIELD_ITEMS, _MESSAGE_ITEMS = 18, 16
 
 
 def layout() -> dict[str, int]:
@@ -68,7 +80,8 @@ def layout() -> dict[str, int]:
     out["message"] = P.MESSAGE
     out.update(IMPLICIT=P.IMPLICIT, EXPLICIT=P.EXPLICIT, REPEATED=P.REPEATED, PACKED=P.PACKED, MAP=P.MAP,
                MEMBER=P.MEMBER, VALUE=P.VALUE, PACKED_RUN=P.PACKED_RUN, GROUP_START=P.GROUP_START, FIELD=P.FIELD,
-               RUN=P.RUN, S_SINGULAR=_S_SINGULAR, S_REPEATED=_S_REPEATED, S_MAP=_S_MAP, S_ONEOF=_S_ONEOF,
+               RUN=P.RUN, EXTENSIONS=P.EXTENSIONS, S_SINGULAR=_S_SINGULAR, S_REPEATED=_S_REPEATED, S_MAP=_S_MAP,
+               S_ONEOF=_S_ONEOF,
                field_items=_FIELD_ITEMS, message_items=_MESSAGE_ITEMS)
     return out
 
@@ -87,9 +100,9 @@ else:
 _FIELD_PLAN = frozenset({"name", "proto_name", "number", "idx", "slot", "label", "type", "group", "tag", "end_tag",
                          "width", "sub", "enum", "closed", "key", "default", "oneof",
                          # the writers read the stored state (None when unset), never the declared default
-                         "declared_default"})
+                         "declared_default", "utf8"})
 _MESSAGE_PLAN = frozenset({"idx", "full_name", "cls", "slots_class", "slots", "fields", "writes", "oneofs",
-                           "dispatch", "leaf"})
+                           "dispatch", "leaf", "extension_ranges", "message_set"})
 
 
 def available() -> bool:
@@ -152,14 +165,13 @@ def _slot_table(mp: P.MessagePlan) -> tuple[tuple[Any, ...], tuple[int, ...]] | 
     return tuple(defaults), tuple(k for k in kinds if k is not None)
 
 
-def _field(f: P.FieldPlan) -> tuple[Any, ...] | None:
-    # ``utf8`` false (proto2, utf8_validation NONE): the engine still decodes and encodes UTF-8
-    # strictly, and hands a string that is not valid UTF-8 (or holds the surrogates that stand for
-    # such bytes) to Python, which keeps its bytes (surrogateescape): same values, same bytes.
-    if not _extras_unset(f._replace(utf8=False), _FIELD_PLAN):
-        return None
+def _field(f: P.FieldPlan) -> tuple[Any, ...] | str:
+    # ``utf8`` false (proto2, utf8_validation NONE): the engine decodes such a string with
+    # ``surrogateescape``, as the Python parser does (decode.c), so any bytes are kept
+    if not _extras_unset(f, _FIELD_PLAN):
+        return f"field {f.name}: the plan has a field record the native engine does not know"
     if f.group and f.type != P.MESSAGE:
-        return None
+        return f"field {f.name}: a group that is not a message"
     vtag, ktag, vdefault = b"", 0, None
     if f.label == P.MAP:
         vwire = wire.WIRE_LEN if f.type == P.MESSAGE else scalars.BY_CODE[f.type].wire_type
@@ -172,7 +184,47 @@ def _field(f: P.FieldPlan) -> tuple[Any, ...] | None:
                 vdefault = scalars.BY_CODE[f.type].zero
     enum_map = {int(m): m for m in f.enum} if f.enum is not None else None
     return (f.number, f.slot, f.label, f.type, f.key, f.oneof, int(f.group), int(bool(f.closed)), f.width,
-            f.tag, f.end_tag, vtag, ktag, f.name, enum_map, vdefault, f.sub)
+            f.tag, f.end_tag, vtag, ktag, f.name, enum_map, vdefault, f.sub, int(bool(f.utf8)))
+
+
+def _holder_plan(ext: Any) -> Any:
+    """The native plan of an extension's holder class (compiled now if need be), or ``None``.
+
+    Called by the engine (decode.c, through the message record) when it meets a registered
+    extension whose holder class has no codec yet.
+    """
+    from pbj.codec.compiler import codec_of
+    return codec_of(ext.holder).native
+
+
+def _flatten(mp: P.MessagePlan) -> tuple[Any, ...] | str:
+    """The flat record of ``mp`` (see :func:`native_plan`), or the reason the engine declines it."""
+    if not _extras_unset(mp, _MESSAGE_PLAN):
+        return "its plan has a record the native engine does not know"
+    cls, base = mp.cls, mp.slots_class
+    if not issubclass(cls, base) or cls.__basicsize__ != base.__basicsize__:
+        return "its class adds storage to its slots base"
+    try:
+        descrs = tuple(base.__dict__[name] for name in mp.slots)
+        unknown, size = base.__dict__["_pbj_unknown"], base.__dict__["_pbj_size"]
+        ext_slot = base.__dict__["_pbj_extensions"] if mp.extension_ranges else None
+    except KeyError as missing:
+        return f"its slots base has no slot {missing}"
+    table = _slot_table(mp)
+    if table is None:
+        return "a slot holds no field"
+    fields = []
+    for f in mp.fields:
+        record = _field(f)
+        if isinstance(record, str):
+            return record
+        fields.append(record)
+    oneofs = tuple((o.slot, tuple(o.members)) for o in mp.oneofs)
+    registry = info(cls).extensions if mp.extension_ranges else None
+    ext = cls.__dict__.get("__pbj_extension__")  # a holder class: its extension's number (writers' ranges)
+    return (cls, descrs, unknown, size, table[0], table[1], tuple(fields), tuple(mp.dispatch), tuple(mp.writes),
+            oneofs, tuple(mp.extension_ranges), registry, int(mp.message_set),
+            ext.number if ext is not None else -1, ext_slot, _holder_plan if mp.extension_ranges else None)
 
 
 def native_plan(mp: P.MessagePlan) -> tuple[Any, ...] | None:
@@ -181,22 +233,86 @@ def native_plan(mp: P.MessagePlan) -> tuple[Any, ...] | None:
     Declines a plan that has fields this module does not know with a value set
     (a newer plan feature: the pure-Python engine handles that class).
     """
-    if not _extras_unset(mp, _MESSAGE_PLAN):
-        return None
-    cls, base = mp.cls, mp.slots_class
-    if not issubclass(cls, base) or cls.__basicsize__ != base.__basicsize__:
-        return None
-    try:
-        descrs = tuple(base.__dict__[name] for name in mp.slots)
-        unknown, size = base.__dict__["_pbj_unknown"], base.__dict__["_pbj_size"]
-    except KeyError:
-        return None
-    table = _slot_table(mp)
-    fields = tuple(_field(f) for f in mp.fields)
-    if table is None or any(f is None for f in fields):
-        return None
-    oneofs = tuple((o.slot, tuple(o.members)) for o in mp.oneofs)
-    return (cls, descrs, unknown, size, table[0], table[1], fields, tuple(mp.dispatch), tuple(mp.writes), oneofs)
+    flat = _flatten(mp)
+    return None if isinstance(flat, str) else flat
+
+
+class EngineChoice(NamedTuple):
+    """Which engine runs a message class, and why (:func:`explain_engine`).
+
+    Attributes:
+        engine: ``"native"`` or ``"python"``.
+        reason: one sentence saying why.
+    """
+
+    engine: str
+    reason: str
+
+
+def explain_engine(cls: type) -> EngineChoice:
+    """Which engine encodes and decodes message class ``cls``, and why.
+
+    Compiles the class's codec if it has none yet. ``"native"``: the C engine
+    runs every decode and encode of the class; it hands to the pure-Python engine
+    only an input that is an error (which Python then explains with its
+    :class:`~pbj.DecodeError`), an object holding a value the writers refuse
+    (:class:`~pbj.EncodeError`), and nesting deeper than the engine's own 200 levels.
+    ``"python"``: the extension is not built, the pure-Python engine was chosen
+    (``PBJ_ENGINE=python`` or :func:`use_engine`), or the engine declines the class
+    (the reason names what it does not handle, or the class it reaches that it declines).
+
+    Args:
+        cls: a ``@pbj.message`` class (or a loaded one).
+
+    Returns:
+        An :class:`EngineChoice` ``(engine, reason)``.
+
+    Raises:
+        TypeError: ``cls`` is not a pbj message class.
+        SchemaError: the class cannot be compiled (as for its first encode or decode).
+    """
+    from pbj.codec.compiler import codec_of
+    if not isinstance(cls, type) or getattr(cls, "__pbj_info__", None) is None:
+        raise TypeError(f"{cls!r} is not a pbj message class")
+    name = info(cls).full_name
+    codec = codec_of(cls)
+    if _engine is None:
+        return EngineChoice("python", "the native engine is not built (no C compiler when pbj was installed)")
+    if engine() != "native":
+        return EngineChoice("python", "the pure-Python engine is selected (PBJ_ENGINE=python or use_engine)")
+    if codec.native is not None:
+        return EngineChoice("native", f"{name}: the native engine runs its plan and every class it reaches")
+    return EngineChoice("python", _why_declined(cls, set()))
+
+
+def _why_declined(cls: type, seen: set[type]) -> str:
+    """The reason the engine declines ``cls`` (its own plan, or the first declined class it reaches)."""
+    from pbj.codec.compiler import codec_of
+    seen.add(cls)
+    codec = codec_of(cls)
+    name = info(cls).full_name
+    flat = _flatten(codec.plan)
+    if isinstance(flat, str):
+        return f"{name}: {flat}"
+    for f in codec.plan.fields:
+        if f.type != P.MESSAGE:
+            continue
+        sub = _sub_class(cls, f)
+        if sub is None or sub in seen:
+            continue
+        if codec_of(sub).native is None:
+            return f"{name}.{f.name} reaches a class the engine declines: {_why_declined(sub, seen)}"
+    return f"{name}: the engine refused its plan (plan.c)"
+
+
+def _sub_class(cls: type, f: P.FieldPlan) -> type | None:
+    """The message class field ``f`` of ``cls`` holds (a map's value class)."""
+    mi = info(cls)
+    for fi in (*mi.fields, *(m for o in mi.oneofs for m in o.members)):
+        if fi.number == f.number:
+            t = fi.map_value if fi.is_map else fi.type
+            return t if isinstance(t, type) and hasattr(t, "__pbj_info__") else None
+    return None
 
 
 def adopt(batch: P.BatchPlan, codecs: list[Any]) -> None:

@@ -1,24 +1,74 @@
 /* decode.c: the native parser. Builds pbj's own objects from the plan.
  *
  * It follows the contract of the generated parse_<Name> (pbj/codec/parse.py) value for value:
- * last value wins for singular fields, repeated scalars accept packed and unpacked runs, int32,
- * uint32 and enum keep the low 32 bits, strings must be valid UTF-8, unknown fields (and known
- * numbers with a wire type that does not fit) are kept byte for byte in arrival order, a closed
- * enum's non-member number is kept as an unknown varint field, a map entry holding an unknown
- * field (or a closed enum's non-member) is kept whole as an unknown field.
+ * last value wins for singular fields, a singular sub-message that occurs more than once is
+ * merged (decoded once more over all its occurrences when the message ends: "Last One Wins" in
+ * "Encoding"; a group, a oneof member and a map entry's message value too), repeated scalars
+ * accept packed and unpacked runs, int32, uint32 and enum keep the low 32 bits, strings must be
+ * valid UTF-8 (a field that keeps any bytes: surrogateescape), unknown fields (and known numbers
+ * with a wire type that does not fit) are kept byte for byte in arrival order, a closed enum's
+ * non-member number is kept as an unknown varint field, a map entry holding an unknown field (or
+ * a closed enum's non-member) is kept whole as an unknown field, and a class with extension
+ * ranges reads its registered extensions out of its unknown fields (extensions.c).
  *
  * It declines (returns NULL; the caller then runs the pure-Python parser on the same input) on
- * every error and on two valid but rare inputs: a singular sub-message occurring more than
- * once (which the spec merges) and nesting deeper than NATIVE_MAX_LEVEL.
+ * every error and on nesting deeper than NATIVE_MAX_LEVEL.
  *
  * Memory safety: every read is checked against the end of the current message; a declared
  * length is compared with the bytes that are there before anything is read or allocated; each
  * nested message or group costs one level of `depth` (refused at 0) and of the native level.
+ * The spans kept for a merge point into the caller's bytes object, alive for the whole call.
  */
 #include "read.h"
 
 static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                            uint32_t group_end, const uint8_t **after);
+                            uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore);
+
+/* A singular sub-message's occurrences: the first (decoded when it arrived) and the later ones,
+ * which the spec merges into it ("Last One Wins" in "Encoding": a message field is merged, as
+ * if its occurrences were one). They are decoded once more as one message when the enclosing
+ * message ends, as pbj/codec/parse.py does (its ``more`` spans). */
+typedef struct {
+    Span first;
+    Span *more;
+    Py_ssize_t n, cap;
+} Spans;
+
+static int spans_push(Spans *sp, const uint8_t *s, const uint8_t *e)
+{
+    if (sp->n == sp->cap) {
+        Py_ssize_t cap = sp->cap ? sp->cap * 2 : 4;
+        Span *items = PyMem_Realloc(sp->more, cap * sizeof(Span));
+        if (!items) return -1;
+        sp->more = items;
+        sp->cap = cap;
+    }
+    sp->more[sp->n].s = s;
+    sp->more[sp->n].e = e;
+    sp->n++;
+    return 0;
+}
+
+/* every occurrence of a sub-message of plan m, as one message (depth: the sub-message's own) */
+static PyObject *merged(Ctx *c, NMessage *m, Spans *sp, int depth)
+{
+    return decode_msg(c, m, sp->first.s, sp->first.e, depth, 0, NULL, sp->more, sp->n);
+}
+
+PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                           const Span *more, Py_ssize_t nmore)
+{
+    return decode_msg(c, m, p, end, depth, 0, NULL, more, nmore);
+}
+
+/* A LEN value of field f: bytes, or a string: strict UTF-8, or (f->utf8 false: proto2,
+ * utf8_validation NONE) any bytes, each byte of an invalid sequence kept as U+DC80..U+DCFF
+ * (surrogateescape), as the Python parser keeps them (pbj.codec.emit.str_decode). */
+static PyObject *len_value(NField *f, int type, const uint8_t *p, const uint8_t *e)
+{
+    if (type == T_STRING && !f->utf8) return PyUnicode_DecodeUTF8((const char *)p, e - p, "surrogateescape");
+    return pbj_len_value(type, p, e);
+}
 
 static PyObject *new_oneof(PyObject *name, PyObject *value)
 {
@@ -42,6 +92,7 @@ typedef struct {
                         * tuple of a first packed run */
     Vec *vecs;         /* per repeated slot: its elements (once there is more than a first packed run) */
     int *cur;          /* per oneof: the field index of the member set, or -1 */
+    Spans *sp;         /* per singular sub-message field (NMessage.msg_of_field): its occurrences */
     UBuf unk;
 } State;
 
@@ -105,7 +156,7 @@ static int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
     }
 }
 
-/* a sub-message field that is already set would be merged with this occurrence: decline */
+/* a sub-message field that is already set: this occurrence is merged into it */
 static int is_repeat(State *s, NField *f, int fidx)
 {
     if (f->label == L_MEMBER) return s->cur[f->oneof] == fidx;
@@ -116,16 +167,22 @@ static int is_repeat(State *s, NField *f, int fidx)
 static PyObject *empty_message(Ctx *c, NMessage *m)
 {
     static const uint8_t nothing[1] = {0};
-    return decode_msg(c, m, nothing, nothing, 0, 0, NULL);
+    return decode_msg(c, m, nothing, nothing, 0, 0, NULL, NULL, 0);
 }
 
-/* A closed enum's non-member number ("Enum Behavior", closed enums): the Python parser keeps the
- * field's bytes as they arrived (as upb does, an over-long varint included), which only it can
- * tell, so the engine leaves such input to Python (a decline, not an error). */
-static int keep_enum(Ctx *c)
+/* A closed enum's non-member number in a packed run ("Enum Behavior", closed enums): kept as an
+ * unknown varint field of the same number, as upb keeps it and pbj/codec/parse.py
+ * (_keep_unknown_enum): a varint tag of its own and the canonical varint of the element's 64-bit
+ * value as read (at `vs`, where the element began), not narrowed to 32 bits. (A value that arrived
+ * as a field of its own is kept as it arrived, tag and varint: the caller copies those bytes.) */
+static int keep_packed_enum(UBuf *unk, uint32_t number, const uint8_t *vs, const uint8_t *e)
 {
-    c->declined = 1;
-    return -1;
+    uint64_t raw;
+    uint8_t b[16], *q;
+    if (rd_varint(&vs, e, &raw) < 0) return -1;
+    q = put_varint(b, (uint64_t)number << 3);
+    q = put_varint(q, raw);
+    return pbj_ubuf_add(unk, b, (size_t)(q - b));
 }
 
 static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
@@ -137,6 +194,7 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
     if (*slot == NULL && !(*slot = PyObject_CallNoArgs(pbj_FrozenMap))) return -1;
     PyObject *k = NULL, *x = NULL;
     int unknown = 0, raw_enum = 0;
+    Spans xs = {{NULL, NULL}, NULL, 0, 0};  /* the message value's occurrences (merged) */
     while (p < e) {
         uint32_t t;
         if (rd_tag(&p, e, &t) < 0) goto fail;
@@ -145,7 +203,7 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             if (f->key == T_STRING) {
                 const uint8_t *ve;
                 if (rd_len(&p, e, &ve) < 0) goto fail;
-                nk = pbj_len_value(T_STRING, p, ve);
+                nk = len_value(f, T_STRING, p, ve);
                 p = ve;
             } else {
                 int32_t raw;
@@ -157,16 +215,20 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             PyObject *nx;
             if (f->type == T_MESSAGE) {
                 const uint8_t *ve;
-                /* a second occurrence of the entry's message value is merged with the first
-                 * (a map entry is a message): left to Python, as for any singular sub-message */
-                if (x) { c->declined = 1; goto fail; }
                 if (rd_len(&p, e, &ve) < 0 || depth <= 0) goto fail;
-                nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL);
+                if (x) {  /* a later occurrence merges into the first ("Maps": an entry is a message) */
+                    if (spans_push(&xs, p, ve) < 0) goto fail;
+                    p = ve;
+                    continue;
+                }
+                nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL, NULL, 0);
+                xs.first.s = p;
+                xs.first.e = ve;
                 p = ve;
             } else if (f->type == T_STRING || f->type == T_BYTES) {
                 const uint8_t *ve;
                 if (rd_len(&p, e, &ve) < 0) goto fail;
-                nx = pbj_len_value(f->type, p, ve);
+                nx = len_value(f, f->type, p, ve);
                 p = ve;
             } else {
                 int32_t raw = 0;
@@ -184,6 +246,11 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
             if (pbj_skip_field(c, &p, e, t, depth) < 0) goto fail;
             unknown = 1;
         }
+    }
+    if (xs.n) {  /* every occurrence of the value as one message, even in an entry kept unknown */
+        PyObject *nx = merged(c, f->subm, &xs, depth - 1);
+        if (!nx) goto fail;
+        Py_XSETREF(x, nx);
     }
     if (unknown || raw_enum) {
         if (pbj_ubuf_add(&s->unk, start, e - start) < 0) goto fail;
@@ -206,11 +273,13 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
     }
     Py_XDECREF(k);
     Py_XDECREF(x);
+    PyMem_Free(xs.more);
     *pp = e;
     return 0;
 fail:
     Py_XDECREF(k);
     Py_XDECREF(x);
+    PyMem_Free(xs.more);
     return -1;
 }
 
@@ -248,11 +317,12 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
         Py_ssize_t i = 0;
         while (p < e) {
             int32_t raw = 0;
+            const uint8_t *vs = p;
             PyObject *v = i < count ? pbj_scalar_value(f, f->type, &p, e, &raw) : NULL;
             if (!v) { Py_DECREF(t); return -1; }
             if (v == Py_None) {
                 Py_DECREF(v);
-                if (keep_enum(c) < 0) { Py_DECREF(t); return -1; }
+                if (keep_packed_enum(&s->unk, f->number, vs, e) < 0) { Py_DECREF(t); return -1; }
                 continue;
             }
             PyTuple_SET_ITEM(t, i++, v);
@@ -266,11 +336,12 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
     if (!vec) return -1;
     while (p < e) {
         int32_t raw = 0;
+        const uint8_t *vs = p;
         PyObject *v = pbj_scalar_value(f, f->type, &p, e, &raw);
         if (!v) return -1;
         if (v == Py_None) {
             Py_DECREF(v);
-            if (keep_enum(c) < 0) return -1;
+            if (keep_packed_enum(&s->unk, f->number, vs, e) < 0) return -1;
             continue;
         }
         if (vec_push(vec, v) < 0) return -1;
@@ -329,7 +400,8 @@ static void release_young(Ctx *c, int keep)
     c->nyoung = c->cap_young = 0;
 }
 
-static PyObject *finish(Ctx *c, NMessage *m, State *s)
+/* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
+static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
 {
     /* the values first: nothing can fail once the object exists */
     for (int i = 0; i < m->nslots; i++) {
@@ -337,7 +409,7 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s)
         if (r >= 0 && s->vecs[r].n) {
             Vec *v = &s->vecs[r];
             PyObject *t = PyTuple_New(v->n);
-            if (!t) return NULL;
+            if (!t) { Py_XDECREF(holders); return NULL; }
             memcpy(&PyTuple_GET_ITEM(t, 0), v->items, v->n * sizeof(PyObject *));  /* steals */
             v->n = 0;
             s->vals[i] = t;
@@ -345,9 +417,10 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s)
     }
     PyObject *u = s->unk.len ? PyBytes_FromStringAndSize((const char *)s->unk.buf, s->unk.len)
                              : Py_NewRef(pbj_empty_bytes);
-    if (!u) return NULL;
+    if (!u) { Py_XDECREF(holders); return NULL; }
+    if (m->ext_off >= 0 && !holders && !(holders = PyTuple_New(0))) { Py_DECREF(u); return NULL; }
     PyObject *o = m->gc_new ? (PyObject *)_PyObject_GC_New(m->cls) : m->cls->tp_alloc(m->cls, 0);
-    if (!o) { Py_DECREF(u); return NULL; }
+    if (!o) { Py_DECREF(u); Py_XDECREF(holders); return NULL; }
     for (int i = 0; i < m->nslots; i++) {
         PyObject *v = s->vals[i];
         s->vals[i] = NULL;
@@ -355,6 +428,8 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s)
     }
     SLOT(o, m->unknown_off) = u;
     SLOT(o, m->size_off) = PyLong_FromLong(-1);
+    if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
+    else Py_XDECREF(holders);
     if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
         if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
         else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
@@ -367,38 +442,81 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s)
         PyObject *v = SLOT(o, m->slot_off[i]);
         if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) settle_tuple(c, v);
     }
+    if (m->ext_off >= 0 && PyTuple_GET_SIZE(SLOT(o, m->ext_off))) settle_tuple(c, SLOT(o, m->ext_off));
     return o;
 }
 
+/* Oneof member f (a sub-message) starts afresh after another member replaced it: the later
+ * occurrences of its last run are still decoded, and so checked, then dropped, as the Python
+ * parser checks them (_check_superseded) */
+static int superseded(Ctx *c, State *s, NField *f, int mi, int depth)
+{
+    if (f->label != L_MEMBER || s->sp[mi].n == 0) return 0;
+    PyObject *v = merged(c, f->subm, &s->sp[mi], depth - 1);
+    if (!v) return -1;
+    Py_DECREF(v);
+    s->sp[mi].n = 0;
+    return 0;
+}
+
+/* The end of the message: each singular sub-message that occurred more than once is decoded once
+ * more over all its occurrences; a oneof member's value is kept only if the member is still set. */
+static int merge_repeats(Ctx *c, NMessage *m, State *s, int depth)
+{
+    for (int i = 0; i < m->nfields; i++) {
+        int mi = m->msg_of_field[i];
+        if (mi < 0 || s->sp[mi].n == 0) continue;
+        NField *f = &m->fields[i];
+        PyObject *v = merged(c, f->subm, &s->sp[mi], depth - 1);
+        if (!v) return -1;
+        if (f->label == L_MEMBER) {
+            if (s->cur[f->oneof] != i) { Py_DECREF(v); continue; }
+            PyObject *o = new_oneof(f->name, v);
+            if (!o) return -1;
+            Py_XSETREF(s->vals[f->slot], o);
+        } else {
+            Py_XSETREF(s->vals[f->slot], v);
+        }
+    }
+    return 0;
+}
+
 #define STACK_SLOTS 48
+#define STACK_SPANS 16
 
 static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                            uint32_t group_end, const uint8_t **after)
+                            uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore)
 {
     PyObject *stack_vals[STACK_SLOTS];
     Vec stack_vecs[8];
     int stack_cur[STACK_SLOTS];
+    Spans stack_sp[STACK_SPANS];
     State s;
     PyObject *result = NULL;
-    int ended = 0;
+    int ended = 0, repeats = 0;
+    Py_ssize_t k_more = 0;
     if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return NULL; }
     c->level++;
     s.vals = m->nslots <= STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
     s.cur = m->noneofs <= STACK_SLOTS ? stack_cur : PyMem_Calloc(m->noneofs, sizeof(int));
     s.vecs = m->nrep <= 8 ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
+    s.sp = m->nmsgf <= STACK_SPANS ? stack_sp : PyMem_Calloc(m->nmsgf, sizeof(Spans));
     s.unk.buf = NULL;
     s.unk.len = s.unk.cap = 0;
-    if (!s.vals || !s.cur || !s.vecs) {
+    if (!s.vals || !s.cur || !s.vecs || !s.sp) {
         if (s.vals && s.vals != stack_vals) PyMem_Free(s.vals);
         if (s.cur && s.cur != stack_cur) PyMem_Free(s.cur);
         if (s.vecs && s.vecs != stack_vecs) PyMem_Free(s.vecs);
+        if (s.sp && s.sp != stack_sp) PyMem_Free(s.sp);
         c->level--;
         return NULL;
     }
     for (int i = 0; i < m->nslots; i++) s.vals[i] = NULL;
     for (int i = 0; i < m->noneofs; i++) s.cur[i] = -1;
     for (int i = 0; i < m->nrep; i++) { s.vecs[i].items = NULL; s.vecs[i].n = s.vecs[i].cap = 0; }
+    for (int i = 0; i < m->nmsgf; i++) { s.sp[i].more = NULL; s.sp[i].n = s.sp[i].cap = 0; }
 
+    for (;;) {
     while (p < end) {
         const uint8_t *start = p;
         uint32_t tag;
@@ -426,14 +544,34 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         if (f->type == T_MESSAGE) {
             PyObject *v;
             if (depth <= 0) goto done;
-            if (is_repeat(&s, f, d->field)) { c->declined = 1; goto done; }
+            int mi = m->msg_of_field[d->field];
+            int again = mi >= 0 && is_repeat(&s, f, d->field);
             if (d->form == F_GROUP_START) {
+                if (again) {  /* kept for the merge: the body, up to its end tag */
+                    const uint8_t *q = p;
+                    if (pbj_skip_field(c, &q, end, tag, depth) < 0) goto done;
+                    if (spans_push(&s.sp[mi], p, q - f->end_tag_len) < 0) goto done;
+                    repeats = 1;
+                    p = q;
+                    continue;
+                }
+                if (mi >= 0 && superseded(c, &s, f, mi, depth) < 0) goto done;
+                const uint8_t *body = p;
                 uint32_t etag = (f->number << 3) | 4;
-                v = decode_msg(c, f->subm, p, end, depth - 1, etag, &p);
+                v = decode_msg(c, f->subm, p, end, depth - 1, etag, &p, NULL, 0);
+                if (v && mi >= 0) { s.sp[mi].first.s = body; s.sp[mi].first.e = p - f->end_tag_len; }
             } else {
                 const uint8_t *e;
                 if (rd_len(&p, end, &e) < 0) goto done;
-                v = decode_msg(c, f->subm, p, e, depth - 1, 0, NULL);
+                if (again) {
+                    if (spans_push(&s.sp[mi], p, e) < 0) goto done;
+                    repeats = 1;
+                    p = e;
+                    continue;
+                }
+                if (mi >= 0 && superseded(c, &s, f, mi, depth) < 0) goto done;
+                v = decode_msg(c, f->subm, p, e, depth - 1, 0, NULL, NULL, 0);
+                if (mi >= 0) { s.sp[mi].first.s = p; s.sp[mi].first.e = e; }
                 p = e;
             }
             if (store(m, &s, f, d->field, v) < 0) goto done;
@@ -442,22 +580,31 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
         if (f->type == T_STRING || f->type == T_BYTES) {
             const uint8_t *e;
             if (rd_len(&p, end, &e) < 0) goto done;
-            PyObject *v = pbj_len_value(f->type, p, e);
+            PyObject *v = len_value(f, f->type, p, e);
             p = e;
             if (store(m, &s, f, d->field, v) < 0) goto done;
             continue;
         }
         int32_t raw = 0;
         PyObject *v = pbj_scalar_value(f, f->type, &p, end, &raw);
-        if (v == Py_None) {
+        if (v == Py_None) {  /* a closed enum's non-member: an unknown field, as it arrived */
             Py_DECREF(v);
-            if (keep_enum(c) < 0) goto done;
+            if (pbj_ubuf_add(&s.unk, start, p - start) < 0) goto done;
             continue;
         }
         if (store(m, &s, f, d->field, v) < 0) goto done;
     }
+    if (ended || k_more >= nmore) break;
+    p = more[k_more].s;   /* the next occurrence of this message (a merge) */
+    end = more[k_more].e;
+    k_more++;
+    }
     if (group_end && !ended) goto done;
-    result = finish(c, m, &s);
+    if (repeats && merge_repeats(c, m, &s, depth) < 0) goto done;
+    PyObject *holders = NULL;
+    if (m->ext_off >= 0 && s.unk.len && m->registry && PyDict_GET_SIZE(m->registry)
+        && pbj_ext_take(c, m, &s.unk, depth, &holders) < 0) goto done;
+    result = finish(c, m, &s, holders);
     if (result && after) *after = p;
 done:
     for (int i = 0; i < m->nslots; i++) Py_XDECREF(s.vals[i]);
@@ -468,6 +615,8 @@ done:
         PyMem_Free(s.vecs[i].items);
     }
     if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
+    for (int i = 0; i < m->nmsgf; i++) PyMem_Free(s.sp[i].more);
+    if (s.sp != stack_sp) PyMem_Free(s.sp);
     PyMem_Free(s.unk.buf);
     c->level--;
     return result;
@@ -490,7 +639,7 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
     Ctx c = {0};
     c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
-    PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL);
+    PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL, NULL, 0);
     release_young(&c, r != NULL);
     if (r == NULL) {
         PyErr_Clear();

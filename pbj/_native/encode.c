@@ -359,6 +359,31 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
     }
 }
 
+/* the size of the extensions of `o` whose number is in extension range k (plan step EXTENSIONS):
+ * its holders' sizes, cached or measured, as pbj.extensions.wire.size_range; with t, what they
+ * write put on t (each holder's own plan writes its extension's tag) */
+static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
+{
+    PyObject *tu = SLOT(o, m->ext_off);
+    if (tu == NULL || !PyTuple_CheckExact(tu)) return -1;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tu); i++) {
+        PyObject *h = PyTuple_GET_ITEM(tu, i), *cap;
+        long number;
+        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        if (!nm) return -1;
+        Py_ssize_t s = 0;
+        if (pbj_in_range(m, k, number)) {
+            s = t ? -1 : cached_size(h, nm);  /* onto a tape: measured again, its entries put there */
+            if (s == -1) s = size_msg(nm, h, level + 1, t);
+        }
+        Py_DECREF(cap);
+        if (s < 0) return -1;
+        n += s;
+    }
+    return n;
+}
+
 /* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
 static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
@@ -371,7 +396,8 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         WV x;
         int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
         if (kind == K_ABSENT) continue;
-        Py_ssize_t s = kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
+        Py_ssize_t s = kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
+                       : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
         if (s < 0) return -1;
         n += s;
     }
@@ -614,6 +640,34 @@ static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int leve
     }
 }
 
+/* the extensions of `o` in extension range k, each holder written with its own plan (its field
+ * carries the extension's tag), in the tuple's order (sorted by number), as wire.write_range */
+static int w_ext(W *w, NMessage *m, PyObject *o, int k, int level)
+{
+    PyObject *t = SLOT(o, m->ext_off);
+    if (t == NULL || !PyTuple_CheckExact(t)) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        PyObject *h = PyTuple_GET_ITEM(t, i), *cap;
+        long number;
+        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        if (!nm) return -1;
+        int r = 0;
+        if (pbj_in_range(m, k, number)) {
+            Py_ssize_t s = cached_size(h, nm);
+            if (s == -1) s = size_msg(nm, h, level + 1, NULL);
+            uint8_t *before = w->q;
+            r = s < 0 ? -1 : write_msg(nm, h, w, level + 1);
+            if (r == 0 && w->q - before != s) {  /* a cached size that lies */
+                w->lied = 1;
+                r = -1;
+            }
+        }
+        Py_DECREF(cap);
+        if (r < 0) return -1;
+    }
+    return 0;
+}
+
 /* the walk of a sizes-cached encode */
 static int write_msg(NMessage *m, PyObject *o, W *w, int level)
 {
@@ -625,6 +679,10 @@ static int write_msg(NMessage *m, PyObject *o, W *w, int level)
         WV x;
         int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
         if (kind == K_ABSENT) continue;
+        if (kind == K_EXT) {
+            if (w_ext(w, m, o, m->wsteps[i].index, level) < 0) return -1;
+            continue;
+        }
         if (kind < 0 || w_found(w, kind, f, v, &x, level) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);

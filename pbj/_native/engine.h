@@ -27,12 +27,12 @@ enum { L_IMPLICIT, L_EXPLICIT, L_REPEATED, L_PACKED, L_MAP, L_MEMBER };
 /* parse forms */
 enum { F_VALUE, F_PACKED_RUN, F_GROUP_START };
 /* write steps */
-enum { W_FIELD, W_RUN };
+enum { W_FIELD, W_RUN, W_EXTENSIONS };
 /* what a slot holds while decoding */
 enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
 /* the sizes of the records pbj/_native/__init__.py sends (native_plan): a field, a message */
-#define FIELD_ITEMS 17
-#define MESSAGE_ITEMS 10
+#define FIELD_ITEMS 18
+#define MESSAGE_ITEMS 16
 /* Every code above, by the name pbj/_native/__init__.py gives it in the layout it hands to
  * setup() at import: setup() refuses (and the import fails) unless each is the value the Python
  * side sends, so a code changed on one side only cannot give silently wrong bytes. */
@@ -44,7 +44,7 @@ enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
     X(IMPLICIT, L_IMPLICIT) X(EXPLICIT, L_EXPLICIT) X(REPEATED, L_REPEATED) X(PACKED, L_PACKED) \
     X(MAP, L_MAP) X(MEMBER, L_MEMBER) \
     X(VALUE, F_VALUE) X(PACKED_RUN, F_PACKED_RUN) X(GROUP_START, F_GROUP_START) \
-    X(FIELD, W_FIELD) X(RUN, W_RUN) \
+    X(FIELD, W_FIELD) X(RUN, W_RUN) X(EXTENSIONS, W_EXTENSIONS) \
     X(S_SINGULAR, S_SINGULAR) X(S_REPEATED, S_REPEATED) X(S_MAP, S_MAP) X(S_ONEOF, S_ONEOF) \
     X(field_items, FIELD_ITEMS) X(message_items, MESSAGE_ITEMS)
 
@@ -60,6 +60,8 @@ typedef struct {
     int slot;          /* index into NMessage.slot_off */
     int label, type, key, oneof;
     int group, closed;
+    int utf8;          /* a string (map key or value too) must be valid UTF-8; 0: any bytes, kept
+                        * as Python keeps them (surrogateescape) */
     int width;         /* fixed width (4/8), 1 for bool, else 0 */
     uint8_t tag[5], tag_len;        /* tag written before each value */
     uint8_t end_tag[5], end_tag_len;
@@ -92,12 +94,12 @@ typedef struct {
 
 /* The writers' table (values.c: pbj_write_table): one entry per write step, with what the walk
  * over present fields (values.h: pbj_step) needs without looking anything else up. */
-enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF };
+enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF, SH_EXT };
 typedef struct {
     Py_ssize_t off;      /* the step's slot, as a byte offset into the instance */
     int shape;           /* SH_* */
     int op;              /* values.h, WOP: the shape and a scalar's type, for one switch */
-    int index;           /* SH_ONEOF: the oneof */
+    int index;           /* SH_ONEOF: the oneof; SH_EXT: the extension range */
     int whole;           /* SH_ONEOF: the step writes every member of the oneof (no run to look in) */
     NField *f;           /* the field (SH_ONEOF: NULL, the member is found per object) */
     NWrite *st;          /* the plan's step */
@@ -124,6 +126,17 @@ struct NMessage {
     int nwrites;
     NWrite *writes;
     WStep *wsteps;              /* the writers' table, made at the first write (values.c), or NULL */
+    /* singular sub-message fields (and members), which may occur more than once and merge */
+    int nmsgf;
+    int *msg_of_field;          /* field index -> index among them, or -1 */
+    /* extensions (extensions.c) */
+    int nranges;
+    uint32_t *ranges;           /* (lo, hi) pairs, hi exclusive, ascending */
+    PyObject *registry;         /* owned: the class's extension registry (number -> Extension), or NULL */
+    int message_set;
+    Py_ssize_t ext_off;         /* the _pbj_extensions slot, or -1 (no extension ranges) */
+    long ext_number;            /* a holder class: its extension's number, else -1 */
+    PyObject *holder_plan;      /* owned: _holder_plan(ext) -> capsule | None, or NULL */
 };
 
 /* module state kept in globals (one interpreter) */
@@ -162,6 +175,10 @@ typedef struct {
 } PMap;
 int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_release all the same */
 void pbj_map_release(PMap *m);
+/* extensions.c: a holder of _pbj_extensions, its plan (a strong reference to the capsule in
+ * *cap) and its extension's number; NULL: decline */
+NMessage *pbj_holder_of(PyObject *h, PyObject **cap, long *number);
+int pbj_in_range(NMessage *m, int k, long number);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */

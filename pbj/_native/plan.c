@@ -41,6 +41,10 @@ static void free_message(NMessage *m)
     PyMem_Free(m->oneofs);
     PyMem_Free(m->writes);
     pbj_write_table_free(m);  /* the writers' table (values.c), made at the first write */
+    PyMem_Free(m->msg_of_field);
+    PyMem_Free(m->ranges);
+    Py_XDECREF(m->registry);
+    Py_XDECREF(m->holder_plan);
     PyMem_Free(m);
 }
 
@@ -115,7 +119,7 @@ static int convert_field(NField *f, PyObject *t)
     if (f->enum_map && !PyDict_CheckExact(f->enum_map)) return -1;
     PyObject *vd = PyTuple_GET_ITEM(t, 15);
     f->map_vdefault = vd == Py_None ? NULL : Py_NewRef(vd);
-    if (get_int(t, 16, &f->sub) < 0) return -1;
+    if (get_int(t, 16, &f->sub) < 0 || get_int(t, 17, &f->utf8) < 0) return -1;
     if (f->type < 0 || f->type > T_MESSAGE || f->label < 0 || f->label > L_MEMBER) return -1;
     if (f->label == L_MAP && (f->key < 0 || f->key >= T_MESSAGE)) return -1;
     return 0;
@@ -135,6 +139,12 @@ static NMessage *convert_message(PyObject *t)
     PyObject *dispatch = PyTuple_GET_ITEM(t, 7);
     PyObject *writes = PyTuple_GET_ITEM(t, 8);
     PyObject *oneofs = PyTuple_GET_ITEM(t, 9);
+    PyObject *ranges = PyTuple_GET_ITEM(t, 10);
+    PyObject *registry = PyTuple_GET_ITEM(t, 11);
+    PyObject *ext_descr = PyTuple_GET_ITEM(t, 14);
+    PyObject *holder_plan = PyTuple_GET_ITEM(t, 15);
+    m->ext_off = -1;
+    if (!PyTuple_Check(ranges) || (registry != Py_None && !PyDict_CheckExact(registry))) goto fail;
     if (!PyType_Check(cls) || !PyTuple_Check(descrs) || !PyTuple_Check(defaults) || !PyTuple_Check(kinds)
         || !PyTuple_Check(fields) || !PyTuple_Check(dispatch) || !PyTuple_Check(writes) || !PyTuple_Check(oneofs))
         goto fail;
@@ -161,9 +171,37 @@ static NMessage *convert_message(PyObject *t)
     /* PyObject_GC_New leaves the slots unset: every slot of the instance must be one the
      * decoder sets (the listed slots, _pbj_unknown, _pbj_size), and nothing else may need
      * zeroing (no __dict__, no __weakref__) */
+    /* extensions: the ranges (ascending, within field numbers), the registry read at each decode */
+    m->nranges = (int)PyTuple_GET_SIZE(ranges);
+    m->ranges = PyMem_Calloc(2 * m->nranges + 2, sizeof(uint32_t));
+    if (!m->ranges) goto fail;
+    for (int i = 0; i < m->nranges; i++) {
+        PyObject *r = PyTuple_GET_ITEM(ranges, i);
+        int lo, hi;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2 || get_int(r, 0, &lo) < 0 || get_int(r, 1, &hi) < 0
+            || lo < 1 || hi <= lo) goto fail;  /* a message set's reaches 2**31 - 1 */
+        if (i > 0 && (uint32_t)lo < m->ranges[2 * i - 1]) goto fail;
+        m->ranges[2 * i] = (uint32_t)lo;
+        m->ranges[2 * i + 1] = (uint32_t)hi;
+    }
+    if (get_int(t, 12, &m->message_set) < 0) goto fail;
+    {
+        long number = PyLong_AsLong(PyTuple_GET_ITEM(t, 13));
+        if (number == -1 && PyErr_Occurred()) goto fail;
+        m->ext_number = number;
+    }
+    if (m->nranges) {
+        if (registry == Py_None || !PyCallable_Check(holder_plan)) goto fail;
+        m->registry = Py_NewRef(registry);
+        m->holder_plan = Py_NewRef(holder_plan);
+        m->ext_off = offset_of(ext_descr);
+        if (m->ext_off < (Py_ssize_t)sizeof(PyObject)
+            || m->ext_off + (Py_ssize_t)sizeof(PyObject *) > m->cls->tp_basicsize) goto fail;
+    }
     m->gc_new = PyType_HasFeature(m->cls, Py_TPFLAGS_HAVE_GC) && m->cls->tp_dictoffset == 0
                 && m->cls->tp_weaklistoffset == 0
-                && m->cls->tp_basicsize == (Py_ssize_t)sizeof(PyObject) + (m->nslots + 2) * (Py_ssize_t)sizeof(PyObject *);
+                && m->cls->tp_basicsize == (Py_ssize_t)sizeof(PyObject)
+                   + (m->nslots + 2 + (m->ext_off >= 0)) * (Py_ssize_t)sizeof(PyObject *);
     m->unknown_off = offset_of(PyTuple_GET_ITEM(t, 2));
     m->size_off = offset_of(PyTuple_GET_ITEM(t, 3));
     if (m->unknown_off < (Py_ssize_t)sizeof(PyObject) || m->size_off < (Py_ssize_t)sizeof(PyObject)
@@ -177,6 +215,13 @@ static NMessage *convert_message(PyObject *t)
         if (convert_field(&m->fields[i], PyTuple_GET_ITEM(fields, i)) < 0) goto fail;
         NField *f = &m->fields[i];
         if (f->slot < 0 || f->slot >= m->nslots) goto fail;
+    }
+    m->msg_of_field = PyMem_Calloc(m->nfields + 1, sizeof(int));
+    if (!m->msg_of_field) goto fail;
+    for (int i = 0; i < m->nfields; i++) {
+        NField *f = &m->fields[i];
+        int single = f->type == T_MESSAGE && (f->label == L_EXPLICIT || f->label == L_IMPLICIT || f->label == L_MEMBER);
+        m->msg_of_field[i] = single ? m->nmsgf++ : -1;
     }
 
     m->ndispatch = (int)PyTuple_GET_SIZE(dispatch);
@@ -230,9 +275,10 @@ static NMessage *convert_message(PyObject *t)
             || get_int(w, 1, &nw->index) < 0) goto fail;
         nw->members = int_array(PyTuple_GET_ITEM(w, 2), &nw->nmembers);
         if (!nw->members) goto fail;
-        if (nw->step != W_FIELD && nw->step != W_RUN) goto fail;  /* a step this engine does not know */
+        if (nw->step != W_FIELD && nw->step != W_RUN && nw->step != W_EXTENSIONS) goto fail;  /* a step this engine does not know */
         if (nw->step == W_FIELD && (nw->index < 0 || nw->index >= m->nfields)) goto fail;
         if (nw->step == W_RUN && (nw->index < 0 || nw->index >= m->noneofs)) goto fail;
+        if (nw->step == W_EXTENSIONS && (nw->index < 0 || nw->index >= m->nranges)) goto fail;
         for (int k = 0; k < nw->nmembers; k++) {
             if (nw->members[k] < 0 || nw->members[k] >= m->nfields) goto fail;
         }

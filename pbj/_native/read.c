@@ -4,6 +4,7 @@
 
 int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n)
 {
+    if (n == 0) return 0;  /* an empty span (an empty message-set message): nothing to copy, no NULL memcpy */
     if (u->len + n > u->cap) {
         size_t cap = u->cap ? u->cap * 2 : 64;
         while (cap < u->len + n) cap *= 2;

@@ -25,6 +25,20 @@ typedef struct {
 } Ctx;
 
 int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n);
+
+/* a stretch of the input that holds (part of) one message's encoding */
+typedef struct {
+    const uint8_t *s, *e;
+} Span;
+
+/* decode.c: one message of plan m from [p, end) and then from each of more[0..nmore) in turn (its
+ * later occurrences, merged), with `depth` levels left; NULL on error or decline (c->declined) */
+PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                           const Span *more, Py_ssize_t nmore);
+/* extensions.c: split the unknown fields `unk` of a just-decoded message of m (a class with
+ * extension ranges) into its registered extensions (*holders: a new tuple, sorted by number) and
+ * the rest (left in unk), as pbj.extensions.wire.take does */
+int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders);
 int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
 PyObject *pbj_scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw);

@@ -318,6 +318,29 @@ static int r_found(RW *w, int kind, NField *f, PyObject *v, const WV *x, int lev
     }
 }
 
+/* the extensions of `o` in extension range k, back to front (holders in reverse tuple order),
+ * as wire.write_reverse_range; the tuple, each holder and its plan are held across growth */
+static int r_ext(RW *w, NMessage *m, PyObject *o, int k, int level)
+{
+    PyObject *t = SLOT(o, m->ext_off);
+    if (t == NULL || !PyTuple_CheckExact(t)) return -1;
+    Py_INCREF(t);
+    int r = 0;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(t) - 1; i >= 0 && r == 0; i--) {
+        PyObject *h = Py_NewRef(PyTuple_GET_ITEM(t, i)), *cap;
+        long number;
+        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        if (!nm) r = -1;
+        else {
+            if (pbj_in_range(m, k, number)) r = rev_msg(nm, h, w, level + 1);
+            Py_DECREF(cap);
+        }
+        Py_DECREF(h);
+    }
+    Py_DECREF(t);
+    return r;
+}
+
 /* `o` is held by the caller; its slots are read one at a time, each when its turn comes */
 static int rev_msg(NMessage *m, PyObject *o, RW *w, int level)
 {
@@ -345,6 +368,10 @@ static int rev_msg(NMessage *m, PyObject *o, RW *w, int level)
             if (room(w, SCALAR_ROOM) < 0) return -1;
             r_number(w, kind, &x);
             r_tag(w, f->tag, f->tag_len);
+            continue;
+        }
+        if (kind == K_EXT) {
+            if (r_ext(w, m, o, m->wsteps[i].index, level) < 0) return -1;
             continue;
         }
         Py_INCREF(hold);

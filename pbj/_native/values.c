@@ -28,6 +28,12 @@ int pbj_write_table(NMessage *m)
             s->off = m->slot_off[m->oneofs[w->index].slot];
             continue;
         }
+        if (w->step == W_EXTENSIONS && m->ext_off >= 0) {  /* the _pbj_extensions slot's holders */
+            s->shape = SH_EXT;
+            s->op = -1;
+            s->off = m->ext_off;
+            continue;
+        }
         if (w->step != W_FIELD) {  /* a step this writer does not know: pbj_step declines it */
             s->shape = s->op = -1;
             s->off = m->slot_off[0];

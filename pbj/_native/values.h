@@ -227,7 +227,8 @@ enum {
     K_MESSAGE,   /* *f's sub-message *v (of f->subm's class: checked) */
     K_REPEATED,  /* *v: a non-empty tuple of *f's values, each with its own tag */
     K_PACKED,    /* *v: a non-empty tuple of *f's scalars, one LEN value */
-    K_MAP        /* *v: a non-empty dict of *f's entries */
+    K_MAP,       /* *v: a non-empty dict of *f's entries */
+    K_EXT        /* *v: a non-empty tuple of extension holders (the step's extension range) */
 };
 
 /* the kind of a converted scalar of `type` */
@@ -313,6 +314,9 @@ PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hol
     case SH_MAP:
         if (!PyDict_Check(v)) return -1;
         return PyDict_GET_SIZE(v) == 0 ? K_ABSENT : K_MAP;
+    case SH_EXT:
+        if (!PyTuple_CheckExact(v)) return -1;
+        return PyTuple_GET_SIZE(v) == 0 ? K_ABSENT : K_EXT;
     case SH_ONEOF: {
         if (v == Py_None) return K_ABSENT;
         if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return -1;
