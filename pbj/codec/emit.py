@@ -92,6 +92,16 @@ class Emit:
         self.batch = batch
         self.scope = scope
         self.stems = stems
+        self._rows: dict[tuple[int, int], tuple[dict[str, Any], tuple]] = {}
+
+    def wide_row(self, plan: MessagePlan, f: FieldPlan, role: str) -> tuple[Any, tuple]:
+        """The table row of role ``role`` of field ``f`` of wide message ``plan``
+        (:func:`pbj.codec.wide.scalar_row`; its argument made once for all roles)."""
+        row = self._rows.get((plan.idx, f.idx))
+        if row is None:
+            from pbj.codec.wide import scalar_row
+            row = self._rows[plan.idx, f.idx] = scalar_row(plan, f)
+        return row[0][role], row[1]
 
     def const(self, value: Any, stem: str) -> str:
         """See :meth:`Scope.const`."""

@@ -45,6 +45,7 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source, comment
+from pbj.codec.wide import is_row, is_wide
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
 
@@ -236,22 +237,29 @@ def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, membe
             src("raise KeyError(w)  # not a member: the caller names the field")
 
 
+def _size_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...]) -> None:
+    """Emit ``n += <the size of write step (step, i, members)>`` (:attr:`MessagePlan.writes`)."""
+    if step == FIELD:
+        _size_field(ctx, src, plan, plan.fields[i])
+    elif step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
+    else:
+        _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
+
+
 def emit_size(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``size_<Name>(o)``."""
+    if is_wide(plan):
+        return _emit_wide(ctx, plan, "size")
     stem = ctx.stem(plan.idx)
     src = Source()
     src(f"def size_{stem}(o):")
     with src:
         src("n = 0")
         for step, i, members in plan.writes:
-            if step == FIELD:
-                _size_field(ctx, src, plan, plan.fields[i])
-            elif step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
-            else:
-                _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
+            _size_step(ctx, src, plan, step, i, members)
         src("u = o._pbj_unknown")
         src("if u: n += len(u)")
         src(f"{_set_size(ctx, plan)}(o, n)")
@@ -509,7 +517,32 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
                 src("ap(_kb)\nap(_xb)")
 
 
+def _write_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...],
+                fresh: bool) -> None:
+    """Emit the appends of write step ``(step, i, members)`` (:attr:`MessagePlan.writes`); counted in
+    ``n`` when ``fresh``."""
+    if step == FIELD:
+        _write_field(ctx, src, plan, plan.fields[i], fresh)
+    elif step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        if fresh:
+            fn = ctx.extensions_helper("write_fresh_range")
+            src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
+        else:
+            fn = ctx.extensions_helper("write_range")
+            src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
+    elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
+        _write_oneof_inline(ctx, src, plan, i, members, fresh)
+    elif fresh:
+        _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
+    else:
+        _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
+
+
 def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
+    if is_wide(plan):
+        return _emit_wide(ctx, plan, "write_fresh" if fresh else "write")
     stem = ctx.stem(plan.idx)
     src = Source()
     src(f"def write_fresh_{stem}(o, parts, ap):" if fresh else f"def write_{stem}(o, ap):")
@@ -517,23 +550,7 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         if fresh:
             src("n = 0")
         for step, i, members in plan.writes:
-            if step == FIELD:
-                _write_field(ctx, src, plan, plan.fields[i], fresh)
-            elif step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                if fresh:
-                    fn = ctx.extensions_helper("write_fresh_range")
-                    src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
-                else:
-                    fn = ctx.extensions_helper("write_range")
-                    src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
-            elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
-                _write_oneof_inline(ctx, src, plan, i, members, fresh)
-            elif fresh:
-                _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
-            else:
-                _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
+            _write_step(ctx, src, plan, step, i, members, fresh)
         src("u = o._pbj_unknown")
         if fresh:
             src("if u: ap(u); n += len(u)")
@@ -542,6 +559,65 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         else:
             src("if u: ap(u)")
     return src.text()
+
+
+#: The arguments of each forward role's generated function, and of a wide message's row functions.
+_ARGS = {"size": "o", "write": "o, ap", "write_fresh": "o, parts, ap"}
+_ROW_ARGS = {"size": "o, _", "write": "o, _, ap", "write_fresh": "o, _, parts, ap"}
+
+
+def _emit_wide(ctx: Emit, plan: MessagePlan, role: str) -> str:
+    """Source of forward role ``role`` of a wide message: a loop over its table (:mod:`pbj.codec.wide`).
+
+    The table (``<ROLE>_<Name>``, a list with one row ``(function, argument)`` per write step)
+    holds the rows of the singular scalar fields; each other step is a function of its own,
+    emitted here and put into its row by the line after it.
+    """
+    stem = ctx.stem(plan.idx)
+    args = _ARGS[role]
+    table: list = []
+    name = ctx.const(table, f"{role.upper()}_{stem}")
+    steps = Source()
+    for k, (step, i, members) in enumerate(plan.writes):
+        f = plan.fields[i] if step == FIELD else None
+        if f is not None and is_row(f):
+            table.append(ctx.wide_row(plan, f, role))
+            continue
+        table.append(None)
+        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
+                                                 else plan.fields[members[0]].number)
+        fn = ctx.scope.name(f"{role}_{stem}__{number}")
+        steps(f"def {fn}({_ROW_ARGS[role]}):")
+        with steps:
+            if role != "write":
+                steps("n = 0")
+            if role == "size":
+                _size_step(ctx, steps, plan, step, i, members)
+            else:
+                _write_step(ctx, steps, plan, step, i, members, role == "write_fresh")
+            if role != "write":
+                steps("return n")
+        steps(f"{name}[{k}] = ({fn}, None)")
+    src = Source()
+    src(f"def {role}_{stem}({args}):")
+    with src:
+        src(f"# {len(plan.writes)} write steps: each is the function in its row of {name} (pbj.codec.wide)")
+        if role == "write":
+            src(f"for step, a in {name}:")
+            with src:
+                src("step(o, a, ap)")
+            src("u = o._pbj_unknown")
+            src("if u: ap(u)")
+        else:
+            src("n = 0")
+            src(f"for step, a in {name}:")
+            with src:
+                src(f"n += step({_ROW_ARGS[role].replace(', _', ', a')})")
+            src("u = o._pbj_unknown")
+            src("if u: n += len(u)" if role == "size" else "if u: ap(u); n += len(u)")
+            src(f"{_set_size(ctx, plan)}(o, n)")
+            src("return n")
+    return src.text() + steps.text() if steps.lines else src.text()
 
 
 def emit_write(ctx: Emit, plan: MessagePlan) -> str:

@@ -39,6 +39,7 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source
+from pbj.codec.wide import is_row, is_wide
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
 
@@ -276,8 +277,51 @@ def _table(ctx: Emit, plan: MessagePlan, j: int) -> str:
                             f"write_reverse_{ctx.stem(plan.idx)}__{plan.oneofs[j].name}", dict)
 
 
+def _reverse_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...],
+                  rem: int) -> None:
+    """Emit the backwards write of write step ``(step, i, members)``; ``rem`` bytes of room stay made after it."""
+    if step == FIELD:
+        _put_field(ctx, src, plan, plan.fields[i], rem)
+        return
+    if step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        src("if o._pbj_extensions:")
+        with src:
+            src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
+            src("mv = rb.writer_view")
+            if rem:
+                _ensure(src, str(rem))
+        return
+    oneof = plan.oneofs[i]
+    src(describe_run(plan, i, members))
+    src(f"v = {ctx.get(plan, oneof.name)}")
+    if len(members) == len(oneof.members):
+        src("if v is not None:")
+    else:
+        names = ctx.const(frozenset(plan.fields[m].name for m in members),
+                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
+        src(f"if v is not None and v[0] in {names}:")
+    with src:
+        src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
+        src("mv = rb.writer_view")
+        if rem:
+            _ensure(src, str(rem))
+
+
+def _put_unknown(src: Source, rem: int) -> None:
+    src("u = o._pbj_unknown")
+    src("if u:")
+    with src:
+        src("_l = len(u)")
+        _ensure(src, f"_l + {rem}")
+        src("pos -= _l; mv[pos:pos + _l] = u")
+
+
 def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``write_reverse_<Name>(o, rb, pos) -> pos``."""
+    if is_wide(plan):
+        return _emit_wide(ctx, plan)
     order = list(reversed(plan.writes))
     budgets = [(_budget(plan.fields[i]) if step == FIELD and _is_fixed_budget(plan.fields[i]) else 0)
                for step, i, _ in order]
@@ -288,43 +332,48 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
         rem = sum(budgets)
         if rem:
             _ensure(src, str(rem))
-        src("u = o._pbj_unknown")
-        src("if u:")
-        with src:
-            src("_l = len(u)")
-            _ensure(src, f"_l + {rem}")
-            src("pos -= _l; mv[pos:pos + _l] = u")
+        _put_unknown(src, rem)
         for (step, i, members), budget in zip(order, budgets, strict=True):
             rem -= budget
-            if step == FIELD:
-                _put_field(ctx, src, plan, plan.fields[i], rem)
-                continue
-            if step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                src("if o._pbj_extensions:")
-                with src:
-                    src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
-                    src("mv = rb.writer_view")
-                    if rem:
-                        _ensure(src, str(rem))
-                continue
-            oneof = plan.oneofs[i]
-            src(describe_run(plan, i, members))
-            src(f"v = {ctx.get(plan, oneof.name)}")
-            if len(members) == len(oneof.members):
-                src("if v is not None:")
-            else:
-                names = ctx.const(frozenset(plan.fields[m].name for m in members),
-                                  f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
-                src(f"if v is not None and v[0] in {names}:")
-            with src:
-                src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
-                src("mv = rb.writer_view")
-                if rem:
-                    _ensure(src, str(rem))
+            _reverse_step(ctx, src, plan, step, i, members, rem)
         src("return pos")
     return src.text()
+
+
+def _emit_wide(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of the reverse writer of a wide message: a loop over its table (:mod:`pbj.codec.wide`),
+    in descending field number; as :func:`pbj.codec.forward._emit_wide` for the forward roles."""
+    stem = ctx.stem(plan.idx)
+    table: list = []
+    name = ctx.const(table, f"WRITE_REVERSE_{stem}")
+    steps = Source()
+    for k, (step, i, members) in enumerate(reversed(plan.writes)):
+        f = plan.fields[i] if step == FIELD else None
+        if f is not None and is_row(f):
+            table.append(ctx.wide_row(plan, f, "write_reverse"))
+            continue
+        table.append(None)
+        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
+                                                 else plan.fields[members[0]].number)
+        fn = ctx.scope.name(f"write_reverse_{stem}__{number}")
+        steps(f"def {fn}(o, _, rb, pos):")
+        with steps:
+            steps("mv = rb.writer_view")
+            _reverse_step(ctx, steps, plan, step, i, members, 0)
+            steps("return pos")
+        steps(f"{name}[{k}] = ({fn}, None)")
+    src = Source()
+    src(f"def write_reverse_{stem}(o, rb, pos):")
+    with src:
+        src(f"# {len(plan.writes)} write steps, last first: each is the function in its row of {name} "
+            "(pbj.codec.wide)")
+        src("mv = rb.writer_view")
+        _put_unknown(src, 0)
+        src(f"for step, a in {name}:")
+        with src:
+            src("pos = step(o, a, rb, pos)")
+        src("return pos")
+    return src.text() + steps.text() if steps.lines else src.text()
 
 
 def emit_reverse_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
