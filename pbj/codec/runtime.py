@@ -127,7 +127,7 @@ def narrow(value: int, row: scalars.ScalarType) -> Any:
     A 32-bit type keeps the low 32 bits (``int32`` and ``enum`` sign-extended),
     then a ZigZag type is decoded.
     """
-    if row.name == "bool":
+    if row.op == scalars.OP_BOOL:
         return value != 0
     if row.bits == 32:
         if row.signed_varint:
@@ -144,7 +144,7 @@ def narrow(value: int, row: scalars.ScalarType) -> Any:
 
 def _varint_run(data: bytes, pos: int, end: int, row: scalars.ScalarType, lookup: Any):
     read = wire.read_varint
-    plain = row.name != "bool" and not row.zigzag  # a 1-byte varint is its own value
+    plain = row.op != scalars.OP_BOOL and not row.zigzag  # a 1-byte varint is its own value
     while pos < end:
         v = data[pos]
         if v < 128 and plain:

@@ -77,25 +77,26 @@ def value_bytes(row: scalars.ScalarType, utf8: bool = True) -> Callable[[Any], b
             type (the caller names the field).
     """
     venc = wire.encode_varint
-    if row.is_len:
-        if row.py_type is str:
-            errors = "strict" if utf8 else "surrogateescape"
+    op = row.op
+    if op == scalars.OP_STRING:
+        errors = "strict" if utf8 else "surrogateescape"
 
-            def string(v: Any) -> bytes:
-                b = v.encode("utf-8", errors)
-                return venc(len(b)) + b
-            return string
+        def string(v: Any) -> bytes:
+            b = v.encode("utf-8", errors)
+            return venc(len(b)) + b
+        return string
+    if op == scalars.OP_BYTES:
         return lambda v: venc(len(v)) + v
-    if row.zigzag:
+    if op == scalars.OP_ZIGZAG:
         zz = wire.zigzag32 if row.bits == 32 else wire.zigzag64
         return lambda v: venc(zz(v))
-    if row.py_type is bool:
+    if op == scalars.OP_BOOL:
         return lambda v: b"\x01" if v else b"\x00"
-    if row.is_varint:
+    if op in (scalars.OP_VARINT, scalars.OP_ENUM):
         kind = row.name  # encode_varint's name for the type's range
         return lambda v: venc(v, kind)
     pack = row.packer.pack  # type: ignore[union-attr]  # every fixed-width row has its struct
-    if row.is_float and row.width == 4:
+    if op == scalars.OP_FLOAT32:
         nan = float32.nan_bytes
         return lambda v: pack(v) if v == v else nan(v)
     return pack
