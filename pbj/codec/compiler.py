@@ -170,6 +170,8 @@ class _PythonCode:
 
     def source(self, i: int) -> str:
         """The source of ``batch.messages[i]``: the text of its parts emitted so far, in order."""
+        if len(self.made) == len(PARTS):
+            return "".join(self.files[i][1][2])  # every part compiled: the lines registered in linecache
         return "\n".join(texts[i] for texts in self.emitted)
 
     def make(self, part: int | None = None) -> None:
@@ -197,6 +199,11 @@ class _PythonCode:
         finally:
             _state.compiling = None
         self.made.add(part)
+        if len(self.made) == len(PARTS):
+            # the emission's state (names taken, constants' keys) is not needed any more, and the
+            # source is the text registered in linecache
+            self.ctx = None
+            self.emitted = []
 
     def _compile(self, part: int) -> None:
         from pbj.codec.source import Batch, register_lines
