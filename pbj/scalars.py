@@ -26,7 +26,8 @@ import attrs
 __all__ = [
     "ScalarType", "SCALARS", "ENUM", "BY_CODE", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32", "row",
-    "fixed_packer",
+    "fixed_packer", "OPS", "OP_VARINT", "OP_ENUM", "OP_ZIGZAG", "OP_BOOL", "OP_FIXED", "OP_FLOAT32", "OP_STRING",
+    "OP_BYTES",
 ]
 
 # The wire types ("Message Structure" in "Encoding").
@@ -114,6 +115,11 @@ class ScalarType:
         """The ``struct.Struct`` of a fixed-width value, else ``None``."""
         return _STRUCTS.get(self.name)
 
+    @property
+    def op(self) -> int:
+        """How the writers and the parser handle a value: one of the ``OP_*`` codes (:data:`OPS`)."""
+        return _OP_OF[self.code]
+
 
 def _rows() -> tuple[ScalarType, ...]:
     v, i64, ln, i32 = WIRE_VARINT, WIRE_I64, WIRE_LEN, WIRE_I32
@@ -145,6 +151,36 @@ def _rows() -> tuple[ScalarType, ...]:
 
 _ALL = _rows()
 _STRUCTS = {t.name: struct.Struct(t.struct_format) for t in _ALL if t.struct_format}
+
+#: The operation codes (:attr:`ScalarType.op`): what the codec's emitters (and the engines) branch
+#: on, so that no code outside this module asks which scalar type a value has by its name.
+#: ``OP_VARINT``: a varint written as it is (``int32``, ``int64``, ``uint32``, ``uint64``; a
+#: negative ``int32``/``int64`` sign-extended); ``OP_ENUM``: the same on the wire, decoded to a
+#: member of the field's enum; ``OP_ZIGZAG``: a ZigZag varint (``sint32``, ``sint64``: see
+#: :attr:`ScalarType.bits`); ``OP_BOOL``: a 1-byte varint, 0 or 1; ``OP_FIXED``: a fixed-width value
+#: through its struct (``fixed32`` … ``double``, not ``float``); ``OP_FLOAT32``: ``float``, whose
+#: NaNs keep their bits (:mod:`pbj.codec.float32`); ``OP_STRING``: UTF-8 text, LEN; ``OP_BYTES``: LEN.
+OP_VARINT, OP_ENUM, OP_ZIGZAG, OP_BOOL, OP_FIXED, OP_FLOAT32, OP_STRING, OP_BYTES = range(8)
+OPS: tuple[str, ...] = ("varint", "enum", "zigzag", "bool", "fixed", "float32", "string", "bytes")
+
+
+def _op(t: ScalarType) -> int:
+    if t.name == "enum":
+        return OP_ENUM
+    if t.name == "bool":
+        return OP_BOOL
+    if t.zigzag:
+        return OP_ZIGZAG
+    if t.is_varint:
+        return OP_VARINT
+    if t.name == "float":
+        return OP_FLOAT32
+    if t.width is not None:
+        return OP_FIXED
+    return OP_STRING if t.name == "string" else OP_BYTES
+
+
+_OP_OF: tuple[int, ...] = tuple(_op(t) for t in _ALL)
 
 #: Every row, ``enum`` last, indexed by :attr:`ScalarType.code`.
 BY_CODE: tuple[ScalarType, ...] = _ALL

@@ -27,8 +27,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
-import pbj
-from pbj.schema import OneOf, info
+from pbj.schema import OneOf, field, info, map_field, message, oneof
 
 __all__ = [
     "Timestamp", "Duration", "DoubleValue", "FloatValue", "Int64Value", "UInt64Value",
@@ -39,7 +38,7 @@ __all__ = [
 _PKG = "google.protobuf"
 
 
-@pbj.message(full_name=f"{_PKG}.Timestamp")
+@message(full_name=f"{_PKG}.Timestamp")
 class Timestamp:
     """A point in time independent of any time zone (``google/protobuf/timestamp.proto``).
 
@@ -50,11 +49,11 @@ class Timestamp:
             999,999,999 (``int32``, field 2).
     """
 
-    seconds: int = pbj.field(1, "int64")
-    nanos: int = pbj.field(2, "int32")
+    seconds: int = field(1, "int64")
+    nanos: int = field(2, "int32")
 
 
-@pbj.message(full_name=f"{_PKG}.Duration")
+@message(full_name=f"{_PKG}.Duration")
 class Duration:
     """A signed, fixed-length span of time (``google/protobuf/duration.proto``).
 
@@ -66,79 +65,79 @@ class Duration:
             (``int32``, field 2).
     """
 
-    seconds: int = pbj.field(1, "int64")
-    nanos: int = pbj.field(2, "int32")
+    seconds: int = field(1, "int64")
+    nanos: int = field(2, "int32")
 
 
-@pbj.message(full_name=f"{_PKG}.DoubleValue")
+@message(full_name=f"{_PKG}.DoubleValue")
 class DoubleValue:
     """Wrapper for ``double`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: float = pbj.field(1, "double")
+    value: float = field(1, "double")
 
 
-@pbj.message(full_name=f"{_PKG}.FloatValue")
+@message(full_name=f"{_PKG}.FloatValue")
 class FloatValue:
     """Wrapper for ``float`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: float = pbj.field(1, "float")
+    value: float = field(1, "float")
 
 
-@pbj.message(full_name=f"{_PKG}.Int64Value")
+@message(full_name=f"{_PKG}.Int64Value")
 class Int64Value:
     """Wrapper for ``int64`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: int = pbj.field(1, "int64")
+    value: int = field(1, "int64")
 
 
-@pbj.message(full_name=f"{_PKG}.UInt64Value")
+@message(full_name=f"{_PKG}.UInt64Value")
 class UInt64Value:
     """Wrapper for ``uint64`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: int = pbj.field(1, "uint64")
+    value: int = field(1, "uint64")
 
 
-@pbj.message(full_name=f"{_PKG}.Int32Value")
+@message(full_name=f"{_PKG}.Int32Value")
 class Int32Value:
     """Wrapper for ``int32`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: int = pbj.field(1, "int32")
+    value: int = field(1, "int32")
 
 
-@pbj.message(full_name=f"{_PKG}.UInt32Value")
+@message(full_name=f"{_PKG}.UInt32Value")
 class UInt32Value:
     """Wrapper for ``uint32`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: int = pbj.field(1, "uint32")
+    value: int = field(1, "uint32")
 
 
-@pbj.message(full_name=f"{_PKG}.BoolValue")
+@message(full_name=f"{_PKG}.BoolValue")
 class BoolValue:
     """Wrapper for ``bool`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: bool = pbj.field(1, "bool")
+    value: bool = field(1, "bool")
 
 
-@pbj.message(full_name=f"{_PKG}.StringValue")
+@message(full_name=f"{_PKG}.StringValue")
 class StringValue:
     """Wrapper for ``string`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: str = pbj.field(1, "string")
+    value: str = field(1, "string")
 
 
-@pbj.message(full_name=f"{_PKG}.BytesValue")
+@message(full_name=f"{_PKG}.BytesValue")
 class BytesValue:
     """Wrapper for ``bytes`` (``google/protobuf/wrappers.proto``): ``value`` is field 1."""
 
-    value: bytes = pbj.field(1, "bytes")
+    value: bytes = field(1, "bytes")
 
 
-@pbj.message(full_name=f"{_PKG}.Empty")
+@message(full_name=f"{_PKG}.Empty")
 class Empty:
     """A message with no fields (``google/protobuf/empty.proto``); encodes to ``b""``."""
 
 
-@pbj.message(full_name=f"{_PKG}.FieldMask")
+@message(full_name=f"{_PKG}.FieldMask")
 class FieldMask:
     """A set of symbolic field paths (``google/protobuf/field_mask.proto``).
 
@@ -147,10 +146,10 @@ class FieldMask:
             (``repeated string``, field 1).
     """
 
-    paths: tuple[str, ...] = pbj.field(1, "string", repeated=True)
+    paths: tuple[str, ...] = field(1, "string", repeated=True)
 
 
-@pbj.message(full_name=f"{_PKG}.Any")
+@message(full_name=f"{_PKG}.Any")
 class Any:
     """A message of any type with its type URL (``google/protobuf/any.proto``).
 
@@ -160,8 +159,8 @@ class Any:
         value: the packed message's encoding (``bytes``, field 2).
     """
 
-    type_url: str = pbj.field(1, "string")
-    value: bytes = pbj.field(2, "bytes")
+    type_url: str = field(1, "string")
+    value: bytes = field(2, "bytes")
 
 
 class NullValue(enum.IntEnum):
@@ -170,7 +169,7 @@ class NullValue(enum.IntEnum):
     NULL_VALUE = 0
 
 
-@pbj.message(full_name=f"{_PKG}.Struct")
+@message(full_name=f"{_PKG}.Struct")
 class Struct:
     """A JSON object (``google/protobuf/struct.proto``).
 
@@ -178,10 +177,10 @@ class Struct:
         fields: the object's members (``map<string, Value>``, field 1).
     """
 
-    fields: Mapping[str, Value] = pbj.map_field(1, "string", "Value")
+    fields: Mapping[str, Value] = map_field(1, "string", "Value")
 
 
-@pbj.message(full_name=f"{_PKG}.Value")
+@message(full_name=f"{_PKG}.Value")
 class Value:
     """A JSON value (``google/protobuf/struct.proto``).
 
@@ -193,7 +192,7 @@ class Value:
             (:class:`Struct`, 5) or ``list_value`` (:class:`ListValue`, 6).
     """
 
-    kind: OneOf | None = pbj.oneof(
+    kind: OneOf | None = oneof(
         null_value=(1, NullValue),
         number_value=(2, "double"),
         string_value=(3, "string"),
@@ -203,7 +202,7 @@ class Value:
     )
 
 
-@pbj.message(full_name=f"{_PKG}.ListValue")
+@message(full_name=f"{_PKG}.ListValue")
 class ListValue:
     """A JSON array (``google/protobuf/struct.proto``).
 
@@ -211,7 +210,7 @@ class ListValue:
         values: the array's elements (``repeated Value``, field 1).
     """
 
-    values: tuple[Value, ...] = pbj.field(1, "Value", repeated=True)
+    values: tuple[Value, ...] = field(1, "Value", repeated=True)
 
 
 #: Every well-known message class (and the enum ``NullValue``), by protobuf full name.

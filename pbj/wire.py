@@ -28,7 +28,7 @@ from pbj.scalars import WIRE_EGROUP, WIRE_I32, WIRE_I64, WIRE_LEN, WIRE_SGROUP, 
 
 __all__ = [
     "WIRE_VARINT", "WIRE_I64", "WIRE_LEN", "WIRE_SGROUP", "WIRE_EGROUP", "WIRE_I32",
-    "MAX_FIELD_NUMBER", "VARINT_BYTES", "make_tag", "tag_bytes", "encode_varint",
+    "MAX_FIELD_NUMBER", "make_tag", "tag_bytes", "encode_varint",
     "varint_size", "zigzag32", "zigzag64", "unzigzag", "read_varint", "read_size", "read_tag", "check_fields",
     "skip_field", "RANGES", "check_range",
 ]
@@ -52,15 +52,34 @@ def _varint_slow(value: int) -> bytes:
     return bytes(out)
 
 
-#: The varint encoding of every value below 2**14 (the 1- and 2-byte varints).
-VARINT_BYTES: list[bytes] = [_varint_slow(i) for i in range(1 << 14)]
-#: The low 14 bits of a longer varint: 2 bytes, both with the continuation bit set.
-VARINT_MORE: list[bytes] = [bytes(((i & 0x7F) | 0x80, (i >> 7) | 0x80)) for i in range(1 << 14)]
+_TABLES: list[list[bytes]] = []
+
+
+def _tables() -> list[list[bytes]]:
+    """``[VARINT_BYTES, VARINT_MORE]``, built on first use (not at import: the native engine needs neither)."""
+    if not _TABLES:
+        one = [bytes((i,)) for i in range(128)]
+        low = [bytes((i | 0x80,)) for i in range(128)]  # the low 7 bits with the continuation bit
+        # every value below 2**14: its 1 or 2 varint bytes; the low 14 bits of a longer varint
+        _TABLES[:] = [one + [lo + hi for hi in one[1:] for lo in low],
+                      [lo + bytes((hi | 0x80,)) for hi in range(128) for lo in low]]
+    return _TABLES
+
+
+def __getattr__(name: str) -> list[bytes]:
+    """``VARINT_BYTES`` (the varint encoding of every value below 2**14, the 1- and 2-byte
+    varints) and ``VARINT_MORE`` (the low 14 bits of a longer varint: 2 bytes, both with the
+    continuation bit set), made on first use."""
+    if name == "VARINT_BYTES":
+        return _tables()[0]
+    if name == "VARINT_MORE":
+        return _tables()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _uvarint(v: int) -> bytes:
     """The varint bytes of ``0 <= v < 2**64``, from two tables, 14 bits at a time."""
-    V, M = VARINT_BYTES, VARINT_MORE
+    V, M = _TABLES or _tables()
     if v < 0x4000:
         return V[v]
     if v < 0x10000000:

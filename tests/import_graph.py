@@ -129,3 +129,33 @@ if __name__ == "__main__":
     for u in sorted(g):
         print(u, "->", ", ".join(sorted(g[u])))
     print("cycles:", cycles(g))
+
+
+#: The names a comparison must not test a type against outside ``pbj/scalars.py``: the scalar types'
+#: names, ``enum`` and ``message`` (the emitters' old stand-in for "a message field").
+TYPE_NAMES = frozenset({"double", "float", "int64", "uint64", "int32", "fixed64", "fixed32", "bool", "string",
+                        "bytes", "uint32", "sfixed32", "sfixed64", "sint32", "sint64", "enum", "message"})
+
+
+def type_name_comparisons(source: str) -> list[tuple[int, str]]:
+    """Every comparison in ``source`` (Python) of a value with a scalar type's name.
+
+    ``x == "bool"``, ``kind != "string"``, ``kind in ("sint32", "sint64")`` and the like: a
+    ``==``/``!=``/``in``/``not in`` whose other side is a string constant of :data:`TYPE_NAMES`
+    (or a tuple, list or set of them). Returns ``(line, source text)`` of each.
+    """
+    found = []
+
+    def named(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and node.value in TYPE_NAMES
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(named(e) for e in node.elts)
+        return False
+
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(
+                isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops):
+            if any(named(side) for side in (node.left, *node.comparators)):
+                found.append((node.lineno, ast.get_source_segment(source, node) or ""))
+    return found

@@ -52,6 +52,30 @@ def test_no_circle_among_pbj_packages():
     assert import_graph.cycles(import_graph.unit_graph()) == []
 
 
+def test_no_scalar_type_name_comparison_in_the_emitters():
+    """The codec (compiler, emitters, wide tables, run-time helpers) branches on the operation codes of
+    :mod:`pbj.scalars` (``ScalarType.op``), never on a type's name."""
+    codec = sorted((import_graph.ROOT / "codec").glob("*.py"))
+    assert len(codec) >= 10
+    found = {p.name: import_graph.type_name_comparisons(p.read_text()) for p in codec}
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_no_scalar_type_name_in_the_c_engine():
+    """No C file of the native engine holds a scalar type's name: it reads the codes the plan carries."""
+    sources = sorted((import_graph.ROOT / "_native").glob("*.[ch]"))
+    assert sources
+    hits = [(p.name, n) for p in sources for n in sorted(import_graph.TYPE_NAMES - {"message"})
+            if f'"{n}"' in p.read_text()]
+    assert hits == []
+
+
+def test_the_type_name_finder_finds_comparisons():
+    """The check can fail: each form of comparison is found, an op-code comparison is not."""
+    source = 'a = kind == "bool"\nb = "sint32" != k\nc = k in ("string", "bytes")\nd = r.op == OP_BOOL\ne = k == "x"\n'
+    assert [line for line, _ in import_graph.type_name_comparisons(source)] == [1, 2, 3]
+
+
 def test_the_cycle_finder_finds_a_circle():
     """The check can fail: a three-unit circle is found, a chain is not."""
     assert import_graph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

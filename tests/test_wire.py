@@ -337,3 +337,18 @@ def test_tag_sizes_through_messages(name, hexed, google):
     assert google("Far")(**{name: 1}).SerializeToString(deterministic=True) == expected
     assert both_writers(obj) == (expected, expected)
     assert pbj.decode(Far, expected) == obj
+
+
+def test_varint_tables_are_made_on_first_use_and_hold_every_short_varint():
+    """``import pbj.wire`` builds no table (the native engine needs none); read, they hold the
+    1- and 2-byte varints and the 2-byte low parts of longer ones."""
+    import subprocess
+    import sys
+    code = "import pbj, pbj.wire as w; print(len(w._TABLES)); w.VARINT_BYTES; print(len(w._TABLES))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PBJ_ENGINE": "native"}).stdout.split()
+    assert out == ["0", "2"]
+    from pbj.wire import VARINT_BYTES, VARINT_MORE, _varint_slow
+    assert len(VARINT_BYTES) == len(VARINT_MORE) == 1 << 14
+    assert all(VARINT_BYTES[i] == _varint_slow(i) for i in range(1 << 14))
+    assert all(VARINT_MORE[i] == _varint_slow(i | (1 << 14))[:2] for i in range(1 << 14))

@@ -66,10 +66,12 @@ class Codec:
     """The codec of one message class (its ``__pbj_codec__``): its plan, its native form, and the
     functions of the pure-Python engine.
 
-    The Python functions (and ``source``, ``filename``, ``name``) are made on the first call of
-    one of them (or read of the others), for the whole batch the class was compiled with: with
-    the native engine in use they are only made when the pure-Python engine is needed (an error
-    to explain, an input the native engine declines, ``pbj.source_of``).
+    The Python functions are made on the first call of one of them, for the whole batch the
+    class was compiled with and one *part* at a time (:data:`PARTS`: the forward writer's
+    three functions, the reverse writer, the parser): a first encode compiles no parser, a
+    first decode no writer. With the native engine in use they are only made when the
+    pure-Python engine is needed (an error to explain, an input the native engine declines,
+    ``pbj.source_of``). Reading ``source`` or ``filename`` makes every part.
 
     Attributes:
         plan: the class's :class:`~pbj.codec.plan.MessagePlan`.
@@ -86,8 +88,7 @@ class Codec:
         filename: the linecache name the source is registered under.
     """
 
-    __slots__ = ("_filename", "_name", "_python", "_source", "native", "parse", "plan", "size", "write",
-                 "write_fresh", "write_reverse")
+    __slots__ = ("_name", "_python", "native", "parse", "plan", "size", "write", "write_fresh", "write_reverse")
 
     size: Callable[..., int]
     write: Callable[..., None]
@@ -98,21 +99,21 @@ class Codec:
     def __init__(self, plan: MessagePlan, python: _PythonCode) -> None:
         self.plan = plan
         self.native: Any = None
-        self._python: _PythonCode | None = python
-        self._name = self._source = self._filename = ""
-        # until the batch's Python code exists, each role is a stand-in that makes it, then runs it
-        # (plain slots, no __getattr__: reading a codec's attributes stays the interpreter's fast path)
+        self._python: _PythonCode = python
+        self._name = ""
+        # until a part of the batch's Python code exists, each role is a stand-in that makes it, then
+        # runs it (plain slots, no __getattr__: reading a codec's attributes stays the interpreter's fast path)
         for role in _ROLES:
             setattr(self, role, _stand_in(self, role))
 
     @property
     def has_python_code(self) -> bool:
-        """Whether the pure-Python engine's functions of this class exist yet (they are made on first need)."""
-        return self._python is None
+        """Whether some of the pure-Python engine's functions of this class exist yet (made on first need)."""
+        return bool(self._python.made)
 
-    def _made(self) -> Codec:
-        if self._python is not None:
-            self._python.make()
+    def _made(self, part: int | None = None) -> Codec:
+        """Make part ``part`` of :data:`PARTS` of the Python code (every part: ``None``), once; returns ``self``."""
+        self._python.make(part)
         return self
 
     @property
@@ -122,52 +123,121 @@ class Codec:
 
     @property
     def source(self) -> str:
-        """The class's generated source, as compiled (makes the Python code if needed)."""
-        return self._made()._source
+        """The class's generated source, as compiled (makes every part of the Python code if needed)."""
+        self._made()
+        return self._python.source(self.plan.idx)
 
     @property
     def filename(self) -> str:
         """The linecache name the source is registered under (makes the Python code if needed)."""
-        return self._made()._filename
+        self._made()
+        return self._python.files[self.plan.idx][0]
+
+
+#: The parts of a class's Python code, each emitted and compiled on its first need, in source order:
+#: the forward writer (``size``, ``write``, ``write_fresh``), the reverse writer, the parser.
+PARTS: tuple[tuple[str, ...], ...] = (("size", "write", "write_fresh"), ("write_reverse",), ("parse",))
+_PART_OF = {role: k for k, roles in enumerate(PARTS) for role in roles}
 
 
 def _stand_in(codec: Codec, role: str) -> Callable[..., Any]:
+    part = _PART_OF[role]
+
     def make_then_run(*args: Any, **kwargs: Any) -> Any:
-        return getattr(codec._made(), role)(*args, **kwargs)
+        return getattr(codec._made(part), role)(*args, **kwargs)
     make_then_run.__qualname__ = f"make_python_code_then_{role}"
     return make_then_run
 
 
 class _PythonCode:
-    """The pure-Python engine's code of one batch, emitted and compiled on first need."""
+    """The pure-Python engine's code of one batch, emitted and compiled one part at a time on first need.
 
-    __slots__ = ("batch", "codecs")
+    The parts are emitted in source order (so a class's source and its generated names are the same
+    whichever part is needed first) and each is compiled when first needed, under its class's
+    linecache name, at the lines it has in the class's source.
+    """
+
+    __slots__ = ("batch", "codecs", "ctx", "emitted", "files", "made", "owner")
 
     def __init__(self, batch: BatchPlan) -> None:
         self.batch = batch
         self.codecs: list[Codec] = []
+        self.ctx: Emit | None = None
+        self.emitted: list[list[str]] = []  # emitted[part][i]: the text of that part of batch.messages[i]
+        self.made: set[int] = set()
+        self.files: list[list[Any]] = []  # per class: [linecache name, entry]
+        self.owner: Any = None
 
-    def make(self) -> None:
-        """Emit and compile the batch's source (once), after that of the batches it refers to."""
+    def source(self, i: int) -> str:
+        """The source of ``batch.messages[i]``: the text of its parts emitted so far, in order."""
+        if len(self.made) == len(PARTS):
+            return "".join(self.files[i][1][2])  # every part compiled: the lines registered in linecache
+        return "\n".join(texts[i] for texts in self.emitted)
+
+    def make(self, part: int | None = None) -> None:
+        """Emit and compile part ``part`` of :data:`PARTS` (all parts: ``None``) of the batch, once,
+        after the same part of the batches it refers to."""
         with _lock:
-            if self.codecs and self.codecs[0]._python is None:
-                return
-            for c in self.batch.classes[len(self.batch.messages):]:  # earlier batches first
-                codec = c.__dict__.get("__pbj_codec__")
-                if codec is not None and codec._python is not None:
-                    codec._python.make()
-            if getattr(_state, "compiling", None) is not None:
-                raise RuntimeError(
-                    f"pbj cannot compile the Python code of {self.batch.messages[0].cls.__qualname__} while this "
-                    f"thread is compiling that of {_state.compiling} (a signal handler interrupted it?); use each "
-                    "class once (or call pbj.source_of(cls)) before installing the handler")
-            _state.compiling = self.batch.messages[0].cls.__qualname__
-            try:
-                _compile_python(self.batch, self.codecs)
-            finally:
-                _state.compiling = None
-            for codec in self.codecs:
-                codec._python = None  # the batch plan is kept by the codecs' plans only
+            for k in (range(len(PARTS)) if part is None else (part,)):
+                if k not in self.made:
+                    self._make(k)
+
+    def _make(self, part: int) -> None:
+        messages = self.batch.messages
+        for c in self.batch.classes[len(messages):]:  # earlier batches first
+            codec = c.__dict__.get("__pbj_codec__")
+            if codec is not None:
+                codec._python.make(part)
+        if getattr(_state, "compiling", None) is not None:
+            raise RuntimeError(
+                f"pbj cannot compile the Python code of {messages[0].cls.__qualname__} while this "
+                f"thread is compiling that of {_state.compiling} (a signal handler interrupted it?); use each "
+                "class once (or call pbj.source_of(cls)) before installing the handler")
+        _state.compiling = messages[0].cls.__qualname__
+        try:
+            self._compile(part)
+        finally:
+            _state.compiling = None
+        self.made.add(part)
+        if len(self.made) == len(PARTS):
+            # the emission's state (names taken, constants' keys) is not needed any more, and the
+            # source is the text registered in linecache
+            self.ctx = None
+            self.emitted = []
+
+    def _compile(self, part: int) -> None:
+        from pbj.codec.source import Batch, register_lines
+        if self.ctx is None:
+            self.ctx = _emission(self.batch)
+            self.owner = Batch(self.files)
+            self.ctx.scope.values["__pbj_batch__"] = self.owner
+        ctx = self.ctx
+        scope, stems = ctx.scope, ctx.stems
+        messages = self.batch.messages
+        for i in range(len(messages), len(self.batch.classes)):  # earlier batches' functions, made above
+            codec = self.batch.classes[i].__dict__.get("__pbj_codec__")
+            if codec is not None:
+                for role in PARTS[part]:
+                    scope.bind(f"{role}_{stems[i]}", getattr(codec, role))
+        while len(self.emitted) <= part:  # every part before this one is emitted first: same names whatever the order
+            emit = _PART_EMITTERS[len(self.emitted)]
+            self.emitted.append([emit(ctx, mp) for mp in messages])
+        namespace = scope.values
+        for mp, codec in zip(messages, self.codecs, strict=True):
+            i = mp.idx
+            lines = sum(texts[i].count("\n") + 1 for texts in self.emitted[:part])  # + 1: the blank line between
+            text = self.source(i)
+            if len(self.files) <= i:
+                cls = mp.cls
+                filename, entry = register_lines(f"{cls.__module__}.{cls.__qualname__}", text)
+                self.files.append([filename, entry])
+            else:
+                self.files[i][1] = register_lines(self.files[i][0], text, replace=self.files[i][1])[1]
+            exec(compile("\n" * lines + self.emitted[part][i], self.files[i][0], "exec"), namespace)
+            name = stems[i]
+            codec._name = name
+            for role in PARTS[part]:
+                setattr(codec, role, namespace[f"{role}_{name}"])
 
 
 def reachable(cls: type, compiled_stop: bool = True) -> list[MessageInfo]:
@@ -254,10 +324,7 @@ def recursion_groups(infos: list[MessageInfo]) -> list[list[MessageInfo]]:
 
 def emit_class(ctx: Emit, plan: MessagePlan) -> str:
     """The whole generated source of one class: forward writer, reverse writer, parser."""
-    from pbj.codec.forward import emit_forward
-    from pbj.codec.parse import emit_parse
-    from pbj.codec.reverse import emit_reverse
-    return "\n".join([emit_forward(ctx, plan), emit_reverse(ctx, plan), emit_parse(ctx, plan)])
+    return "\n".join(emit(ctx, plan) for emit in _PART_EMITTERS)
 
 
 def emit_batch(infos: list[MessageInfo]) -> tuple[BatchPlan, Scope, list[str], list[str]]:
@@ -273,8 +340,8 @@ def emit_batch(infos: list[MessageInfo]) -> tuple[BatchPlan, Scope, list[str], l
     return (batch, *emit_plan(batch))
 
 
-def emit_plan(batch: BatchPlan) -> tuple[Scope, list[str], list[str]]:
-    """Emit the source of a batch plan: ``(scope, stems, texts)`` as :func:`emit_batch` returns them.
+def _emission(batch: BatchPlan) -> Emit:
+    """The emission of a batch, names allocated, nothing emitted yet.
 
     The emitters and the generated code's helpers are imported here, on the first need of the
     pure-Python engine's code: the native engine runs without them.
@@ -286,44 +353,44 @@ def emit_plan(batch: BatchPlan) -> tuple[Scope, list[str], list[str]]:
     scope.values["__name__"] = "pbj.codec.generated"
     scope.name("__pbj_batch__")
     stems: list[str] = []
-    for i, c in enumerate(batch.classes):
-        stem = scope.names(*(f"{r}_" for r in _ROLES), stem=c.__name__)
-        stems.append(stem)
+    for c in batch.classes:
+        stems.append(scope.names(*(f"{r}_" for r in _ROLES), stem=c.__name__))
+    return Emit(batch, scope, stems)
+
+
+def emit_plan(batch: BatchPlan) -> tuple[Scope, list[str], list[str]]:
+    """Emit the source of a batch plan: ``(scope, stems, texts)`` as :func:`emit_batch` returns them.
+
+    The parts are emitted in the order the compiler emits them (each part of every class, part
+    after part), so the texts are those the compiled classes' ``source`` gives.
+    """
+    ctx = _emission(batch)
+    for i, c in enumerate(batch.classes[len(batch.messages):], len(batch.messages)):
         codec = c.__dict__.get("__pbj_codec__")
-        if i >= len(batch.messages) and codec is not None:
+        if codec is not None:
             for role in _ROLES:
-                scope.bind(f"{role}_{stem}", getattr(codec, role))
-    ctx = Emit(batch, scope, stems)
-    texts = [emit_class(ctx, mp) for mp in batch.messages]
-    return scope, stems, texts
+                ctx.scope.bind(f"{role}_{ctx.stems[i]}", getattr(codec, role))
+    parts = [[emit(ctx, mp) for mp in batch.messages] for emit in _PART_EMITTERS]
+    return ctx.scope, ctx.stems, ["\n".join(texts) for texts in zip(*parts, strict=True)]
 
 
-def _compile_python(batch: BatchPlan, codecs: list[Codec]) -> None:
-    """Emit, compile and install the Python functions of a batch on its codecs."""
-    from pbj.codec.source import Batch, register_lines
-    scope, stems, texts = emit_plan(batch)
-    namespace = scope.values
-    owner = Batch()
-    namespace["__pbj_batch__"] = owner
-    entries: list[tuple[str, tuple]] = []
-    try:
-        for mp, text in zip(batch.messages, texts, strict=True):
-            cls = mp.cls
-            filename, entry = register_lines(f"{cls.__module__}.{cls.__qualname__}", text)
-            entries.append((filename, entry))
-            exec(compile(text, filename, "exec"), namespace)
-    finally:
-        owner.finalize(entries)
-    for codec, mp, text, (filename, _) in zip(codecs, batch.messages, texts, entries, strict=True):
-        name = stems[mp.idx]
-        codec._name = name
-        codec.size = namespace[f"size_{name}"]
-        codec.write = namespace[f"write_{name}"]
-        codec.write_fresh = namespace[f"write_fresh_{name}"]
-        codec.write_reverse = namespace[f"write_reverse_{name}"]
-        codec.parse = namespace[f"parse_{name}"]
-        codec._source = text
-        codec._filename = filename
+def _emit_forward(ctx: Emit, plan: MessagePlan) -> str:
+    from pbj.codec.forward import emit_forward
+    return emit_forward(ctx, plan)
+
+
+def _emit_reverse(ctx: Emit, plan: MessagePlan) -> str:
+    from pbj.codec.reverse import emit_reverse
+    return emit_reverse(ctx, plan)
+
+
+def _emit_parse(ctx: Emit, plan: MessagePlan) -> str:
+    from pbj.codec.parse import emit_parse
+    return emit_parse(ctx, plan)
+
+
+#: The emitter of each of :data:`PARTS`.
+_PART_EMITTERS = (_emit_forward, _emit_reverse, _emit_parse)
 
 
 def _compile_batch(infos: list[MessageInfo]) -> list[Codec]:

@@ -27,24 +27,30 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Scope, attr_ok, comment
+from pbj.scalars import ScalarType
 
-__all__ = ["Emit", "kind_of", "INT_KINDS", "describe", "describe_run", "presence_test"]
+__all__ = ["Emit", "kind_of", "name_of", "INT_OPS", "describe", "describe_run", "presence_test"]
 
-#: The varint types written as they are (no ZigZag), ``bool`` excluded.
-INT_KINDS = frozenset(t.name for t in scalars.BY_CODE if t.is_varint and not t.zigzag and t.name != "bool")
+#: The operation codes of the varints the writers write as they are (no ZigZag, not ``bool``).
+INT_OPS = frozenset((scalars.OP_VARINT, scalars.OP_ENUM))
 
 
-def kind_of(code: int) -> str:
-    """The scalar name of a type code, or ``"message"``."""
+def kind_of(code: int) -> ScalarType | None:
+    """The scalar row of a type code, or ``None`` for :data:`~pbj.codec.plan.MESSAGE`."""
+    return None if code == MESSAGE else row_of(code)
+
+
+def name_of(code: int) -> str:
+    """The scalar name of a type code, or ``"message"`` (for comments)."""
     return "message" if code == MESSAGE else row_of(code).name
 
 
 def describe(f: FieldPlan) -> str:
     """The comment that heads a field's code: ``# memo = 6 (string)``."""
     if f.key >= 0:
-        what = f"map<{row_of(f.key).name}, {kind_of(f.type)}>"
+        what = f"map<{row_of(f.key).name}, {name_of(f.type)}>"
     else:
-        what = ("group" if f.group else kind_of(f.type)) if f.type == MESSAGE or f.group else row_of(f.type).name
+        what = ("group" if f.group else name_of(f.type)) if f.type == MESSAGE or f.group else row_of(f.type).name
         if f.label in (REPEATED, PACKED):
             what = f"repeated {what}" + (", packed" if f.label == PACKED else "")
     return f"# {comment(f.proto_name)} = {f.number} ({what})"
@@ -92,6 +98,16 @@ class Emit:
         self.batch = batch
         self.scope = scope
         self.stems = stems
+        self._rows: dict[tuple[int, int], tuple[dict[str, Any], tuple]] = {}
+
+    def wide_row(self, plan: MessagePlan, f: FieldPlan, role: str) -> tuple[Any, tuple]:
+        """The table row of role ``role`` of field ``f`` of wide message ``plan``
+        (:func:`pbj.codec.wide.scalar_row`; its argument made once for all roles)."""
+        row = self._rows.get((plan.idx, f.idx))
+        if row is None:
+            from pbj.codec.wide import scalar_row
+            row = self._rows[plan.idx, f.idx] = scalar_row(plan, f)
+        return row[0][role], row[1]
 
     def const(self, value: Any, stem: str) -> str:
         """See :meth:`Scope.const`."""
@@ -109,10 +125,10 @@ class Emit:
         """
         return self.scope.shared(("TV", tag), f"TV_{tag.hex()}", lambda: [tag + bytes((i,)) for i in range(128)])
 
-    def tagged_struct(self, tag: bytes, kind: str) -> str:
-        """A ``struct.Struct`` packing a field's tag bytes and one fixed-width value."""
-        fmt = "<" + "B" * len(tag) + (scalars.SCALARS[kind].struct_format or "")[1:]
-        return self.scope.shared(("ST", tag, kind), f"ST_{tag.hex()}_{kind}", lambda: struct.Struct(fmt))
+    def tagged_struct(self, tag: bytes, kind: ScalarType) -> str:
+        """A ``struct.Struct`` packing a field's tag bytes and one fixed-width value of scalar ``kind``."""
+        fmt = "<" + "B" * len(tag) + (kind.struct_format or "")[1:]
+        return self.scope.shared(("ST", tag, kind.name), f"ST_{tag.hex()}_{kind.name}", lambda: struct.Struct(fmt))
 
     def get(self, plan: MessagePlan, name: str, obj: str = "o") -> str:
         """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot).

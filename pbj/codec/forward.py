@@ -30,8 +30,8 @@ order of their UTF-8), every entry written with both key and value.
 
 from __future__ import annotations
 
-from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
+from pbj import wire
+from pbj.codec.emit import INT_OPS, Emit, describe, describe_run, kind_of, presence_test, str_encode
 from pbj.codec.plan import (
     EXPLICIT,
     EXTENSIONS,
@@ -45,59 +45,60 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source, comment
+from pbj.codec.wide import is_row, is_wide
+from pbj.scalars import OP_BOOL, OP_BYTES, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
 
 
-def size_expr(kind: str, v: str) -> str:
+def size_expr(kind: ScalarType, v: str) -> str:
     """Source for the encoded size of one scalar value (no tag)."""
-    if kind in INT_KINDS:
+    if kind.op in INT_OPS:
         return (f"(1 if 0 <= {v} < 128 else 2 if 0 <= {v} < 16384 else 3 if 0 <= {v} < 2097152 "
-                f"else 4 if 0 <= {v} < 268435456 else _vsize({v}, {kind!r}))")
-    if kind in ("sint32", "sint64"):
-        zz = "_zz32" if kind == "sint32" else "_zz64"
+                f"else 4 if 0 <= {v} < 268435456 else _vsize({v}, {kind.name!r}))")
+    if kind.op == OP_ZIGZAG:
+        zz = f"_zz{kind.bits}"
         return (f"(1 if -64 <= {v} < 64 else 2 if -8192 <= {v} < 8192 else 3 if -1048576 <= {v} < 1048576 "
                 f"else 4 if -134217728 <= {v} < 134217728 else _vsize({zz}({v})))")
-    if kind == "bool":
+    if kind.op == OP_BOOL:
         return "1"
-    width = scalars.row(kind).width
+    width = kind.width
     if width:
         return str(width)
     raise AssertionError(kind)
 
 
-def value_expr(ctx: Emit, kind: str, v: str) -> str:
+def value_expr(ctx: Emit, kind: ScalarType, v: str) -> str:
     """Source for the bytes of one scalar value (no tag)."""
-    if kind in INT_KINDS:
-        return f"(_V[{v}] if 0 <= {v} < 16384 else _venc({v}, {kind!r}))"
-    if kind == "sint32":
-        return f"(_V[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> 31)) < 16384 else _venc(_zz32({v})))"
-    if kind == "sint64":
-        return f"(_V[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> 63)) < 16384 else _venc(_zz64({v})))"
-    if kind == "bool":
+    if kind.op in INT_OPS:
+        return f"(_V[{v}] if 0 <= {v} < 16384 else _venc({v}, {kind.name!r}))"
+    if kind.op == OP_ZIGZAG:
+        bits = kind.bits or 64
+        return f"(_V[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> {bits - 1})) < 16384 else _venc(_zz{bits}({v})))"
+    if kind.op == OP_BOOL:
         return f"(_B1 if {v} else _B0)"
-    if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+    if kind.op == OP_FLOAT32:  # a NaN keeps its bits (pbj.codec.float32)
         return f"(_S_float.pack({v}) if {v} == {v} else _f32b({v}))"
-    return f"_S_{kind}.pack({v})"
+    return f"_S_{kind.name}.pack({v})"
 
 
-def tagged_expr(ctx: Emit, tag: bytes, kind: str, v: str) -> str:
+def tagged_expr(ctx: Emit, tag: bytes, kind: ScalarType, v: str) -> str:
     """Source for the bytes of a tag and one scalar value, as one piece."""
     tv = ctx.tv(tag)
     t = ctx.tag(tag)
-    if kind in INT_KINDS:
+    if kind.op in INT_OPS:
         return (f"({tv}[{v}] if 0 <= {v} < 128 else {t} + _V[{v}] if 0 <= {v} < 16384 "
                 f"else {t} + _VM[{v} & 16383] + _V[{v} >> 14] if 0 <= {v} < 268435456 "
-                f"else {t} + _venc({v}, {kind!r}))")
-    if kind in ("sint32", "sint64"):
-        bits = 31 if kind == "sint32" else 63
+                f"else {t} + _venc({v}, {kind.name!r}))")
+    if kind.op == OP_ZIGZAG:
+        bits = (kind.bits or 64) - 1
         return (f"({tv}[_z] if 0 <= (_z := ({v} << 1) ^ ({v} >> {bits})) < 128 else {t} + _V[_z] if _z < 16384 "
                 f"else {t} + _VM[_z & 16383] + _V[_z >> 14] if _z < 268435456 "
                 f"else {t} + _venc(_zz{bits + 1}({v})))")
-    if kind == "bool":
+    if kind.op == OP_BOOL:
         return f"({tv}[1] if {v} else {tv}[0])"
     packed = f"{ctx.tagged_struct(tag, kind)}.pack({', '.join(str(b) for b in tag)}, {v})"
-    if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+    if kind.op == OP_FLOAT32:  # a NaN keeps its bits (pbj.codec.float32)
         return f"({packed} if {v} == {v} else {ctx.tag(tag)} + _f32b({v}))"
     return packed
 
@@ -123,12 +124,12 @@ def _size_sub(ctx: Emit, src: Source, f: FieldPlan, v: str, acc: str = "n") -> N
         src(f"{acc} += {len(f.tag)} + {_lensize_expr('_s')} + _s")
 
 
-def _size_value(src: Source, kind: str, v: str, tagsize: int, acc: str = "n", utf8: bool = True) -> None:
+def _size_value(src: Source, kind: ScalarType, v: str, tagsize: int, acc: str = "n", utf8: bool = True) -> None:
     """Emit ``acc += <size of a tag of tagsize bytes and the scalar v>``."""
-    if kind == "string":
+    if kind.op == OP_STRING:
         src(f"_l = len({v}) if {v}.isascii() else len({str_encode(v, utf8)})")
         src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
-    elif kind == "bytes":
+    elif kind.op == OP_BYTES:
         src(f"_l = len({v})")
         src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     else:
@@ -146,7 +147,7 @@ def _size_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None
     if f.label in (EXPLICIT, IMPLICIT):
         src(f"if {presence_test(f, 'v')}:")
         with src:
-            if kind == "message":
+            if kind is None:
                 _size_sub(ctx, src, f, "v")
             else:
                 _size_value(src, kind, "v", len(f.tag), utf8=f.utf8)
@@ -160,14 +161,14 @@ def _size_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None
                 src("_p = 0")
                 src("for x in v:")
                 with src:
-                    src(f"_p += {size_expr(kind, 'x')}")
+                    src(f"_p += {size_expr(row_of(f.type), 'x')}")
             src(f"n += {len(f.tag)} + {_lensize_expr('_p')} + _p")
         elif f.width:
             src(f"n += len(v) * {len(f.tag) + f.width}")
         else:
             src("for x in v:")
             with src:
-                if kind == "message":
+                if kind is None:
                     _size_sub(ctx, src, f, "x")
                 else:
                     _size_value(src, kind, "x", len(f.tag), utf8=f.utf8)
@@ -179,13 +180,13 @@ def _size_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
         src("for k, x in v.items():")
         with src:
             src("_e = 0")
-            _size_value(src, row_of(f.key).name, "k", 1, "_e", f.utf8)  # key and value: field numbers 1 and 2
+            _size_value(src, row_of(f.key), "k", 1, "_e", f.utf8)  # key and value: field numbers 1 and 2
             if f.type == MESSAGE:
                 src("_s = x._pbj_size")
                 src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
                 src(f"_e += 1 + {_lensize_expr('_s')} + _s")
             else:
-                _size_value(src, row_of(f.type).name, "x", 1, "_e", f.utf8)
+                _size_value(src, row_of(f.type), "x", 1, "_e", f.utf8)
             src(f"n += {len(f.tag)} + {_lensize_expr('_e')} + _e")
 
 
@@ -236,22 +237,29 @@ def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, membe
             src("raise KeyError(w)  # not a member: the caller names the field")
 
 
+def _size_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...]) -> None:
+    """Emit ``n += <the size of write step (step, i, members)>`` (:attr:`MessagePlan.writes`)."""
+    if step == FIELD:
+        _size_field(ctx, src, plan, plan.fields[i])
+    elif step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
+    else:
+        _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
+
+
 def emit_size(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``size_<Name>(o)``."""
+    if is_wide(plan):
+        return _emit_wide(ctx, plan, "size")
     stem = ctx.stem(plan.idx)
     src = Source()
     src(f"def size_{stem}(o):")
     with src:
         src("n = 0")
         for step, i, members in plan.writes:
-            if step == FIELD:
-                _size_field(ctx, src, plan, plan.fields[i])
-            elif step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                src(f"if o._pbj_extensions: n += {ctx.extensions_helper('size_range')}(o._pbj_extensions, {lo}, {hi})")
-            else:
-                _dispatch(ctx, src, plan, i, members, "size", "n += {fn}(v[1])")
+            _size_step(ctx, src, plan, step, i, members)
         src("u = o._pbj_unknown")
         src("if u: n += len(u)")
         src(f"{_set_size(ctx, plan)}(o, n)")
@@ -318,31 +326,31 @@ def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool | str, extr
         src(f"_lb = _venc({n}); ap({ctx.tag(tag)}); ap(_lb){_count(fresh, f'{tl} + len(_lb){more}')}")
 
 
-def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: str, v: str, fresh: bool | str,
+def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: ScalarType, v: str, fresh: bool | str,
                   implicit_bool: bool = False, utf8: bool = True) -> None:
     """Emit the appends of a tag and one scalar value ``v`` of ``kind``."""
     tl = len(tag)
-    if kind == "string":
+    if kind.op == OP_STRING:
         src(f"_b = {str_encode(v, utf8)}; _l = len(_b)")
         _put_len(ctx, src, tag, "_l", fresh, "_l")
         src("ap(_b)")
-    elif kind == "bytes":
+    elif kind.op == OP_BYTES:
         src(f"_l = len({v})")
         _put_len(ctx, src, tag, "_l", fresh, "_l")
         src(f"ap({v})")
-    elif kind == "bool":
+    elif kind.op == OP_BOOL:
         if implicit_bool:
             src(f"ap({ctx.tv(tag)}[1]){_count(fresh, tl + 1)}")  # implicit presence: only true is written
         else:
             src(f"ap({ctx.tv(tag)}[1] if {v} else {ctx.tv(tag)}[0]){_count(fresh, tl + 1)}")
-    elif kind in INT_KINDS:
-        _put_varint(ctx, src, tag, v, f"_venc({v}, {kind!r})", fresh)
-    elif kind in ("sint32", "sint64"):
-        bits = 31 if kind == "sint32" else 63
+    elif kind.op in INT_OPS:
+        _put_varint(ctx, src, tag, v, f"_venc({v}, {kind.name!r})", fresh)
+    elif kind.op == OP_ZIGZAG:
+        bits = (kind.bits or 64) - 1
         src(f"_z = ({v} << 1) ^ ({v} >> {bits})")
         _put_varint(ctx, src, tag, "_z", f"_venc(_zz{bits + 1}({v}))", fresh)
     else:
-        width = scalars.row(kind).width or 0
+        width = kind.width or 0
         src(f"ap({tagged_expr(ctx, tag, kind, v)}){_count(fresh, tl + width)}")
 
 
@@ -375,7 +383,7 @@ def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: bool | 
         src(f"y = {w}.{g.name}")
         src(f"if {presence_test(g, 'y')}:")
         with src:
-            _write_scalar(ctx, src, g.tag, row_of(g.type).name, "y", acc, implicit_bool=g.label == IMPLICIT)
+            _write_scalar(ctx, src, g.tag, row_of(g.type), "y", acc, implicit_bool=g.label == IMPLICIT)
     src(f"u = {w}._pbj_unknown")
     src(f"if u: ap(u){_count(acc, 'len(u)')}")
 
@@ -422,7 +430,7 @@ def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> 
     if f.type == MESSAGE:
         _write_message(ctx, src, f, v, fresh)
     else:
-        _write_scalar(ctx, src, f.tag, row_of(f.type).name, v, fresh, implicit_bool=f.label == IMPLICIT,
+        _write_scalar(ctx, src, f.tag, row_of(f.type), v, fresh, implicit_bool=f.label == IMPLICIT,
                       utf8=f.utf8)
 
 
@@ -441,16 +449,17 @@ def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh:
     src("if v:")
     with src:
         if f.label == PACKED:
-            if f.width and kind != "bool":
+            kind = row_of(f.type)
+            if f.width and kind.op != OP_BOOL:
                 fmt = (row_of(f.type).struct_format or "")[1:]
                 src(f"_l = len(v) * {f.width}")
                 _put_len(ctx, src, f.tag, "_l", fresh, "_l")
-                if kind == "float":  # a NaN makes the sum a NaN; then each value keeps its bits
+                if kind.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
                     src("_t = sum(v)")
                     src("ap(_spack('<%df' % len(v), *v) if _t == _t else _f32pack(v))")
                 else:
                     src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
-            elif kind == "bool":
+            elif kind.op == OP_BOOL:
                 src("_l = len(v)")
                 _put_len(ctx, src, f.tag, "_l", fresh, "_l")
                 src("ap(bytes(map(bool, v)))")
@@ -470,12 +479,12 @@ def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh:
                 _write_single(ctx, src, f, "x", fresh)
 
 
-def _entry_piece(ctx: Emit, src: Source, kind: str, v: str, number: int, var: str, utf8: bool = True) -> None:
+def _entry_piece(ctx: Emit, src: Source, kind: ScalarType, v: str, number: int, var: str, utf8: bool = True) -> None:
     """Emit ``var = <tag and value of a scalar map-entry part, as one bytes piece>``."""
-    tag = wire.tag_bytes(number, scalars.row(kind).wire_type)
-    if kind == "string":
+    tag = wire.tag_bytes(number, kind.wire_type)
+    if kind.op == OP_STRING:
         src(f"_b = {str_encode(v, utf8)}\n_l = len(_b)\n{var} = {tagged_len(ctx, tag, '_l')} + _b")
-    elif kind == "bytes":
+    elif kind.op == OP_BYTES:
         src(f"_l = len({v})\n{var} = {tagged_len(ctx, tag, '_l')} + {v}")
     else:
         src(f"{var} = {tagged_expr(ctx, tag, kind, v)}")
@@ -492,7 +501,7 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
         src("for k in sorted(v):")
         with src:
             src("x = v[k]")
-            _entry_piece(ctx, src, row_of(f.key).name, "k", 1, "_kb", f.utf8)
+            _entry_piece(ctx, src, row_of(f.key), "k", 1, "_kb", f.utf8)
             if f.type == MESSAGE:
                 value_tag = wire.tag_bytes(2, wire.WIRE_LEN)
                 src("_s = x._pbj_size")
@@ -503,13 +512,38 @@ def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
                 src(f"ap(_kb)\nap({tagged_len(ctx, value_tag, '_s')})")
                 src(f"write_{ctx.stem(f.sub)}(x, ap)")
             else:
-                _entry_piece(ctx, src, row_of(f.type).name, "x", 2, "_xb", f.utf8)
+                _entry_piece(ctx, src, row_of(f.type), "x", 2, "_xb", f.utf8)
                 src("_e = len(_kb) + len(_xb)")
                 _put_len(ctx, src, f.tag, "_e", fresh, "_e")
                 src("ap(_kb)\nap(_xb)")
 
 
+def _write_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...],
+                fresh: bool) -> None:
+    """Emit the appends of write step ``(step, i, members)`` (:attr:`MessagePlan.writes`); counted in
+    ``n`` when ``fresh``."""
+    if step == FIELD:
+        _write_field(ctx, src, plan, plan.fields[i], fresh)
+    elif step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        if fresh:
+            fn = ctx.extensions_helper("write_fresh_range")
+            src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
+        else:
+            fn = ctx.extensions_helper("write_range")
+            src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
+    elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
+        _write_oneof_inline(ctx, src, plan, i, members, fresh)
+    elif fresh:
+        _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
+    else:
+        _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
+
+
 def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
+    if is_wide(plan):
+        return _emit_wide(ctx, plan, "write_fresh" if fresh else "write")
     stem = ctx.stem(plan.idx)
     src = Source()
     src(f"def write_fresh_{stem}(o, parts, ap):" if fresh else f"def write_{stem}(o, ap):")
@@ -517,23 +551,7 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         if fresh:
             src("n = 0")
         for step, i, members in plan.writes:
-            if step == FIELD:
-                _write_field(ctx, src, plan, plan.fields[i], fresh)
-            elif step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                if fresh:
-                    fn = ctx.extensions_helper("write_fresh_range")
-                    src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
-                else:
-                    fn = ctx.extensions_helper("write_range")
-                    src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
-            elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
-                _write_oneof_inline(ctx, src, plan, i, members, fresh)
-            elif fresh:
-                _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
-            else:
-                _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
+            _write_step(ctx, src, plan, step, i, members, fresh)
         src("u = o._pbj_unknown")
         if fresh:
             src("if u: ap(u); n += len(u)")
@@ -542,6 +560,65 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
         else:
             src("if u: ap(u)")
     return src.text()
+
+
+#: The arguments of each forward role's generated function, and of a wide message's row functions.
+_ARGS = {"size": "o", "write": "o, ap", "write_fresh": "o, parts, ap"}
+_ROW_ARGS = {"size": "o, _", "write": "o, _, ap", "write_fresh": "o, _, parts, ap"}
+
+
+def _emit_wide(ctx: Emit, plan: MessagePlan, role: str) -> str:
+    """Source of forward role ``role`` of a wide message: a loop over its table (:mod:`pbj.codec.wide`).
+
+    The table (``<ROLE>_<Name>``, a list with one row ``(function, argument)`` per write step)
+    holds the rows of the singular scalar fields; each other step is a function of its own,
+    emitted here and put into its row by the line after it.
+    """
+    stem = ctx.stem(plan.idx)
+    args = _ARGS[role]
+    table: list = []
+    name = ctx.const(table, f"{role.upper()}_{stem}")
+    steps = Source()
+    for k, (step, i, members) in enumerate(plan.writes):
+        f = plan.fields[i] if step == FIELD else None
+        if f is not None and is_row(f):
+            table.append(ctx.wide_row(plan, f, role))
+            continue
+        table.append(None)
+        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
+                                                 else plan.fields[members[0]].number)
+        fn = ctx.scope.name(f"{role}_{stem}__{number}")
+        steps(f"def {fn}({_ROW_ARGS[role]}):")
+        with steps:
+            if role != "write":
+                steps("n = 0")
+            if role == "size":
+                _size_step(ctx, steps, plan, step, i, members)
+            else:
+                _write_step(ctx, steps, plan, step, i, members, role == "write_fresh")
+            if role != "write":
+                steps("return n")
+        steps(f"{name}[{k}] = ({fn}, None)")
+    src = Source()
+    src(f"def {role}_{stem}({args}):")
+    with src:
+        src(f"# {len(plan.writes)} write steps: each is the function in its row of {name} (pbj.codec.wide)")
+        if role == "write":
+            src(f"for step, a in {name}:")
+            with src:
+                src("step(o, a, ap)")
+            src("u = o._pbj_unknown")
+            src("if u: ap(u)")
+        else:
+            src("n = 0")
+            src(f"for step, a in {name}:")
+            with src:
+                src(f"n += step({_ROW_ARGS[role].replace(', _', ', a')})")
+            src("u = o._pbj_unknown")
+            src("if u: n += len(u)" if role == "size" else "if u: ap(u); n += len(u)")
+            src(f"{_set_size(ctx, plan)}(o, n)")
+            src("return n")
+    return src.text() + steps.text() if steps.lines else src.text()
 
 
 def emit_write(ctx: Emit, plan: MessagePlan) -> str:
@@ -577,7 +654,7 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
             with src:
                 src(describe(m))
                 src("n = 0")
-                if kind == "message":
+                if kind is None:
                     _size_sub(ctx, src, m, "v")
                 else:
                     _size_value(src, kind, "v", len(m.tag), utf8=m.utf8)

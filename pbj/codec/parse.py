@@ -41,19 +41,22 @@ from pbj import scalars, wire
 from pbj.codec.emit import Emit, describe, kind_of, str_decode
 from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
 from pbj.codec.source import Source, comment
+from pbj.scalars import OP_BOOL, OP_ENUM, OP_FLOAT32, OP_STRING, ScalarType
 from pbj.schema import enum_default
 
 __all__ = ["emit_parse"]
 
+_INT32 = scalars.SCALARS["int32"]
 _LINEAR_LIMIT = 6  # up to this many tags, a chain of ifs; above, a binary decision tree
 
 
-def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
+def _read_varint(src: Source, var: str, kind: ScalarType | None) -> None:
     """Emit: read a varint at ``pos`` into ``var`` and advance ``pos``.
 
     Varints of up to 5 bytes are decoded inline (those of up to 4, values
     below 2**28, need no narrowing); longer ones call
-    :func:`pbj.wire.read_varint`. Values above 2**28 are narrowed to ``kind``.
+    :func:`pbj.wire.read_varint`. Values above 2**28 are narrowed to scalar ``kind``;
+    ``kind`` ``None``: the varint is a length prefix (see :func:`_narrow`).
     """
     src(f"{var} = data[pos]")
     src(f"if {var} < 128:")
@@ -87,21 +90,21 @@ def _read_varint(src: Source, var: str, kind: str = "uint64") -> None:
                         _narrow(src, kind, var)
                     src("else:")
                     with src:
-                        src(f"{var}, pos = _r{'size' if kind == 'size' else 'v'}(data, pos)")
-                        if kind != "size":  # read_size refuses what does not fit an int32 itself
+                        src(f"{var}, pos = _r{'size' if kind is None else 'v'}(data, pos)")
+                        if kind is not None:  # read_size refuses what does not fit an int32 itself
                             _narrow(src, kind, var)
 
 
-def _narrow(src: Source, kind: str, var: str) -> None:
+def _narrow(src: Source, kind: ScalarType | None, var: str) -> None:
     """Emit the narrowing of a 64-bit varint to the field's type ("Encoding": int32 etc.).
 
-    ``kind`` ``"size"`` is a length prefix: a 5-byte one above 2**31-1 is refused
+    ``kind`` ``None``: a length prefix: a 5-byte one above 2**31-1 is refused
     (:func:`pbj.wire.read_size`; a longer one is refused by ``read_size`` itself).
     """
-    if kind == "size":
+    if kind is None:
         src(f"if {var} > 0x7FFFFFFF: {var}, pos = _rsize(data, pos - 5)")
         return
-    r = scalars.row(kind)
+    r = kind
     if r.bits == 32 and r.signed_varint:
         src(f"if {var} > 0x7FFFFFFF: {var} = (({var} & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000")
     elif r.bits == 32:
@@ -110,23 +113,23 @@ def _narrow(src: Source, kind: str, var: str) -> None:
         src(f"if {var} > 0x7FFFFFFFFFFFFFFF: {var} -= 0x10000000000000000")
 
 
-def _read_scalar(src: Source, kind: str, var: str, enum_map: str | None) -> None:
+def _read_scalar(src: Source, kind: ScalarType, var: str, enum_map: str | None) -> None:
     """Emit: read one scalar of ``kind`` at ``pos`` into ``var``."""
-    r = scalars.row(kind)
-    if kind == "float":  # a NaN is read again keeping its bits (pbj.codec.float32)
+    r = kind
+    if kind.op == OP_FLOAT32:  # a NaN is read again keeping its bits (pbj.codec.float32)
         src(f"{var} = _S_float.unpack_from(data, pos)[0]")
         src(f"if {var} != {var}: {var} = _f32nan(data, pos)")
         src("pos += 4")
         return
     if r.width:
-        src(f"{var} = _S_{kind}.unpack_from(data, pos)[0]; pos += {r.width}")
+        src(f"{var} = _S_{kind.name}.unpack_from(data, pos)[0]; pos += {r.width}")
         return
     _read_varint(src, var, kind)
-    if kind == "bool":
+    if kind.op == OP_BOOL:
         src(f"{var} = {var} != 0")
     elif r.zigzag:
         src(f"{var} = ({var} >> 1) ^ -({var} & 1)")
-    elif kind == "enum":
+    elif kind.op == OP_ENUM:
         src(f"{var} = {enum_map}.get({var}, {var})")
 
 
@@ -136,7 +139,7 @@ def _read_len(src: Source) -> None:
     A length prefix is an int32 varint (:func:`pbj.wire.read_size`): longer than 5 bytes,
     or above 2**31-1, is refused, as upb does.
     """
-    _read_varint(src, "n", "size")
+    _read_varint(src, "n", None)
     src("e = pos + n")
     src("if e > end:")
     with src:
@@ -149,8 +152,8 @@ def _check_depth(src: Source) -> None:
         src('raise DecodeError("nesting too deep: the depth limit was reached")')
 
 
-def _len_value(kind: str, utf8: bool = True) -> str:
-    return str_decode("data[pos:e]", utf8) if kind == "string" else "data[pos:e]"
+def _len_value(kind: ScalarType, utf8: bool = True) -> str:
+    return str_decode("data[pos:e]", utf8) if kind.op == OP_STRING else "data[pos:e]"
 
 
 class _Parse:
@@ -214,7 +217,7 @@ def _read_closed_enum(p: _Parse, src: Source, f: FieldPlan, store: str, packed: 
     """
     if packed:
         src("_vs = pos")
-    _read_scalar(src, "int32", "v", None)  # an enum is read and narrowed as an int32
+    _read_scalar(src, _INT32, "v", None)  # an enum is read and narrowed as an int32
     src(f"_m = {p.enum_map(f)}.get(v)")
     src("if _m is None:")
     with src:
@@ -227,12 +230,12 @@ def _read_closed_enum(p: _Parse, src: Source, f: FieldPlan, store: str, packed: 
 def _packed_tuple(p: _Parse, src: Source, f: FieldPlan) -> None:
     """Emit: ``_r`` = the elements of the packed run ``data[pos:e]`` of ``f``, as a tuple; ``pos = e``."""
     r = row_of(f.type)
-    kind = r.name
+    kind = r
     if r.width:
         src(f"if n % {r.width}:")
         with src:
-            src(f'raise DecodeError("packed {kind} run of " + str(n) + " bytes is not a multiple of {r.width}")')
-        if kind == "float":  # a NaN makes the sum a NaN; then the NaNs are read again keeping their bits
+            src(f'raise DecodeError("packed {r.name} run of " + str(n) + " bytes is not a multiple of {r.width}")')
+        if kind.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then the NaNs are read again keeping their bits
             src("_r = _unpack_from('<%df' % (n // 4), data, pos); _t = sum(_r)")
             src("if _t != _t: _r = _f32run(data, pos, e, _r)")
             src("pos = e")
@@ -246,9 +249,9 @@ def _packed_tuple(p: _Parse, src: Source, f: FieldPlan) -> None:
         return
     # every element is one byte when no byte has its high bit set
     src("_q = data[pos:e]")
-    if kind == "enum":
+    if kind.op == OP_ENUM:
         fast = f"tuple(map({lookup}.get, _q, _q))"
-    elif kind == "bool":
+    elif kind.op == OP_BOOL:
         fast = "tuple(map(bool, _q))"
     else:
         fast = "tuple(_q)"
@@ -259,7 +262,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
     loc = f"f{f.idx}"
     kind = kind_of(f.type)
     p.locals.append((loc, "None"))
-    if kind == "message":
+    if kind is None:
         p.store.append((f.name, f"() if {loc} is None else tuple({loc})"))
         if f.group:
             src = p.case(wire.make_tag(f.number, wire.WIRE_SGROUP), f, loc)
@@ -274,7 +277,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
             _check_depth(src)
             src(f"{loc}.append(parse_{p.ctx.stem(f.sub)}(data, pos, e, depth - 1, None)); pos = e")
         return
-    if kind in ("string", "bytes"):
+    if kind is not None and kind.is_len:
         p.store.append((f.name, f"() if {loc} is None else tuple({loc})"))
         src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, loc)
         src(f"if {loc} is None: {loc} = []")
@@ -328,8 +331,7 @@ def _plan_singular(p: _Parse, f: FieldPlan) -> None:
     if f.type == MESSAGE:
         _plan_message(p, f, loc)
         return
-    kind = kind_of(f.type)
-    r = row_of(f.type)
+    r = kind = row_of(f.type)
     src = p.case(wire.make_tag(f.number, r.wire_type), f, None)
     if r.is_len:
         _read_len(src)
@@ -362,7 +364,7 @@ def _inline_leaf(p: _Parse, src: Source, f: FieldPlan, leaf: MessagePlan, target
                 src(f"{'if' if i == 0 else 'elif'} t == {tag}:")
                 with src:
                     src("pos += 1")
-                    _read_scalar(src, row_of(g.type).name, f"l{g.idx}", p.enum_map(g))
+                    _read_scalar(src, row_of(g.type), f"l{g.idx}", p.enum_map(g))
             src("else:")
             with src:
                 src("break")
@@ -480,8 +482,7 @@ def _plan_oneof(p: _Parse, j: int) -> None:
         if m.type == MESSAGE:
             _plan_message(p, m, f"f{m.idx}", oneof=loc)
             continue
-        kind = kind_of(m.type)
-        r = row_of(m.type)
+        r = kind = row_of(m.type)
         src = p.case(wire.make_tag(m.number, r.wire_type), m, None)
         if r.is_len:
             _read_len(src)
@@ -497,20 +498,20 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
     loc = f"f{f.idx}"
     p.locals.append((loc, "None"))
     p.store.append((f.name, f"_EMPTY_MAP if {loc} is None else _FrozenMap({loc})"))
-    kkind = row_of(f.key).name
+    kkind = row_of(f.key)
     vkind = kind_of(f.type)
-    src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, ("map", kkind))
+    src = p.case(wire.make_tag(f.number, wire.WIRE_LEN), f, ("map", kkind.name))
     _read_len(src)
     src(f"if {loc} is None: {loc} = {{}}")
     key_default = repr(row_of(f.key).zero)
-    if vkind == "message":
+    if vkind is None:
         value_default = "None"
-    elif vkind == "enum":
+    elif vkind.op == OP_ENUM:
         value_default = p.ctx.const(f.default if f.default is not None else enum_default(f.enum),
                                     f"D_{f.enum.__name__}")
     else:
         value_default = repr(row_of(f.type).zero)
-    src(f"k = {key_default}; x = {value_default}; _u = False{'; _xm = None' if vkind == 'message' else ''}")
+    src(f"k = {key_default}; x = {value_default}; _u = False{'; _xm = None' if vkind is None else ''}")
     src("while pos < e:")
     with src:
         src("t = data[pos]")
@@ -536,7 +537,7 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
     src("if pos != e:")
     with src:
         src('raise DecodeError("map entry overruns its length")')
-    if vkind == "message":
+    if vkind is None:
         src("if _xm is not None:")
         with src:
             src("_xm.reverse()")
@@ -555,8 +556,8 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
         src(f"{loc}[k] = x")
 
 
-def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_map: str | None) -> None:
-    if kind in ("string", "bytes", "message"):
+def _entry_read(p: _Parse, src: Source, kind: ScalarType | None, var: str, f: FieldPlan, enum_map: str | None) -> None:
+    if kind is None or kind.is_len:
         src("_n = data[pos]")
         src("if _n < 128:")
         with src:
@@ -568,7 +569,7 @@ def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_
         src("if _ee > e:")
         with src:
             src('raise DecodeError("truncated input: map entry value runs past the entry")')
-        if kind == "message":
+        if kind is None:
             # a value that occurs again merges into the first ("Maps": an entry is a message), over all
             # its spans at the end of the entry, as _plan_message does
             _check_depth(src)
@@ -581,7 +582,7 @@ def _entry_read(p: _Parse, src: Source, kind: str, var: str, f: FieldPlan, enum_
                 src("_xm.append((pos, _ee))")
             src("pos = _ee")
         else:
-            value = str_decode("data[pos:_ee]", f.utf8) if kind == "string" else "data[pos:_ee]"
+            value = str_decode("data[pos:_ee]", f.utf8) if kind.op == OP_STRING else "data[pos:_ee]"
             src(f"{var} = {value}; pos = _ee")
     else:
         _read_scalar(src, kind, var, enum_map)

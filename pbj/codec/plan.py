@@ -224,7 +224,7 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
     width = 0
     if code != MESSAGE:
         r = scalars.BY_CODE[code]
-        width = r.width or (1 if r.name == "bool" else 0)
+        width = r.width or (1 if r.op == scalars.OP_BOOL else 0)
     enum_cls = value_type if code == scalars.ENUM.code else None
     return FieldPlan(
         name=f.name, proto_name=f.proto_name or f.name, number=f.number, idx=index, slot=slot,

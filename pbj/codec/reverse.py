@@ -24,8 +24,8 @@ The output equals the forward writer's byte for byte.
 
 from __future__ import annotations
 
-from pbj import scalars, wire
-from pbj.codec.emit import INT_KINDS, Emit, describe, describe_run, kind_of, presence_test, str_encode
+from pbj import wire
+from pbj.codec.emit import INT_OPS, Emit, describe, describe_run, kind_of, presence_test, str_encode
 from pbj.codec.plan import (
     EXPLICIT,
     EXTENSIONS,
@@ -39,6 +39,8 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source
+from pbj.codec.wide import is_row, is_wide
+from pbj.scalars import OP_BOOL, OP_BYTES, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
 
@@ -71,9 +73,9 @@ def _put_len(src: Source, n: str) -> None:
         src(f"pos = _rvar(mv, pos, {n})")
 
 
-def _put_scalar(src: Source, kind: str, v: str) -> None:
+def _put_scalar(src: Source, kind: ScalarType, v: str) -> None:
     """Emit the backwards write of one scalar value (room already made)."""
-    if kind in INT_KINDS:
+    if kind.op in INT_OPS:
         src(f"if 0 <= {v} < 128:")
         with src:
             src(f"pos -= 1; mv[pos] = {v}")
@@ -90,9 +92,9 @@ def _put_scalar(src: Source, kind: str, v: str) -> None:
                 f"mv[pos + 2] = (({v} >> 14) & 127) | 128; mv[pos + 3] = {v} >> 21")
         src("else:")
         with src:
-            src(f"pos = _rvar(mv, pos, {v}, {kind!r})")
-    elif kind in ("sint32", "sint64"):
-        bits = 31 if kind == "sint32" else 63
+            src(f"pos = _rvar(mv, pos, {v}, {kind.name!r})")
+    elif kind.op == OP_ZIGZAG:
+        bits = (kind.bits or 64) - 1
         src(f"_z = ({v} << 1) ^ ({v} >> {bits})")
         src("if 0 <= _z < 128:")
         with src:
@@ -100,20 +102,20 @@ def _put_scalar(src: Source, kind: str, v: str) -> None:
         src("else:")
         with src:
             src(f"pos = _rvar(mv, pos, _zz{bits + 1}({v}))")
-    elif kind == "bool":
+    elif kind.op == OP_BOOL:
         src(f"pos -= 1; mv[pos] = 1 if {v} else 0")
     else:
-        if kind == "float":  # a NaN keeps its bits (pbj.codec.float32)
+        if kind.op == OP_FLOAT32:  # a NaN keeps its bits (pbj.codec.float32)
             src(f"pos -= 4; _PI_float(mv, pos, {v}) if {v} == {v} else _f32into(mv, pos, {v})")
         else:
-            src(f"pos -= {scalars.row(kind).width}; _PI_{kind}(mv, pos, {v})")
+            src(f"pos -= {kind.width}; _PI_{kind.name}(mv, pos, {v})")
 
 
-def _scalar_room(kind: str) -> int:
+def _scalar_room(kind: ScalarType) -> int:
     """The most bytes one scalar value of ``kind`` takes."""
-    if kind == "bool":
+    if kind.op == OP_BOOL:
         return 1
-    return scalars.row(kind).width or 10
+    return kind.width or 10
 
 
 def _is_fixed_budget(f: FieldPlan) -> bool:
@@ -122,7 +124,7 @@ def _is_fixed_budget(f: FieldPlan) -> bool:
 
 
 def _budget(f: FieldPlan) -> int:
-    return len(f.tag) + _scalar_room(row_of(f.type).name)
+    return len(f.tag) + _scalar_room(row_of(f.type))
 
 
 def _put_len_value(ctx: Emit, src: Source, data: str, tag: bytes, rem: int) -> None:
@@ -157,13 +159,13 @@ def _put_message(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None
 def _put_single(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
     """Emit one present singular value with its tag (scalars: room already made)."""
     kind = kind_of(f.type)
-    if kind == "string":
+    if kind is None:
+        _put_message(ctx, src, f, v, rem)
+    elif kind.op == OP_STRING:
         src(f"_b = {str_encode(v, f.utf8)}")
         _put_len_value(ctx, src, "_b", f.tag, rem)
-    elif kind == "bytes":
+    elif kind.op == OP_BYTES:
         _put_len_value(ctx, src, v, f.tag, rem)
-    elif kind == "message":
-        _put_message(ctx, src, f, v, rem)
     else:
         _put_scalar(src, kind, v)
         _put_const(ctx, src, f.tag)
@@ -189,39 +191,39 @@ def _put_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, rem: int
                 src(f"_l = len(v) * {r.width}")
                 _ensure(src, f"_l + {_LEN_ROOM + rem}")
                 src(f"pos -= _l; _spack_into('<%d{(r.struct_format or '')[1:]}' % len(v), mv, pos, *v)")
-                if kind == "float":  # a NaN makes the sum a NaN; then each value keeps its bits
+                if r.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
                     src("_t = sum(v)")
                     src("if _t != _t: mv[pos:pos + _l] = _f32pack(v)")
             else:
-                _ensure(src, f"len(v) * {_scalar_room(kind)} + {_LEN_ROOM + rem}")
+                _ensure(src, f"len(v) * {_scalar_room(r)} + {_LEN_ROOM + rem}")
                 src("_w = len(mv) - pos")
                 src("for x in reversed(v):")
                 with src:
-                    _put_scalar(src, kind, "x")
+                    _put_scalar(src, r, "x")
                 src("_l = len(mv) - pos - _w")
             _put_len(src, "_l")
             _put_const(ctx, src, f.tag)
-        elif kind in ("string", "bytes", "message"):
+        elif kind is None or kind.is_len:
             src("for x in reversed(v):")
             with src:
                 _put_single(ctx, src, f, "x", rem)
         else:
-            _ensure(src, f"len(v) * {len(f.tag) + _scalar_room(kind)} + {rem}")
+            _ensure(src, f"len(v) * {len(f.tag) + _scalar_room(row_of(f.type))} + {rem}")
             src("for x in reversed(v):")
             with src:
                 _put_single(ctx, src, f, "x", rem)
 
 
-def _entry_room(kind: str, data: str | None) -> str:
+def _entry_room(kind: ScalarType, data: str | None) -> str:
     """Source for the most bytes one map-entry part (1-byte tag included) takes."""
     if data is not None:
         return f"len({data}) + 11"
     return str(1 + _scalar_room(kind))
 
 
-def _put_entry_part(ctx: Emit, src: Source, kind: str, sub: int, v: str, data: str | None, number: int,
+def _put_entry_part(ctx: Emit, src: Source, kind: ScalarType | None, sub: int, v: str, data: str | None, number: int,
                     rem_after: str) -> None:
-    if kind == "message":
+    if kind is None:
         tag = wire.tag_bytes(number, wire.WIRE_LEN)
         src("_v = len(mv) - pos")
         src(f"pos = write_reverse_{ctx.stem(sub)}({v}, rb, pos)")
@@ -231,7 +233,7 @@ def _put_entry_part(ctx: Emit, src: Source, kind: str, sub: int, v: str, data: s
         _put_len(src, "_l")
         _put_const(ctx, src, tag)
         return
-    tag = wire.tag_bytes(number, scalars.row(kind).wire_type)
+    tag = wire.tag_bytes(number, kind.wire_type)
     if data is not None:
         src(f"_l = len({data})")
         src(f"pos -= _l; mv[pos:pos + _l] = {data}")
@@ -243,7 +245,7 @@ def _put_entry_part(ctx: Emit, src: Source, kind: str, sub: int, v: str, data: s
 
 
 def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
-    kkind = row_of(f.key).name
+    kkind = row_of(f.key)
     vkind = kind_of(f.type)
     src("if v:")
     with src:
@@ -251,17 +253,17 @@ def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
         with src:
             src("x = v[k]")
             kdata = vdata = None
-            if kkind == "string":
+            if kkind.op == OP_STRING:
                 src(f"_kb = {str_encode('k', f.utf8)}")
                 kdata = "_kb"
-            if vkind == "string":
+            if vkind is not None and vkind.op == OP_STRING:
                 src(f"_xb = {str_encode('x', f.utf8)}")
                 vdata = "_xb"
-            elif vkind == "bytes":
+            elif vkind is not None and vkind.op == OP_BYTES:
                 vdata = "x"
             key_room = _entry_room(kkind, kdata)
             after_value = f"{key_room} + {_LEN_ROOM + 11 + rem}"
-            if vkind != "message":
+            if vkind is not None:
                 _ensure(src, f"{_entry_room(vkind, vdata)} + {after_value}")
             src("_w = len(mv) - pos")
             _put_entry_part(ctx, src, vkind, f.sub, "x", vdata, 2, after_value)
@@ -276,8 +278,51 @@ def _table(ctx: Emit, plan: MessagePlan, j: int) -> str:
                             f"write_reverse_{ctx.stem(plan.idx)}__{plan.oneofs[j].name}", dict)
 
 
+def _reverse_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...],
+                  rem: int) -> None:
+    """Emit the backwards write of write step ``(step, i, members)``; ``rem`` bytes of room stay made after it."""
+    if step == FIELD:
+        _put_field(ctx, src, plan, plan.fields[i], rem)
+        return
+    if step == EXTENSIONS:
+        lo, hi = plan.extension_ranges[i]
+        src(f"# extensions {lo} to {hi - 1}")
+        src("if o._pbj_extensions:")
+        with src:
+            src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
+            src("mv = rb.writer_view")
+            if rem:
+                _ensure(src, str(rem))
+        return
+    oneof = plan.oneofs[i]
+    src(describe_run(plan, i, members))
+    src(f"v = {ctx.get(plan, oneof.name)}")
+    if len(members) == len(oneof.members):
+        src("if v is not None:")
+    else:
+        names = ctx.const(frozenset(plan.fields[m].name for m in members),
+                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
+        src(f"if v is not None and v[0] in {names}:")
+    with src:
+        src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
+        src("mv = rb.writer_view")
+        if rem:
+            _ensure(src, str(rem))
+
+
+def _put_unknown(src: Source, rem: int) -> None:
+    src("u = o._pbj_unknown")
+    src("if u:")
+    with src:
+        src("_l = len(u)")
+        _ensure(src, f"_l + {rem}")
+        src("pos -= _l; mv[pos:pos + _l] = u")
+
+
 def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
     """Source of ``write_reverse_<Name>(o, rb, pos) -> pos``."""
+    if is_wide(plan):
+        return _emit_wide(ctx, plan)
     order = list(reversed(plan.writes))
     budgets = [(_budget(plan.fields[i]) if step == FIELD and _is_fixed_budget(plan.fields[i]) else 0)
                for step, i, _ in order]
@@ -288,43 +333,48 @@ def emit_write_reverse(ctx: Emit, plan: MessagePlan) -> str:
         rem = sum(budgets)
         if rem:
             _ensure(src, str(rem))
-        src("u = o._pbj_unknown")
-        src("if u:")
-        with src:
-            src("_l = len(u)")
-            _ensure(src, f"_l + {rem}")
-            src("pos -= _l; mv[pos:pos + _l] = u")
+        _put_unknown(src, rem)
         for (step, i, members), budget in zip(order, budgets, strict=True):
             rem -= budget
-            if step == FIELD:
-                _put_field(ctx, src, plan, plan.fields[i], rem)
-                continue
-            if step == EXTENSIONS:
-                lo, hi = plan.extension_ranges[i]
-                src(f"# extensions {lo} to {hi - 1}")
-                src("if o._pbj_extensions:")
-                with src:
-                    src(f"pos = {ctx.extensions_helper('write_reverse_range')}(o._pbj_extensions, {lo}, {hi}, rb, pos)")
-                    src("mv = rb.writer_view")
-                    if rem:
-                        _ensure(src, str(rem))
-                continue
-            oneof = plan.oneofs[i]
-            src(describe_run(plan, i, members))
-            src(f"v = {ctx.get(plan, oneof.name)}")
-            if len(members) == len(oneof.members):
-                src("if v is not None:")
-            else:
-                names = ctx.const(frozenset(plan.fields[m].name for m in members),
-                                  f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
-                src(f"if v is not None and v[0] in {names}:")
-            with src:
-                src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
-                src("mv = rb.writer_view")
-                if rem:
-                    _ensure(src, str(rem))
+            _reverse_step(ctx, src, plan, step, i, members, rem)
         src("return pos")
     return src.text()
+
+
+def _emit_wide(ctx: Emit, plan: MessagePlan) -> str:
+    """Source of the reverse writer of a wide message: a loop over its table (:mod:`pbj.codec.wide`),
+    in descending field number; as :func:`pbj.codec.forward._emit_wide` for the forward roles."""
+    stem = ctx.stem(plan.idx)
+    table: list = []
+    name = ctx.const(table, f"WRITE_REVERSE_{stem}")
+    steps = Source()
+    for k, (step, i, members) in enumerate(reversed(plan.writes)):
+        f = plan.fields[i] if step == FIELD else None
+        if f is not None and is_row(f):
+            table.append(ctx.wide_row(plan, f, "write_reverse"))
+            continue
+        table.append(None)
+        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
+                                                 else plan.fields[members[0]].number)
+        fn = ctx.scope.name(f"write_reverse_{stem}__{number}")
+        steps(f"def {fn}(o, _, rb, pos):")
+        with steps:
+            steps("mv = rb.writer_view")
+            _reverse_step(ctx, steps, plan, step, i, members, 0)
+            steps("return pos")
+        steps(f"{name}[{k}] = ({fn}, None)")
+    src = Source()
+    src(f"def write_reverse_{stem}(o, rb, pos):")
+    with src:
+        src(f"# {len(plan.writes)} write steps, last first: each is the function in its row of {name} "
+            "(pbj.codec.wide)")
+        src("mv = rb.writer_view")
+        _put_unknown(src, 0)
+        src(f"for step, a in {name}:")
+        with src:
+            src("pos = step(o, a, rb, pos)")
+        src("return pos")
+    return src.text() + steps.text() if steps.lines else src.text()
 
 
 def emit_reverse_oneof_members(ctx: Emit, plan: MessagePlan) -> str:

@@ -24,7 +24,7 @@ from pbj.codec import float32
 from pbj.errors import DecodeError
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
 
-__all__ = ["HELPERS", "MAX_DEPTH", "locate", "packed_varints", "group_failed"]
+__all__ = ["MAX_DEPTH", "locate", "packed_varints", "group_failed"]
 
 #: The nesting limit of decoding (messages and groups), as Google's runtimes use.
 MAX_DEPTH = 100
@@ -127,7 +127,7 @@ def narrow(value: int, row: scalars.ScalarType) -> Any:
     A 32-bit type keeps the low 32 bits (``int32`` and ``enum`` sign-extended),
     then a ZigZag type is decoded.
     """
-    if row.name == "bool":
+    if row.op == scalars.OP_BOOL:
         return value != 0
     if row.bits == 32:
         if row.signed_varint:
@@ -144,7 +144,7 @@ def narrow(value: int, row: scalars.ScalarType) -> Any:
 
 def _varint_run(data: bytes, pos: int, end: int, row: scalars.ScalarType, lookup: Any):
     read = wire.read_varint
-    plain = row.name != "bool" and not row.zigzag  # a 1-byte varint is its own value
+    plain = row.op != scalars.OP_BOOL and not row.zigzag  # a 1-byte varint is its own value
     while pos < end:
         v = data[pos]
         if v < 128 and plain:
@@ -181,47 +181,62 @@ def group_failed(number: int, found: int) -> DecodeError:
     return DecodeError(f"group {number} has no end tag")
 
 
-#: name -> value of everything generated code reads besides its own functions and constants.
-HELPERS: dict[str, Any] = {
-    "__builtins__": __builtins__,
-    # forward writer
-    "_V": wire.VARINT_BYTES,
-    "_VM": wire.VARINT_MORE,
-    "_venc": wire.encode_varint,
-    "_vsize": wire.varint_size,
-    "_zz32": wire.zigzag32,
-    "_zz64": wire.zigzag64,
-    "_copysign": math.copysign,
-    "_spack": struct.pack,
-    "_B0": b"\x00",
-    "_B1": b"\x01",
-    # reverse writer
-    "_rvar": wire.rev_varint,
-    "_spack_into": struct.pack_into,
-    # parser
-    "_rv": wire.read_varint,
-    "_rsize": wire.read_size,
-    "_rtag": wire.read_tag,
-    "_skip": wire.skip_field,
-    "_new": object.__new__,
-    "_tnew": tuple.__new__,
-    "_OneOf": OneOf,
-    "_FrozenMap": FrozenMap,
-    "_EMPTY_MAP": EMPTY_MAP,
-    "_locate": locate,
-    "_packed_varints": packed_varints,
-    "_group_failed": group_failed,
-    "DecodeError": DecodeError,
-    "_unpack_from": struct.unpack_from,
-    # float fields: NaNs bit-exact
-    "_f32nan": float32.read_nan,
-    "_f32run": float32.packed_run,
-    "_f32b": float32.nan_bytes,
-    "_f32pack": float32.pack_run,
-    "_f32into": float32.pack_into,
-}
-for _t in scalars.SCALARS.values():
-    if _t.packer is not None:
-        HELPERS[f"_S_{_t.name}"] = _t.packer
-        # a bound method made once: ``_S_double.pack_into(...)`` made a new one on every call (memray)
-        HELPERS[f"_PI_{_t.name}"] = _t.packer.pack_into
+_HELPERS: dict[str, Any] = {}
+
+
+def __getattr__(name: str) -> dict[str, Any]:
+    """``HELPERS``: name -> value of everything generated code reads besides its own functions and
+    constants; made on first use (it holds :mod:`pbj.wire`'s varint tables, which ``import pbj``
+    on the native engine does not build)."""
+    if name != "HELPERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _HELPERS:
+        _HELPERS.update(_helpers())
+    return _HELPERS
+
+
+def _helpers() -> dict[str, Any]:
+    helpers: dict[str, Any] = {
+        "__builtins__": __builtins__,
+        # forward writer
+        "_V": wire.VARINT_BYTES,
+        "_VM": wire.VARINT_MORE,
+        "_venc": wire.encode_varint,
+        "_vsize": wire.varint_size,
+        "_zz32": wire.zigzag32,
+        "_zz64": wire.zigzag64,
+        "_copysign": math.copysign,
+        "_spack": struct.pack,
+        "_B0": b"\x00",
+        "_B1": b"\x01",
+        # reverse writer
+        "_rvar": wire.rev_varint,
+        "_spack_into": struct.pack_into,
+        # parser
+        "_rv": wire.read_varint,
+        "_rsize": wire.read_size,
+        "_rtag": wire.read_tag,
+        "_skip": wire.skip_field,
+        "_new": object.__new__,
+        "_tnew": tuple.__new__,
+        "_OneOf": OneOf,
+        "_FrozenMap": FrozenMap,
+        "_EMPTY_MAP": EMPTY_MAP,
+        "_locate": locate,
+        "_packed_varints": packed_varints,
+        "_group_failed": group_failed,
+        "DecodeError": DecodeError,
+        "_unpack_from": struct.unpack_from,
+        # float fields: NaNs bit-exact
+        "_f32nan": float32.read_nan,
+        "_f32run": float32.packed_run,
+        "_f32b": float32.nan_bytes,
+        "_f32pack": float32.pack_run,
+        "_f32into": float32.pack_into,
+    }
+    for t in scalars.SCALARS.values():
+        if t.packer is not None:
+            helpers[f"_S_{t.name}"] = t.packer
+            # a bound method made once: ``_S_double.pack_into(...)`` made a new one on every call (memray)
+            helpers[f"_PI_{t.name}"] = t.packer.pack_into
+    return helpers

@@ -150,35 +150,45 @@ class Batch:
     removes the batch's linecache entries (those still holding its text).
     """
 
-    __slots__ = ("__weakref__", "filenames")
+    __slots__ = ("__weakref__", "entries")
 
-    def __init__(self) -> None:
-        self.filenames: list[str] = []
-
-    def finalize(self, entries: list[tuple[str, tuple]]) -> None:
-        """Arrange for ``entries`` (file name, linecache entry) to go with the batch."""
+    def __init__(self, entries: list[list[Any]]) -> None:
+        """``entries``: the batch's ``[file name, linecache entry]`` pairs, a list the compiler
+        extends and updates as it compiles the batch's parts; they go with the batch."""
+        self.entries = entries
         weakref.finalize(self, _forget, entries)
 
 
-def _forget(entries: list[tuple[str, tuple]]) -> None:
+def _forget(entries: list[list[Any]]) -> None:
     cache = linecache.cache
     for filename, entry in entries:
         if cache.get(filename) is entry:
             del cache[filename]
 
 
-def register_lines(label: str, text: str) -> tuple[str, tuple]:
+def register_lines(label: str, text: str, replace: tuple | None = None) -> tuple[str, tuple]:
     """Register ``text`` in linecache under ``<pbj generated codec label>`` (numbered on clash).
+
+    Args:
+        label: the class's qualified name; or, with ``replace``, the file name registered already.
+        text: the source.
+        replace: the entry registered under ``label`` before: its text is replaced by ``text``
+            (which goes on from it: the lines compiled already keep their numbers), if it is
+            still there.
 
     Returns:
         The file name and the linecache entry.
     """
-    base = f"<pbj generated codec {comment(label)}"
-    filename = base + ">"
-    i = 2
-    while filename in linecache.cache:
-        filename = f"{base} ({i})>"
-        i += 1
+    if replace is not None:
+        filename = label
+    else:
+        base = f"<pbj generated codec {comment(label)}"
+        filename = base + ">"
+        i = 2
+        while filename in linecache.cache:
+            filename = f"{base} ({i})>"
+            i += 1
     entry = (len(text), None, text.splitlines(keepends=True), filename)
-    linecache.cache[filename] = entry
+    if replace is None or linecache.cache.get(filename) is replace:
+        linecache.cache[filename] = entry
     return filename, entry

@@ -8,7 +8,6 @@ use (construction, encode, decode, introspection), when every class exists.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import sys
 from typing import Any, TypeVar
@@ -43,6 +42,7 @@ def scalar_name_problem(ref: str) -> str | None:
     """
     if ref in _NOT_TYPES or not all(part.isidentifier() for part in ref.split(".")):
         return f"unknown scalar type {ref!r}"
+    import difflib  # on the error path only: not at import
     close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6) if ref.islower() else []
     if close:
         return f"unknown scalar type {ref!r} (did you mean {' or '.join(map(repr, close))}?)"

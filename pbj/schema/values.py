@@ -39,7 +39,6 @@ text names the class, the field (with the index, key or member) and the value.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import math
 import operator
@@ -90,6 +89,7 @@ def did_you_mean(name: str, candidates: Any) -> str:
         candidates: the names it could have been (any iterable of ``str``; others are skipped).
     """
     names = [c for c in candidates if isinstance(c, str) and c != name]
+    import difflib  # on the error path only: not at import
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower().replace("_", ""): c for c in names}
@@ -343,6 +343,7 @@ def coerce_oneof(o: OneofInfo, value: Any) -> Any:
     which, item = value
     member = next((m for m in o.members if m.name == which), None)
     if member is None:
+        import difflib  # on the error path only: not at import
         close = difflib.get_close_matches(str(which), names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise BadValue(TypeError, f"{which!r} is not a member of oneof {o.name} (members: {names}){hint}")
