@@ -103,11 +103,30 @@ typedef struct {
     int32_t *name_off;         /* nnames + 1 offsets into names */
     uint32_t ktag, vtag;       /* a map's key and value tags */
     PyObject *reencode;        /* K_ENCODED: (bytes, depth) -> bytes | None, owned */
+    int check_class;           /* K_ENCODED: its class among APlan.classes */
 } ANode;
+
+/* a message class as the canonical-form check of an encoding past the recursion depth reads it */
+typedef struct {
+    uint32_t number;
+    int label, type, oneof, sub, closed;
+} CField;
+
+typedef struct {
+    int nfields;
+    CField *fields;
+    int ndisp;
+    ADisp *disp;
+    int lut_size;
+    int16_t *lut;
+    int noneofs;
+} CClass;
 
 typedef struct {
     int nnodes;
     ANode *nodes;
+    int nclasses;
+    CClass *classes;
 } APlan;
 
 static void free_plan(APlan *pl)
@@ -127,6 +146,12 @@ static void free_plan(APlan *pl)
         Py_XDECREF(n->reencode);
     }
     PyMem_Free(pl->nodes);
+    for (int i = 0; pl->classes && i < pl->nclasses; i++) {
+        PyMem_Free(pl->classes[i].fields);
+        PyMem_Free(pl->classes[i].disp);
+        PyMem_Free(pl->classes[i].lut);
+    }
+    PyMem_Free(pl->classes);
     PyMem_Free(pl);
 }
 
@@ -193,6 +218,38 @@ static int *int_tuple(PyObject *t, int *n)
     return a;
 }
 
+/* dispatch: ((tag, index below `limit`, form), ...), tags ascending; and its look-up table */
+static int convert_disp(PyObject *disp, int limit, int *ndisp, ADisp **out, int *lut_size, int16_t **lut)
+{
+    if (!PyTuple_Check(disp)) return -1;
+    *ndisp = (int)PyTuple_GET_SIZE(disp);
+    if (*ndisp >= 32000) return -1;
+    ADisp *ds = *out = PyMem_Calloc(*ndisp + 1, sizeof(ADisp));
+    if (!ds) return -1;
+    uint32_t max_tag = 0;
+    for (int i = 0; i < *ndisp; i++) {
+        PyObject *d = PyTuple_GET_ITEM(disp, i);
+        long long tag;
+        int entry, form;
+        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || item_int(d, 0, &tag) < 0 || item_i(d, 1, &entry) < 0
+            || item_i(d, 2, &form) < 0) return -1;
+        if (tag <= 0 || tag > 0xFFFFFFFFll || entry < 0 || entry >= limit) return -1;
+        if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) return -1;
+        if (i > 0 && ds[i - 1].tag >= (uint32_t)tag) return -1;
+        ds[i].tag = (uint32_t)tag;
+        ds[i].entry = entry;
+        ds[i].form = form;
+        if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
+    }
+    *lut_size = max_tag < 1024 ? (int)max_tag + 1 : 1024;
+    *lut = PyMem_Calloc(*lut_size, sizeof(int16_t));
+    if (!*lut) return -1;
+    for (int i = 0; i < *ndisp; i++) {
+        if (ds[i].tag < (uint32_t)*lut_size) (*lut)[ds[i].tag] = (int16_t)(i + 1);
+    }
+    return 0;
+}
+
 /* entries: ((child, member, label, type, group, number), ...); dispatch: ((tag, entry, form), ...) sorted */
 static int convert_fields(ANode *n, PyObject *entries, PyObject *disp)
 {
@@ -211,32 +268,7 @@ static int convert_fields(ANode *n, PyObject *entries, PyObject *disp)
         if (a->label < L_IMPLICIT || a->label > L_MEMBER) return -1;
         a->number = (uint32_t)number;
     }
-    n->ndisp = (int)PyTuple_GET_SIZE(disp);
-    if (n->ndisp >= 32000) return -1;
-    n->disp = PyMem_Calloc(n->ndisp + 1, sizeof(ADisp));
-    if (!n->disp) return -1;
-    uint32_t max_tag = 0;
-    for (int i = 0; i < n->ndisp; i++) {
-        PyObject *d = PyTuple_GET_ITEM(disp, i);
-        long long tag;
-        int entry, form;
-        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || item_int(d, 0, &tag) < 0 || item_i(d, 1, &entry) < 0
-            || item_i(d, 2, &form) < 0) return -1;
-        if (tag <= 0 || tag > 0xFFFFFFFFll || entry < 0 || entry >= n->nentries) return -1;
-        if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) return -1;
-        if (i > 0 && n->disp[i - 1].tag >= (uint32_t)tag) return -1;
-        n->disp[i].tag = (uint32_t)tag;
-        n->disp[i].entry = entry;
-        n->disp[i].form = form;
-        if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
-    }
-    n->lut_size = max_tag < 1024 ? (int)max_tag + 1 : 1024;
-    n->lut = PyMem_Calloc(n->lut_size, sizeof(int16_t));
-    if (!n->lut) return -1;
-    for (int i = 0; i < n->ndisp; i++) {
-        if (n->disp[i].tag < (uint32_t)n->lut_size) n->lut[n->disp[i].tag] = (int16_t)(i + 1);
-    }
-    return 0;
+    return convert_disp(disp, n->nentries, &n->ndisp, &n->disp, &n->lut_size, &n->lut);
 }
 
 /* names: a tuple of str -> back-to-back UTF-8 and offsets; numbers (enums): a tuple of ints, one a name */
@@ -287,6 +319,30 @@ static int convert_names(ANode *n, PyObject *names, PyObject *numbers)
 }
 
 #define NODE_HEAD 6   /* (kind, nullable, type, def_u, def_b, rest) */
+
+/* a class of the canonical check: (fields, dispatch, number of oneofs); a field is
+ * (number, label, type, oneof, sub class or -1, closed) */
+static int convert_class(CClass *k, PyObject *t, int nclasses)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) return -1;
+    PyObject *fields = PyTuple_GET_ITEM(t, 0);
+    if (!PyTuple_Check(fields) || item_i(t, 2, &k->noneofs) < 0 || k->noneofs < 0) return -1;
+    k->nfields = (int)PyTuple_GET_SIZE(fields);
+    k->fields = PyMem_Calloc(k->nfields + 1, sizeof(CField));
+    if (!k->fields) return -1;
+    for (int i = 0; i < k->nfields; i++) {
+        PyObject *f = PyTuple_GET_ITEM(fields, i);
+        CField *c = &k->fields[i];
+        int number;
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 6 || item_i(f, 0, &number) < 0 || item_i(f, 1, &c->label) < 0
+            || item_i(f, 2, &c->type) < 0 || item_i(f, 3, &c->oneof) < 0 || item_i(f, 4, &c->sub) < 0
+            || item_i(f, 5, &c->closed) < 0) return -1;
+        if (number <= 0 || (uint32_t)number > MAX_FIELD_NUMBER || c->type < 0 || c->type > T_MESSAGE
+            || c->oneof >= k->noneofs || c->sub >= nclasses || (c->type == T_MESSAGE && c->sub < 0)) return -1;
+        c->number = (uint32_t)number;
+    }
+    return convert_disp(PyTuple_GET_ITEM(t, 1), k->nfields, &k->ndisp, &k->disp, &k->lut_size, &k->lut);
+}
 
 static int convert_node(ANode *n, PyObject *t, int nnodes)
 {
@@ -362,7 +418,7 @@ static int convert_node(ANode *n, PyObject *t, int nnodes)
         }
         break;
     case K_ENCODED:
-        if (nr != 1 || !PyCallable_Check(PyTuple_GET_ITEM(rest, 0))) return -1;
+        if (nr != 2 || !PyCallable_Check(PyTuple_GET_ITEM(rest, 0)) || item_i(rest, 1, &n->check_class) < 0) return -1;
         n->reencode = Py_NewRef(PyTuple_GET_ITEM(rest, 0));
         break;
     }
@@ -422,22 +478,37 @@ static int check_tree(APlan *pl)
         }
     }
     for (int i = 1; ok && i < pl->nnodes; i++) ok = parents[i] == 1;
+    for (int i = 0; ok && i < pl->nnodes; i++) {
+        if (pl->nodes[i].kind == K_ENCODED) ok = pl->nodes[i].check_class >= 0 && pl->nodes[i].check_class < pl->nclasses;
+    }
     PyMem_Free(parents);
     return ok ? 0 : -1;
 }
 
-/* arrow_plan(nodes) -> capsule: the flat column tree pbj/arrow/native.py builds (node 0: the table) */
-PyObject *pbj_arrow_plan(PyObject *self, PyObject *arg)
+/* arrow_plan(nodes, classes) -> capsule: the flat column tree pbj/arrow/native.py builds (node 0:
+ * the table) and the classes the canonical check of past-depth encodings reads */
+PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!PyTuple_Check(arg) || PyTuple_GET_SIZE(arg) == 0 || PyTuple_GET_SIZE(arg) > (1 << 24)) {
-        PyErr_SetString(PyExc_ValueError, "arrow_plan(nodes): a non-empty tuple of node records");
+    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) == 0 || PyTuple_GET_SIZE(args[0]) > (1 << 24)
+        || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > (1 << 20)) {
+        PyErr_SetString(PyExc_ValueError, "arrow_plan(nodes, classes): a non-empty tuple of node records, a tuple");
         return NULL;
     }
+    PyObject *arg = args[0];
     APlan *pl = PyMem_Calloc(1, sizeof(APlan));
     if (!pl) return PyErr_NoMemory();
+    pl->nclasses = (int)PyTuple_GET_SIZE(args[1]);
+    pl->classes = PyMem_Calloc(pl->nclasses + 1, sizeof(CClass));
     pl->nnodes = (int)PyTuple_GET_SIZE(arg);
     pl->nodes = PyMem_Calloc(pl->nnodes, sizeof(ANode));
-    if (!pl->nodes) { free_plan(pl); return PyErr_NoMemory(); }
+    if (!pl->nodes || !pl->classes) { free_plan(pl); return PyErr_NoMemory(); }
+    for (int i = 0; i < pl->nclasses; i++) {
+        if (convert_class(&pl->classes[i], PyTuple_GET_ITEM(args[1], i), pl->nclasses) < 0) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: class %d is not a valid record", i);
+            free_plan(pl);
+            return NULL;
+        }
+    }
     for (int i = 0; i < pl->nnodes; i++) {
         if (convert_node(&pl->nodes[i], PyTuple_GET_ITEM(arg, i), pl->nnodes) < 0) {
             if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: node %d is not a valid record", i);
@@ -1100,11 +1171,134 @@ static int parse_present(ACall *a, int ni, const uint8_t *p, const uint8_t *end,
     return 0;
 }
 
-/* a message past the recursion depth: its encoding as pbj writes it, from Python (rare) */
+/* ---- the canonical form of a message past the recursion depth ---- */
+
+static int cfind(const CClass *k, uint32_t tag)
+{
+    if (tag < (uint32_t)k->lut_size) return k->lut[tag] - 1;
+    int lo = 0, hi = k->ndisp - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (k->disp[mid].tag == tag) return mid;
+        if (k->disp[mid].tag < tag) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* a varint value of `type` in the form pbj's writers give it (shortest, int32 and enum sign-extended
+ * to 64 bits, bool 0 or 1, 32-bit types below 2**32) */
+static int canonical_varint(int type, const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *start = *pp;
+    uint64_t v;
+    if (rd_varint(pp, end, &v) < 0 || *pp - start != varint_len(v)) return 0;
+    switch (type) {
+    case T_INT32: case T_ENUM: if ((uint64_t)(int64_t)(int32_t)(uint32_t)v != v) return 0; break;
+    case T_UINT32: case T_SINT32: if (v >> 32) return 0; break;
+    case T_BOOL: if (v > 1) return 0; break;
+    default: break;
+    }
+    *out = v;
+    return 1;
+}
+
+static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth);
+
+/* one value of field `f` at *pp, as pbj writes it (implicit: not its zero); 1 yes, 0 not known to be */
+static int canonical_value(ACall *a, const CField *f, const uint8_t **pp, const uint8_t *end, int depth)
+{
+    uint64_t v = 0;
+    uint32_t w;
+    int implicit = f->label == L_IMPLICIT;
+    switch (f->type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64:
+        if (rd_fixed64(pp, end, &v) < 0) return 0;
+        return !implicit || v != 0;   /* a double -0.0 is written, +0.0 is not */
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32:
+        if (rd_fixed32(pp, end, &w) < 0) return 0;
+        return !implicit || w != 0;
+    case T_STRING: case T_BYTES: case T_MESSAGE: {
+        const uint8_t *start = *pp, *e;
+        if (rd_len(pp, end, &e) < 0 || *pp - start != varint_len((uint64_t)(e - *pp))) return 0;
+        const uint8_t *body = *pp;
+        *pp = e;
+        if (f->type == T_MESSAGE) return depth > 0 && canonical(a, f->sub, body, e, depth - 1);
+        if (implicit && e == body) return 0;
+        return f->type == T_BYTES || utf8_ok(body, e - body);
+    }
+    default:
+        if (f->closed) return 0;   /* a non-member would go to the unknown fields: not checked here */
+        if (!canonical_varint(f->type, pp, end, &v)) return 0;
+        return !implicit || v != 0;
+    }
+}
+
+/* 1: encode(decode(span)) is the span itself (fields in ascending number, each value in pbj's
+ * form, no unknown field, map or group: those, and anything else, give 0 and the span is
+ * re-encoded by pbj). Never 1 for an input decode refuses. */
+static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth)
+{
+    const CClass *k = &a->pl->classes[ci];
+    uint64_t oneofs = 0;
+    uint32_t last = 0;
+    int last_repeats = 0;
+    if (k->noneofs > 64 || a->rd.level >= NATIVE_MAX_LEVEL) return 0;
+    a->rd.level++;
+    int ok = 1;
+    while (ok && p < end) {
+        const uint8_t *start = p;
+        uint32_t tag;
+        if (rd_tag(&p, end, &tag) < 0 || p - start != varint_len(tag)) { ok = 0; break; }
+        int di = cfind(k, tag);
+        if (di < 0) { ok = 0; break; }
+        const CField *f = &k->fields[k->disp[di].entry];
+        int form = k->disp[di].form;
+        if (f->number < last || (f->number == last && !last_repeats)) { ok = 0; break; }
+        last = f->number;
+        last_repeats = f->label == L_REPEATED && form == F_VALUE;
+        switch (f->label) {
+        case L_IMPLICIT: case L_EXPLICIT:
+            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
+            break;
+        case L_MEMBER:
+            if (oneofs & (1ull << f->oneof)) { ok = 0; break; }
+            oneofs |= 1ull << f->oneof;
+            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
+            break;
+        case L_REPEATED: {
+            CField one = *f;
+            one.label = L_EXPLICIT;   /* every element is written, zero too */
+            ok = form == F_VALUE && canonical_value(a, &one, &p, end, depth);
+            break;
+        }
+        case L_PACKED: {
+            const uint8_t *lstart = p, *e;
+            if (form != F_PACKED_RUN || rd_len(&p, end, &e) < 0 || p == e
+                || p - lstart != varint_len((uint64_t)(e - p))) { ok = 0; break; }
+            CField one = *f;
+            one.label = L_EXPLICIT;
+            while (ok && p < e) ok = canonical_value(a, &one, &p, e, depth);
+            break;
+        }
+        default:
+            ok = 0;   /* maps: written in key order, both key and value: left to pbj */
+            break;
+        }
+    }
+    a->rd.level--;
+    return ok;
+}
+
+/* a message past the recursion depth: its encoding as pbj writes it (the span itself when it is
+ * in that form already, else from Python) */
 static int parse_encoded(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end)
 {
     const ANode *n = &a->pl->nodes[ni];
     if (group_end) return -1;   /* groups: refused by the plan check; never here */
+    if (canonical(a, n->check_class, p, end, depth)) {
+        AVal same = {0, p, end - p};
+        return append_value(a, ni, &same);
+    }
     PyObject *raw = PyBytes_FromStringAndSize((const char *)p, end - p);
     if (!raw) { a->fatal = 1; return -1; }
     PyObject *reencode = Py_NewRef(n->reencode);
@@ -1327,9 +1521,10 @@ static void free_builders(ACall *a)
     free(a->b);
 }
 
-/* arrow_decode(plan, payloads: tuple of bytes, max_depth) -> an "arrow_array" capsule (a struct
- * array: the record batch, one row per payload), or None: run decode + to_arrow (an error, or
- * input the engine declines). Raises only what a re-encoding callback raised, or MemoryError. */
+/* arrow_decode(plan, payloads: tuple of bytes, max_depth) -> (an "arrow_array" capsule, its
+ * address): a struct array, the record batch, one row per payload (the capsule owns it until an
+ * importer moves it out); or None: run decode + to_arrow (an error, or input the engine declines).
+ * Raises only what a re-encoding callback raised, or MemoryError. */
 PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3 || !PyCapsule_IsValid(args[0], APLAN_CAPSULE) || !PyTuple_CheckExact(args[1])) {
@@ -1379,8 +1574,9 @@ PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     root->private_data = o;
     root->release = release_root;
     o = NULL;
-    result = PyCapsule_New(root, "arrow_array", array_capsule_free);
-    if (!result) { root->release(root); free(root); }
+    PyObject *cap = PyCapsule_New(root, "arrow_array", array_capsule_free);
+    if (!cap) { root->release(root); free(root); root = NULL; goto done; }
+    result = Py_BuildValue("(NK)", cap, (unsigned long long)(uintptr_t)root);
     root = NULL;
 done:
     if (o) owned_free(o);

@@ -153,7 +153,7 @@ void pbj_map_release(PMap *m);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow) */
-PyObject *pbj_arrow_plan(PyObject *self, PyObject *arg);
+PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- shared wire helpers ---- */

@@ -5,7 +5,7 @@
  *   decode(plan, data, max_depth) -> obj | None       decode.c
  *   encode(plan, obj) -> bytes | None                 encode.c
  *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
- *   arrow_plan(nodes), arrow_decode(plan, payloads, max_depth) -> arrow_array capsule | None   arrow.c
+ *   arrow_plan(nodes, classes), arrow_decode(plan, payloads, max_depth) -> arrow_array capsule | None   arrow.c
  *   setup(FrozenMap, OneOf, EMPTY_MAP, layout)        the containers decoded values use; the
  *                                                     codes and record sizes Python sends (checked)
  * None always means: run the pure-Python engine on the same input.
@@ -80,7 +80,8 @@ static PyMethodDef methods[] = {
      "encode(plan, obj) -> bytes, or None (run the Python writer)."},
     {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,
      "write_reverse(plan, obj, buf, pos) -> new pos, or None (run the Python writer)."},
-    {"arrow_plan", pbj_arrow_plan, METH_O, "arrow_plan(nodes) -> the column plan of pbj.arrow.native (arrow.c)."},
+    {"arrow_plan", (PyCFunction)(void (*)(void))pbj_arrow_plan, METH_FASTCALL,
+     "arrow_plan(nodes, classes) -> the column plan of pbj.arrow.native (arrow.c)."},
     {"arrow_decode", (PyCFunction)(void (*)(void))pbj_arrow_decode, METH_FASTCALL,
      "arrow_decode(plan, payloads, max_depth) -> an arrow_array capsule, or None (decode + to_arrow)."},
     {NULL, NULL, 0, NULL},

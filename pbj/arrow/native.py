@@ -20,7 +20,9 @@ the C walker declines (see ``arrow.c``: any decoding error, a singular
 sub-message occurring twice, a closed enum's non-member number, a map entry
 with an unknown field or a repeated key ...). Messages past the recursion
 depth (their encoding is the column's value) are decoded and re-encoded by
-pbj, one message object each: those values only.
+pbj, one message object each, unless the span is in the form pbj writes
+already (fields in ascending order, each value as pbj writes it, no unknown
+field, map or group), which the C side checks and copies.
 
 Node records (``KINDS`` order; the C side checks every one)::
 
@@ -121,7 +123,7 @@ def plan_for(cls: type, options: Options) -> NativePlan | str:
         flat = _Flattener()
         flat.struct(root)
         schema = pa.schema(root.fields, metadata={"pbj.message": info(cls).full_name})
-        built = NativePlan(engine.arrow_plan(tuple(flat.nodes)), schema)
+        built = NativePlan(engine.arrow_plan(tuple(flat.nodes), tuple(flat.classes)), schema)
     except Unsupported as exc:
         built = str(exc)
     with _lock:
@@ -165,8 +167,14 @@ def decode_table(cls: type, options: Options, payloads: Any, max_depth: int) -> 
     exported = engine.arrow_decode(found.capsule, data, max_depth)
     if exported is None:
         return None
-    batch = pa.record_batch(_Exported(found.schema, exported))
-    return pa.Table.from_batches([batch], schema=found.schema)
+    capsule, address = exported
+    importer = getattr(pa.RecordBatch, "_import_from_c", None)
+    if importer is not None:  # with the Schema object itself: no export and import of the schema per call
+        batch = importer(address, found.schema)
+    else:  # pragma: no cover - a pyarrow without it
+        batch = pa.record_batch(_Exported(found.schema, capsule))
+    del capsule  # moved out by the import (or released here on an error)
+    return pa.Table.from_batches([batch])
 
 
 def _reencoder(cls: type) -> Any:
@@ -205,6 +213,44 @@ class _Flattener:
 
     def __init__(self) -> None:
         self.nodes: list[Any] = []
+        #: the classes the C side checks a past-depth encoding against (``check_class``)
+        self.classes: list[Any] = []
+        self.class_index: dict[type, int] = {}
+
+    def check_class(self, cls: type) -> int:
+        """The index of ``cls`` among :attr:`classes`, with every class it reaches (recursion allowed).
+
+        A record is ``(fields, dispatch, number of oneofs)``, a field ``(number,
+        label, type code, oneof, class index or -1, closed)``. A class with
+        extension ranges or the message-set format gets no dispatch: only its
+        empty encoding is taken as it is, any other is re-encoded by pbj.
+        """
+        found = self.class_index.get(cls)
+        if found is not None:
+            return found
+        me = self.class_index[cls] = len(self.classes)
+        self.classes.append(None)
+        mp = codec_of(cls).plan
+        mi = info(cls)
+        types: dict[str, Any] = {}
+        for fi in mi.fields:
+            types[fi.name] = fi.map_value if fi.is_map else fi.type
+        for o in mi.oneofs:
+            for m in o.members:
+                types[m.name] = m.type
+        fields = []
+        for f in mp.fields:
+            sub = -1
+            if f.type == P.MESSAGE:
+                t = types.get(f.name)
+                if not isinstance(t, type):
+                    raise Unsupported(f"{mp.full_name}.{f.name}: no message class")
+                sub = self.check_class(t)
+            fields.append((f.number, f.label, f.type, f.oneof, sub, int(bool(f.closed))))
+        plain = not (mp.extension_ranges or mp.message_set)
+        dispatch = tuple(mp.dispatch) if plain else ()
+        self.classes[me] = (tuple(fields), dispatch, len(mp.oneofs))
+        return me
 
     def reserve(self) -> int:
         self.nodes.append(None)
@@ -330,7 +376,7 @@ class _Flattener:
         if isinstance(column, col.Encoded):
             if f.group:
                 raise Unsupported(f"{f.name}: a group past the recursion depth")
-            return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", (_reencoder(column.cls),)))
+            return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", (_reencoder(column.cls), self.check_class(column.cls))))
         if isinstance(column, col.Present):
             return self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", ()))
         raise Unsupported(f"{f.name}: a {type(column).__name__} column")
