@@ -474,7 +474,7 @@ static int check_tree(APlan *pl)
             ANode *k = &pl->nodes[n->children[0]];
             ANode *v = &pl->nodes[n->children[1]];
             ok = k->kind == K_SCALAR && k->type != T_MESSAGE && k->type != T_BYTES && k->type != T_FLOAT
-                 && k->type != T_DOUBLE && !k->nullable && !v->nullable && v->kind != K_ENCODED;
+                 && k->type != T_DOUBLE && !k->nullable && !v->nullable;
         }
     }
     for (int i = 1; ok && i < pl->nnodes; i++) ok = parents[i] == 1;

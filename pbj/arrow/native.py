@@ -123,7 +123,11 @@ def plan_for(cls: type, options: Options) -> NativePlan | str:
         flat = _Flattener()
         flat.struct(root)
         schema = pa.schema(root.fields, metadata={"pbj.message": info(cls).full_name})
-        built = NativePlan(engine.arrow_plan(tuple(flat.nodes), tuple(flat.classes)), schema)
+        try:
+            capsule = engine.arrow_plan(tuple(flat.nodes), tuple(flat.classes))
+        except ValueError as exc:  # a shape the C side does not take: Python runs it (explain says so)
+            raise Unsupported(f"the engine refused the plan ({exc})") from None
+        built = NativePlan(capsule, schema)
     except Unsupported as exc:
         built = str(exc)
     with _lock:
