@@ -49,7 +49,8 @@ def _timed(fn, rounds: int) -> tuple[tuple[float, float], object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=int, default=8, help="take every N-th item of the block (default 8)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per contender (default 5; protarrow: --protarrow-rounds)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds per contender (default 5; protarrow: --protarrow-rounds)")
     parser.add_argument("--protarrow-rounds", type=int, default=2, help="rounds of protarrow (default 2: it is slow)")
     parser.add_argument("--no-protarrow", action="store_true", help="time pbj only")
     args = parser.parse_args(argv)

@@ -30,6 +30,8 @@ from fuzz.fuzz_decode import _seeds, pick
 _COUNT = [0]
 _STATS_EVERY = int(os.environ.get("PBJ_FUZZ_STATS", "0") or 0)
 _TABLE_EVERY = int(os.environ.get("PBJ_FUZZ_TABLE_EVERY", "25") or 25)
+#: PBJ_FUZZ_ARROW_SKIP=blockitem leaves a target out (its 24,000-column table is slow under ASan).
+_SKIP = set(filter(None, os.environ.get("PBJ_FUZZ_ARROW_SKIP", "").split(",")))
 STATS = {"native": 0, "declined": 0, "python error": 0}
 
 
@@ -85,7 +87,7 @@ def main() -> None:
 
     if not _native.available():
         raise SystemExit("the native engine is not built")
-    targets = T.decode_targets()
+    targets = tuple(t for t in T.decode_targets() if t.name not in _SKIP)
     seeds = _seeds()
     atheris.Setup(sys.argv, lambda data: one_input(data, targets, seeds))
     atheris.Fuzz()

@@ -338,8 +338,9 @@ def test_values_arrow_cannot_hold_raise_encode_error():
 
 
 def test_open_enum_numbers_and_float_bits():
+    signalling = struct.unpack("<f", b"\x01\x00\x80\x7f")[0]
     rows = [Row(colour=9), Row(colour=Colour.RED), Row(colour=-3), Row(colour=9),
-            Row(leaf=Leaf(weight=float("nan"))), Row(d=-0.0, leaf=Leaf(weight=struct.unpack("<f", b"\x01\x00\x80\x7f")[0]))]
+            Row(leaf=Leaf(weight=float("nan"))), Row(d=-0.0, leaf=Leaf(weight=signalling))]
     payloads = [pbj.encode(r) for r in rows]
     table = native_table(Row, payloads)
     assert_same_table(table, python_table(Row, payloads))

@@ -294,12 +294,12 @@ class _Flattener:
                 self.nodes[node] = (_ONEOF, 1, P.MESSAGE, 0, b"", (tuple(members), tuple(child.names)))
                 children.append(node)
                 continue
-            f = fields.get(attr)
-            if f is None:
+            plain = fields.get(attr)
+            if plain is None:
                 raise Unsupported(f"{mp.full_name}.{attr}: no field of the codec plan")
-            children.append(self.field(child, f, getter(empty)))
-            entry_of[f.idx] = len(entries)
-            entries.append((pos, -1, f.label, f.type, int(f.group), f.number))
+            children.append(self.field(child, plain, getter(empty)))
+            entry_of[plain.idx] = len(entries)
+            entries.append((pos, -1, plain.label, plain.type, int(plain.group), plain.number))
         try:
             dispatch = tuple((tag, entry_of[fidx], form) for tag, fidx, form in mp.dispatch)
         except KeyError:
@@ -352,12 +352,14 @@ class _Flattener:
                 u = column.index[int(default)]
             else:
                 u = int(default) & 0xFFFFFFFF
-            return self.add((_ENUM, nullable, code, u, b"", (int(column.as_names), int(bool(f.closed)), numbers, names)))
+            rest = (int(column.as_names), int(bool(f.closed)), numbers, names)
+            return self.add((_ENUM, nullable, code, u, b"", rest))
         if isinstance(column, col.Struct):
             return self.struct(column)
         if isinstance(column, col.Timestamp | col.Duration):
             mp = codec_of(column.cls).plan
-            entries, entry_of = [], {}
+            entries: list[tuple[int, ...]] = []
+            entry_of: dict[int, int] = {}
             for g in mp.fields:
                 which = 0 if g.name == column.seconds else 1
                 want = scalars.SCALARS["int64" if which == 0 else "int32"].code
@@ -366,8 +368,8 @@ class _Flattener:
                 entry_of[g.idx] = len(entries)
                 entries.append((which, -1, g.label, g.type, 0, g.number))
             dispatch = tuple((tag, entry_of[fidx], form) for tag, fidx, form in mp.dispatch)
-            rest = (int(isinstance(column, col.Duration)), tuple(entries), dispatch)
-            return self.add((_TIME, nullable, P.MESSAGE, 0, b"", rest))
+            times = (int(isinstance(column, col.Duration)), tuple(entries), dispatch)
+            return self.add((_TIME, nullable, P.MESSAGE, 0, b"", times))
         if isinstance(column, col.Wrapper):
             mp = codec_of(column.cls).plan
             if len(mp.fields) != 1 or mp.fields[0].enum is not None or mp.fields[0].label not in (P.IMPLICIT,
@@ -380,7 +382,8 @@ class _Flattener:
         if isinstance(column, col.Encoded):
             if f.group:
                 raise Unsupported(f"{f.name}: a group past the recursion depth")
-            return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", (_reencoder(column.cls), self.check_class(column.cls))))
+            encoded = (_reencoder(column.cls), self.check_class(column.cls))
+            return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", encoded))
         if isinstance(column, col.Present):
             return self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", ()))
         raise Unsupported(f"{f.name}: a {type(column).__name__} column")
