@@ -138,6 +138,7 @@ def test_the_native_path_builds_no_message_and_calls_no_decoder(monkeypatch):
 
     payloads = [pbj.encode(r) for r in ROWS] * 3
     expected = python_table(Row, payloads)
+    assert native.explain(Row) == "native"  # the plan is built once (with one empty message per struct)
     made = []
 
     def refuse(*args, **kwargs):
@@ -356,6 +357,9 @@ def test_bytes_like_payloads_and_empty_input():
     assert empty.num_rows == 0 and empty.schema.equals(pbj.arrow.arrow_schema(Row), check_metadata=True)
     with pytest.raises(TypeError):
         pbj.arrow.decode_to_arrow(Row, ["not bytes"])
+    twice = b"\x42\x03\x0a\x01a" * 2  # declined by the walker: the fallback reads the payloads again
+    from_generator = pbj.arrow.decode_to_arrow(Row, (p for p in [*payloads, twice]))
+    assert from_generator.num_rows == len(payloads) + 1
 
 
 def test_explain_says_why_python_runs():

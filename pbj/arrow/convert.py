@@ -190,6 +190,8 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         check_max_depth(depth, "decode_to_arrow")
     from pbj.arrow.native import decode_table
 
+    if not isinstance(payloads, list | tuple):  # read once: the fallback may need them again
+        payloads = list(payloads)
     table = decode_table(cls, options, payloads, depth)
     if table is not None:
         return table
