@@ -368,5 +368,10 @@ def test_explain_says_why_python_runs():
         must: int = pbj.field(1, "int32", required=True)
 
     assert native.explain(Needs).startswith("python: ") and "required" in native.explain(Needs)
-    assert native.explain(wk.Empty).startswith("python: ")  # no columns: a table of rows only
+    # a message with no fields: a table of rows and no columns, each payload checked all the same
+    assert native.explain(wk.Empty) == "native"
+    rows = native_table(wk.Empty, [b"", b"\x08\x01", b""])
+    assert_same_table(rows, python_table(wk.Empty, [b"", b"\x08\x01", b""]))
+    assert rows.num_rows == 3 and rows.num_columns == 0
+    assert native_table(wk.Empty, [b"\x0c"]) is None
     assert pbj.arrow.decode_to_arrow(Needs, [b"\x08\x01"]).column("must").to_pylist() == [1]

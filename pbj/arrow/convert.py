@@ -150,13 +150,13 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
     them (same table, same errors), per class (:func:`pbj.arrow.native.explain`
     says which and why): the pure-Python engine; a class that is, or reaches,
     a message with extension ranges or the message-set wire format, or a proto2
-    ``required`` field; a group past ``recursion_depth``; a top-level message
-    with no fields. Per call: any input that is not a valid encoding, and the
+    ``required`` field; a group past ``recursion_depth``. Per call: any input that is not a valid encoding, and the
     rare valid inputs the walker leaves to the decoder (a singular
     sub-message occurring twice, which the spec merges; a closed enum's
     non-member number; a map entry holding an unknown field or a key already
-    in its map; a oneof member replacing a sub-message member; nesting deeper
-    than 200 levels). A message past ``recursion_depth`` (its column holds its
+    in its map, a map of more than 1,024 entries; more than 4,096 distinct
+    numbers no member names in one enum column; a oneof member replacing a
+    sub-message member; nesting deeper than 200 levels). A message past ``recursion_depth`` (its column holds its
     encoding) is decoded and re-encoded by pbj, one message object each.
 
     Args:

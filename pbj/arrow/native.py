@@ -14,8 +14,7 @@ What runs in Python instead (``decode`` + ``to_arrow``, the same table or
 the same error): a class this module does not flatten (:func:`explain` says
 why: a message class with extension ranges or the message-set wire format, a
 class that can reach a proto2 ``required`` field, a group past the recursion
-depth, a top-level message without fields, a Timestamp or Duration whose
-fields are not int64/int32), the Python engine, and every call whose input
+depth, a Timestamp or Duration whose fields are not int64/int32), the Python engine, and every call whose input
 the C walker declines (see ``arrow.c``: any decoding error, a singular
 sub-message occurring twice, a closed enum's non-member number, a map entry
 with an unknown field or a repeated key ...). Messages past the recursion
@@ -114,8 +113,6 @@ def plan_for(cls: type, options: Options) -> NativePlan | str:
     built: NativePlan | str
     try:
         root = plan_of(cls, options)
-        if not root.columns:
-            raise Unsupported(f"{info(cls).full_name} has no fields (a table of rows only)")
         from pbj.required import reaches_required
 
         if reaches_required(cls):
