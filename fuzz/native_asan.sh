@@ -6,6 +6,7 @@
 #
 #   fuzz/native_asan.sh -runs=1000000            # the documented long run (docs/security.md)
 #   fuzz/native_asan.sh -runs=20000              # the short run CI does
+#   PBJ_FUZZ_HARNESS=fuzz/fuzz_arrow.py fuzz/native_asan.sh -runs=20000   # decode_to_arrow's C walker
 #
 # Needs gcc, Python's headers and atheris (pip install atheris); PYTHON picks the interpreter
 # (default: .venv/bin/python, else python3).
@@ -36,4 +37,4 @@ sanitized -c "from fuzz.native_checks import replaced_while_growing as g, map_re
 print('mid-write reproducers:', g(), 'reverse writes replaced while growing,', m(), 'map writes declined')"
 echo "+ native fuzz on the sanitized build in $work: $*" >&2
 PBJ_FUZZ_STATS="${PBJ_FUZZ_STATS:-10000}" PBJ_FUZZ_SEEDS="${PBJ_FUZZ_SEEDS:-20}" \
-    sanitized fuzz/fuzz_native.py -print_final_stats=1 -len_control=0 -max_len=512 "$@" "$work/corpus"
+    sanitized "${PBJ_FUZZ_HARNESS:-fuzz/fuzz_native.py}" -print_final_stats=1 -len_control=0 -max_len=512 "$@" "$work/corpus"

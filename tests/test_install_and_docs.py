@@ -82,6 +82,12 @@ def test_api_reference_builds_without_warnings(tmp_path):
     writer = {f"pbj.ReverseBuffer.writer_{n}" for n in ("begin", "grow", "commit", "abort")}
     assert not writer & documented_on(tmp_path / "pbj.html")
     assert writer <= documented_on(tmp_path / "writer-protocol.html")
+    # pbj.arrow has its own page: every public name of the package, and decode_to_arrow's fallbacks
+    from pbj import arrow
+
+    arrow_names = {f"pbj.arrow.{n}" for n in arrow.__all__ if n != "require_pyarrow"}
+    assert arrow_names <= documented_on(tmp_path / "arrow.html")
+    assert "pbj.arrow.native.explain" in documented_on(tmp_path / "arrow.html")
 
 
 def documented_on(page) -> set[str]:

@@ -185,6 +185,9 @@ PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t na
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
 PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
 PyObject *pbj_bind_encode(PyObject *self, PyObject *args);
+/* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow) */
+PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- shared wire helpers ---- */
 

@@ -5,6 +5,7 @@
  *   decode(plan, data, max_depth) -> obj | None       decode.c
  *   encode(plan, obj) -> bytes | None                 encode.c
  *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
+ *   arrow_plan(nodes, classes), arrow_decode(plan, payloads, max_depth) -> arrow_array capsule | None   arrow.c
  *   setup(FrozenMap, OneOf, EMPTY_MAP, layout)        the containers decoded values use; the
  *                                                     codes and record sizes Python sends (checked)
  *   entry_points(...) -> (decode, encode, binders)    pbj.decode and pbj.encode as builtins   entry.c
@@ -89,6 +90,10 @@ static PyMethodDef methods[] = {
      "class catch (grpcio's deserializer)."},
     {"bind_encode", pbj_bind_encode, METH_VARARGS,
      "bind_encode(cls, other) -> obj -> pbj.encode(obj) for a cls instance, other(obj) otherwise (grpcio's serializer)."},
+    {"arrow_plan", (PyCFunction)(void (*)(void))pbj_arrow_plan, METH_FASTCALL,
+     "arrow_plan(nodes, classes) -> the column plan of pbj.arrow.native (arrow.c)."},
+    {"arrow_decode", (PyCFunction)(void (*)(void))pbj_arrow_decode, METH_FASTCALL,
+     "arrow_decode(plan, payloads, max_depth) -> an arrow_array capsule, or None (decode + to_arrow)."},
     {NULL, NULL, 0, NULL},
 };
 

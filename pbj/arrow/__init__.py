@@ -15,7 +15,8 @@ mapping (every type, every choice, what it cannot hold) is in
 
 * :func:`arrow_schema`: the Arrow schema of a message class;
 * :func:`to_arrow` / :func:`from_arrow`: messages to a table and back;
-* :func:`decode_to_arrow`: encoded messages to the table of their decoded messages;
+* :func:`decode_to_arrow`: encoded messages to the table of their decoded messages (on the
+  native engine straight from the bytes, no message objects: :mod:`pbj.arrow.native`);
 * :func:`write_parquet` / :func:`read_parquet`: the same through Parquet files;
 * :mod:`pbj.arrow.blocks`: a folder of Hedera block files to Parquet (``pbj parquet``).
 

@@ -189,6 +189,8 @@ class Struct(Column):
         self.aliases = aliases
         self.columns = columns
         self.nullable = nullable
+        #: the attribute (field or oneof) name of each column (set by :mod:`pbj.arrow.mapping`)
+        self.attrs: list[str] = []
         self.fields = [pa.field(n, c.type, nullable=c.nullable) for n, c in zip(names, columns, strict=True)]
         self.type = pa.struct(self.fields)
         self._empty: Any = None

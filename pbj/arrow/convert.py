@@ -137,11 +137,27 @@ def _conform(table: pa.Table, expected: pa.Schema, cls: type) -> pa.Table:
 def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = "name",
                     well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
                     max_depth: int | None = None) -> pa.Table:
-    """The table :func:`to_arrow` gives for the messages ``payloads`` encode.
+    """The table :func:`to_arrow` gives for the messages ``payloads`` encode, straight from the bytes.
 
-    Each payload is decoded with the engine in use (``pbj.engine()``) and the
-    columns are built from the decoded values at once, as :func:`to_arrow`
-    builds them.
+    On the native engine (``pbj.engine() == "native"``) the payloads are
+    walked in C with the class's codec plan and each value is appended to its
+    column's Arrow buffers: no message object is built (see
+    :mod:`pbj.arrow.native`). The table is the one
+    ``to_arrow([decode(cls, p) for p in payloads])`` gives: same schema,
+    values, nulls, oneofs, enums and well-known types.
+
+    What falls back to decoding the messages and running :func:`to_arrow` on
+    them (same table, same errors), per class (:func:`pbj.arrow.native.explain`
+    says which and why): the pure-Python engine; a class that is, or reaches,
+    a message with extension ranges or the message-set wire format, or a proto2
+    ``required`` field; a group past ``recursion_depth``. Per call: any input that is not a valid encoding, and the
+    rare valid inputs the walker leaves to the decoder (a singular
+    sub-message occurring twice, which the spec merges; a closed enum's
+    non-member number; a map entry holding an unknown field or a key already
+    in its map, a map of more than 1,024 entries; more than 4,096 distinct
+    numbers no member names in one enum column; a oneof member replacing a
+    sub-message member; nesting deeper than 200 levels). A message past ``recursion_depth`` (its column holds its
+    encoding) is decoded and re-encoded by pbj, one message object each.
 
     Args:
         cls: the message class of every payload.
@@ -154,18 +170,31 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         A ``pyarrow.Table`` with ``len(payloads)`` rows.
 
     Raises:
-        TypeError: ``cls`` is not a pbj message class.
-        DecodeError: a payload is not a valid encoding; its path starts with
-            the payload's index.
+        TypeError: ``cls`` is not a pbj message class, a payload is not
+            bytes-like, or ``max_depth`` is not an int.
+        ValueError: an option is not one of its values, or ``max_depth`` is negative.
+        DecodeError: a payload is not a valid encoding (protobuf.dev
+            "Encoding"), as :func:`pbj.decode` raises it; its path starts
+            with the payload's index.
         EncodeError: a decoded value the Arrow type cannot hold (see :func:`to_arrow`).
     """
     from pbj.api import DEFAULT_MAX_DEPTH, decode
+    from pbj.depth import check_max_depth
     from pbj.errors import DecodeError
 
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
     options = Options(enums, well_known_types, recursion_depth)
     depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
+    if depth is not DEFAULT_MAX_DEPTH:
+        check_max_depth(depth, "decode_to_arrow")
+    from pbj.arrow.native import decode_table
+
+    if not isinstance(payloads, list | tuple):  # read once: the fallback may need them again
+        payloads = list(payloads)
+    table = decode_table(cls, options, payloads, depth)
+    if table is not None:
+        return table
     rows: list[Any] = []
     for i, data in enumerate(payloads):
         try:

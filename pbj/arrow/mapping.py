@@ -173,6 +173,7 @@ class _Builder:
         names: list[str] = []
         getters: list[Any] = []
         alias_list: list[str] = []
+        attr_list: list[str] = []
         columns: list[col.Column] = []
         for attr in mi.attr_order:
             item = by_attr.get(attr)
@@ -186,9 +187,12 @@ class _Builder:
                 columns.append(self.field(item, trail))
             getters.append(_getter(cls, attr))
             alias_list.append(aliases[attr])
+            attr_list.append(attr)
         if not columns and not top:
             return col.Present(cls, nullable)
-        return col.Struct(cls, names, getters, alias_list, columns, nullable)
+        struct = col.Struct(cls, names, getters, alias_list, columns, nullable)
+        struct.attrs = attr_list
+        return struct
 
     def _well_known(self, cls: type, full_name: str, nullable: bool) -> col.Column | None:
         by_proto = {f.proto_name: f.name for f in info(cls).fields}

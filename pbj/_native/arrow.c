@@ -1,0 +1,1588 @@
+/* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow on the native engine).
+ *
+ * pbj/arrow/native.py flattens the column tree pbj.arrow.mapping builds for a class (one node per
+ * column: scalars, enums, structs, oneofs, lists, maps, Timestamp/Duration, wrappers, encodings past
+ * the recursion depth, messages without fields) together with each class's codec plan (tags, field
+ * types, labels, parse forms) into tuples; arrow_plan turns them into an APlan (a capsule). Then
+ * arrow_decode walks every payload with it and appends each value to its column's builder (a
+ * validity bitmap, int32 offsets, a data buffer): no Python object is made per message or value.
+ * The result is one Arrow C Data Interface struct array (a capsule named "arrow_array") that
+ * pyarrow imports as the record batch of the table, with the schema Python already holds.
+ *
+ * Column rows. A struct column has one row per row of its parent; a field that is not on the wire
+ * gets the row the empty message gives it (its default: null where the field has presence, else its
+ * zero; an empty list or map). Those rows are added lazily: a builder is padded to its parent's
+ * length just before a value is appended to it, and every builder to its parent's final length at
+ * the end (finalize), so an unset sub-message costs one validity bit, not one row in each of its
+ * descendants. A value is appended where pbj's decoder would store it (last value wins for a
+ * singular scalar: held until the message ends; a sub-message's row is written as it is read).
+ *
+ * It declines (returns None, and Python runs decode + to_arrow, which raises the error the decoder
+ * raises or gives the table) on every error and on valid input it does not rebuild: a singular
+ * sub-message occurring twice (merged by the spec), a oneof member replacing a sub-message member,
+ * a closed enum's non-member number, a map entry holding an unknown field or a key seen before in
+ * its map, a string that is not UTF-8 (an error, or a proto2 string Arrow cannot hold), a
+ * Timestamp/Duration Arrow's int64 nanoseconds cannot hold, nesting deeper than NATIVE_MAX_LEVEL,
+ * more than 2**31-1 bytes or items in one column.
+ *
+ * Memory safety: every read uses read.h's bounds-checked readers against the end of the current
+ * message; each nested message costs one level of `depth` (refused at 0) and of the native level.
+ * The buffers handed to Arrow are malloc'd (Arrow may release them without the GIL).
+ */
+#include "read.h"
+
+#include <stdlib.h>
+
+/* ---- the Arrow C Data Interface (arrow.apache.org/docs/format/CDataInterface.html) ---- */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+#endif
+
+#define APLAN_CAPSULE "pbj.native.arrow_plan"
+
+/* node kinds: the order pbj/arrow/native.py sends (KINDS there) */
+enum { K_SCALAR, K_ENUM, K_STRUCT, K_ONEOF, K_LIST, K_MAP, K_TIME, K_WRAPPER, K_ENCODED, K_PRESENT, K_COUNT };
+/* what a builder stores: bits, 4 or 8 bytes a row, offsets + bytes, offsets of a child, nothing */
+enum { ST_BIT, ST_W4, ST_W8, ST_VAR, ST_OFFS, ST_NONE };
+
+typedef struct {
+    uint32_t tag;
+    int entry;
+    int form;
+} ADisp;
+
+/* a field of a struct (or of a Timestamp/Duration/wrapper message) */
+typedef struct {
+    int child;         /* position among the node's children (a member: its oneof's); TIME: 0 seconds, 1 nanos */
+    int member;        /* position among the oneof's members, or -1 */
+    int label, type, group;
+    uint32_t number;
+} AEntry;
+
+typedef struct {
+    int kind, nullable, type, store;
+    uint64_t def_u;            /* the default row's value (storage bits), where not nullable */
+    char *def_b;               /* a VAR default's bytes (malloc), def_n of them */
+    Py_ssize_t def_n;
+    int nchildren;
+    int *children;             /* node ids */
+    int nentries;
+    AEntry *entries;
+    int ndisp;
+    ADisp *disp;
+    int lut_size;
+    int16_t *lut;              /* tag -> dispatch index + 1 */
+    /* enums (and a oneof's member names): the dictionary */
+    int as_names, closed, duration;
+    int nnames;
+    int32_t *sorted_num, *sorted_idx;   /* enum numbers ascending, each with its position */
+    char *names;               /* the names' UTF-8, back to back (malloc) */
+    int32_t *name_off;         /* nnames + 1 offsets into names */
+    uint32_t ktag, vtag;       /* a map's key and value tags */
+    PyObject *reencode;        /* K_ENCODED: (bytes, depth) -> bytes | None, owned */
+    int check_class;           /* K_ENCODED: its class among APlan.classes */
+} ANode;
+
+/* a message class as the canonical-form check of an encoding past the recursion depth reads it */
+typedef struct {
+    uint32_t number;
+    int label, type, oneof, sub, closed;
+} CField;
+
+typedef struct {
+    int nfields;
+    CField *fields;
+    int ndisp;
+    ADisp *disp;
+    int lut_size;
+    int16_t *lut;
+    int noneofs;
+} CClass;
+
+typedef struct {
+    int nnodes;
+    ANode *nodes;
+    int nclasses;
+    CClass *classes;
+} APlan;
+
+static void free_plan(APlan *pl)
+{
+    if (!pl) return;
+    for (int i = 0; pl->nodes && i < pl->nnodes; i++) {
+        ANode *n = &pl->nodes[i];
+        free(n->def_b);
+        PyMem_Free(n->children);
+        PyMem_Free(n->entries);
+        PyMem_Free(n->disp);
+        PyMem_Free(n->lut);
+        PyMem_Free(n->sorted_num);
+        PyMem_Free(n->sorted_idx);
+        free(n->names);
+        PyMem_Free(n->name_off);
+        Py_XDECREF(n->reencode);
+    }
+    PyMem_Free(pl->nodes);
+    for (int i = 0; pl->classes && i < pl->nclasses; i++) {
+        PyMem_Free(pl->classes[i].fields);
+        PyMem_Free(pl->classes[i].disp);
+        PyMem_Free(pl->classes[i].lut);
+    }
+    PyMem_Free(pl->classes);
+    PyMem_Free(pl);
+}
+
+static void plan_capsule_free(PyObject *cap)
+{
+    free_plan((APlan *)PyCapsule_GetPointer(cap, APLAN_CAPSULE));
+}
+
+/* ---- plan conversion ---- */
+
+static int item_int(PyObject *t, Py_ssize_t i, long long *out)
+{
+    if (!PyTuple_Check(t) || i >= PyTuple_GET_SIZE(t)) return -1;
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) return -1;
+    *out = v;
+    return 0;
+}
+
+static int item_i(PyObject *t, Py_ssize_t i, int *out)
+{
+    long long v;
+    if (item_int(t, i, &v) < 0 || v < INT32_MIN || v > INT32_MAX) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* a node whose values are messages on the wire */
+static int is_message_node(int kind)
+{
+    return kind == K_STRUCT || kind == K_TIME || kind == K_WRAPPER || kind == K_ENCODED || kind == K_PRESENT;
+}
+
+static int store_of(int kind, int type)
+{
+    switch (kind) {
+    case K_STRUCT: return ST_NONE;
+    case K_ONEOF: return ST_W4;   /* the member set ("which") */
+    case K_LIST: case K_MAP: return ST_OFFS;
+    case K_TIME: return ST_W8;
+    case K_ENCODED: return ST_VAR;
+    case K_PRESENT: return ST_BIT;
+    case K_ENUM: return ST_W4;
+    default: break;
+    }
+    switch (type) {
+    case T_BOOL: return ST_BIT;
+    case T_INT32: case T_SINT32: case T_SFIXED32: case T_UINT32: case T_FIXED32: case T_FLOAT: return ST_W4;
+    case T_INT64: case T_SINT64: case T_SFIXED64: case T_UINT64: case T_FIXED64: case T_DOUBLE: return ST_W8;
+    case T_STRING: case T_BYTES: return ST_VAR;
+    default: return -1;
+    }
+}
+
+static int *int_tuple(PyObject *t, int *n)
+{
+    if (!PyTuple_Check(t)) return NULL;
+    *n = (int)PyTuple_GET_SIZE(t);
+    int *a = PyMem_Calloc(*n + 1, sizeof(int));
+    if (!a) return NULL;
+    for (int i = 0; i < *n; i++) {
+        if (item_i(t, i, &a[i]) < 0) { PyMem_Free(a); return NULL; }
+    }
+    return a;
+}
+
+/* dispatch: ((tag, index below `limit`, form), ...), tags ascending; and its look-up table */
+static int convert_disp(PyObject *disp, int limit, int *ndisp, ADisp **out, int *lut_size, int16_t **lut)
+{
+    if (!PyTuple_Check(disp)) return -1;
+    *ndisp = (int)PyTuple_GET_SIZE(disp);
+    if (*ndisp >= 32000) return -1;
+    ADisp *ds = *out = PyMem_Calloc(*ndisp + 1, sizeof(ADisp));
+    if (!ds) return -1;
+    uint32_t max_tag = 0;
+    for (int i = 0; i < *ndisp; i++) {
+        PyObject *d = PyTuple_GET_ITEM(disp, i);
+        long long tag;
+        int entry, form;
+        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || item_int(d, 0, &tag) < 0 || item_i(d, 1, &entry) < 0
+            || item_i(d, 2, &form) < 0) return -1;
+        if (tag <= 0 || tag > 0xFFFFFFFFll || entry < 0 || entry >= limit) return -1;
+        if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) return -1;
+        if (i > 0 && ds[i - 1].tag >= (uint32_t)tag) return -1;
+        ds[i].tag = (uint32_t)tag;
+        ds[i].entry = entry;
+        ds[i].form = form;
+        if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
+    }
+    *lut_size = max_tag < 1024 ? (int)max_tag + 1 : 1024;
+    *lut = PyMem_Calloc(*lut_size, sizeof(int16_t));
+    if (!*lut) return -1;
+    for (int i = 0; i < *ndisp; i++) {
+        if (ds[i].tag < (uint32_t)*lut_size) (*lut)[ds[i].tag] = (int16_t)(i + 1);
+    }
+    return 0;
+}
+
+/* entries: ((child, member, label, type, group, number), ...); dispatch: ((tag, entry, form), ...) sorted */
+static int convert_fields(ANode *n, PyObject *entries, PyObject *disp)
+{
+    if (!PyTuple_Check(entries) || !PyTuple_Check(disp)) return -1;
+    n->nentries = (int)PyTuple_GET_SIZE(entries);
+    n->entries = PyMem_Calloc(n->nentries + 1, sizeof(AEntry));
+    if (!n->entries) return -1;
+    for (int i = 0; i < n->nentries; i++) {
+        PyObject *e = PyTuple_GET_ITEM(entries, i);
+        AEntry *a = &n->entries[i];
+        int number;
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 6 || item_i(e, 0, &a->child) < 0 || item_i(e, 1, &a->member) < 0
+            || item_i(e, 2, &a->label) < 0 || item_i(e, 3, &a->type) < 0 || item_i(e, 4, &a->group) < 0
+            || item_i(e, 5, &number) < 0) return -1;
+        if (number <= 0 || (uint32_t)number > MAX_FIELD_NUMBER || a->type < 0 || a->type > T_MESSAGE) return -1;
+        if (a->label < L_IMPLICIT || a->label > L_MEMBER) return -1;
+        a->number = (uint32_t)number;
+    }
+    return convert_disp(disp, n->nentries, &n->ndisp, &n->disp, &n->lut_size, &n->lut);
+}
+
+/* names: a tuple of str -> back-to-back UTF-8 and offsets; numbers (enums): a tuple of ints, one a name */
+static int convert_names(ANode *n, PyObject *names, PyObject *numbers)
+{
+    if (!PyTuple_Check(names)) return -1;
+    n->nnames = (int)PyTuple_GET_SIZE(names);
+    n->name_off = PyMem_Calloc(n->nnames + 1, sizeof(int32_t));
+    if (!n->name_off) return -1;
+    size_t total = 0;
+    for (int i = 0; i < n->nnames; i++) {
+        Py_ssize_t len;
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) return -1;
+        if (!PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(names, i), &len)) return -1;
+        total += (size_t)len;
+        if (total > 0x7FFFFFFF) return -1;
+    }
+    n->names = malloc(total + 1);
+    if (!n->names) return -1;
+    size_t at = 0;
+    for (int i = 0; i < n->nnames; i++) {
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(names, i), &len);
+        if (!s) return -1;
+        memcpy(n->names + at, s, (size_t)len);
+        at += (size_t)len;
+        n->name_off[i + 1] = (int32_t)at;
+    }
+    if (numbers == NULL) return 0;
+    if (!PyTuple_Check(numbers) || PyTuple_GET_SIZE(numbers) != n->nnames) return -1;
+    n->sorted_num = PyMem_Calloc(n->nnames + 1, sizeof(int32_t));
+    n->sorted_idx = PyMem_Calloc(n->nnames + 1, sizeof(int32_t));
+    if (!n->sorted_num || !n->sorted_idx) return -1;
+    for (int i = 0; i < n->nnames; i++) {   /* insertion sort: enums are small, built once */
+        int v;
+        if (item_i(numbers, i, &v) < 0) return -1;
+        int j = i;
+        while (j > 0 && n->sorted_num[j - 1] > v) {
+            n->sorted_num[j] = n->sorted_num[j - 1];
+            n->sorted_idx[j] = n->sorted_idx[j - 1];
+            j--;
+        }
+        if (j > 0 && n->sorted_num[j - 1] == v) return -1;  /* one position per number */
+        n->sorted_num[j] = v;
+        n->sorted_idx[j] = i;
+    }
+    return 0;
+}
+
+#define NODE_HEAD 6   /* (kind, nullable, type, def_u, def_b, rest) */
+
+/* a class of the canonical check: (fields, dispatch, number of oneofs); a field is
+ * (number, label, type, oneof, sub class or -1, closed) */
+static int convert_class(CClass *k, PyObject *t, int nclasses)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) return -1;
+    PyObject *fields = PyTuple_GET_ITEM(t, 0);
+    if (!PyTuple_Check(fields) || item_i(t, 2, &k->noneofs) < 0 || k->noneofs < 0) return -1;
+    k->nfields = (int)PyTuple_GET_SIZE(fields);
+    k->fields = PyMem_Calloc(k->nfields + 1, sizeof(CField));
+    if (!k->fields) return -1;
+    for (int i = 0; i < k->nfields; i++) {
+        PyObject *f = PyTuple_GET_ITEM(fields, i);
+        CField *c = &k->fields[i];
+        int number;
+        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 6 || item_i(f, 0, &number) < 0 || item_i(f, 1, &c->label) < 0
+            || item_i(f, 2, &c->type) < 0 || item_i(f, 3, &c->oneof) < 0 || item_i(f, 4, &c->sub) < 0
+            || item_i(f, 5, &c->closed) < 0) return -1;
+        if (number <= 0 || (uint32_t)number > MAX_FIELD_NUMBER || c->type < 0 || c->type > T_MESSAGE
+            || c->oneof >= k->noneofs || c->sub >= nclasses || (c->type == T_MESSAGE && c->sub < 0)) return -1;
+        c->number = (uint32_t)number;
+    }
+    return convert_disp(PyTuple_GET_ITEM(t, 1), k->nfields, &k->ndisp, &k->disp, &k->lut_size, &k->lut);
+}
+
+static int convert_node(ANode *n, PyObject *t, int nnodes)
+{
+    PyObject *rest, *defb;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != NODE_HEAD || item_i(t, 0, &n->kind) < 0
+        || item_i(t, 1, &n->nullable) < 0 || item_i(t, 2, &n->type) < 0) return -1;
+    if (n->kind < 0 || n->kind >= K_COUNT || n->type < 0 || n->type > T_MESSAGE) return -1;
+    PyObject *du = PyTuple_GET_ITEM(t, 3);
+    n->def_u = PyLong_AsUnsignedLongLongMask(du);
+    if (n->def_u == (uint64_t)-1 && PyErr_Occurred()) return -1;
+    defb = PyTuple_GET_ITEM(t, 4);
+    rest = PyTuple_GET_ITEM(t, 5);
+    if (!PyBytes_Check(defb) || !PyTuple_Check(rest)) return -1;
+    n->def_n = PyBytes_GET_SIZE(defb);
+    n->def_b = malloc((size_t)n->def_n + 1);
+    if (!n->def_b) return -1;
+    memcpy(n->def_b, PyBytes_AS_STRING(defb), (size_t)n->def_n);
+    n->store = store_of(n->kind, n->type);
+    if (n->store < 0) return -1;
+    Py_ssize_t nr = PyTuple_GET_SIZE(rest);
+    switch (n->kind) {
+    case K_SCALAR:
+    case K_PRESENT:
+        if (nr != 0) return -1;
+        break;
+    case K_ENUM:
+        if (nr != 4 || item_i(rest, 0, &n->as_names) < 0 || item_i(rest, 1, &n->closed) < 0) return -1;
+        if (convert_names(n, PyTuple_GET_ITEM(rest, 3), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
+        break;
+    case K_STRUCT:
+        if (nr != 3) return -1;
+        if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
+        for (int i = 0; i < n->nentries; i++) {
+            if (n->entries[i].child < 0 || n->entries[i].child >= n->nchildren) return -1;
+        }
+        break;
+    case K_ONEOF:
+        if (nr != 2) return -1;
+        if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
+        if (convert_names(n, PyTuple_GET_ITEM(rest, 1), NULL) < 0 || n->nnames != n->nchildren) return -1;
+        if (!n->nullable) return -1;
+        break;
+    case K_LIST:
+        if (nr != 1 || n->nullable) return -1;
+        if (!(n->children = int_tuple(rest, &n->nchildren)) || n->nchildren != 1) return -1;
+        break;
+    case K_MAP: {
+        long long kt, vt;
+        if (nr != 4 || n->nullable) return -1;
+        n->nchildren = 2;
+        n->children = PyMem_Calloc(3, sizeof(int));
+        if (!n->children || item_i(rest, 0, &n->children[0]) < 0 || item_i(rest, 1, &n->children[1]) < 0
+            || item_int(rest, 2, &kt) < 0 || item_int(rest, 3, &vt) < 0) return -1;
+        if (kt <= 0 || kt > 0x7F || vt <= 0 || vt > 0x7F) return -1;
+        n->ktag = (uint32_t)kt;
+        n->vtag = (uint32_t)vt;
+        break;
+    }
+    case K_TIME:
+        if (nr != 3 || item_i(rest, 0, &n->duration) < 0) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
+        for (int i = 0; i < n->nentries; i++) {
+            int want = n->entries[i].child == 0 ? T_INT64 : T_INT32;
+            if (n->entries[i].child < 0 || n->entries[i].child > 1 || n->entries[i].type != want) return -1;
+        }
+        break;
+    case K_WRAPPER:
+        if (nr != 2) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 0), PyTuple_GET_ITEM(rest, 1)) < 0) return -1;
+        for (int i = 0; i < n->nentries; i++) {
+            if (n->entries[i].type != n->type) return -1;
+        }
+        break;
+    case K_ENCODED:
+        if (nr != 2 || !PyCallable_Check(PyTuple_GET_ITEM(rest, 0)) || item_i(rest, 1, &n->check_class) < 0) return -1;
+        n->reencode = Py_NewRef(PyTuple_GET_ITEM(rest, 0));
+        break;
+    }
+    for (int i = 0; i < n->nchildren; i++) {
+        if (n->children[i] <= 0 || n->children[i] >= nnodes) return -1;
+    }
+    return 0;
+}
+
+/* Every node but the root is the child of exactly one node, after it in the list: a tree. */
+static int check_tree(APlan *pl)
+{
+    int *parents = PyMem_Calloc(pl->nnodes + 1, sizeof(int));
+    if (!parents) return -1;
+    int ok = pl->nodes[0].kind == K_STRUCT && !pl->nodes[0].nullable;
+    for (int i = 0; ok && i < pl->nnodes; i++) {
+        ANode *n = &pl->nodes[i];
+        for (int k = 0; k < n->nchildren; k++) {
+            int c = n->children[k];
+            if (c <= i || parents[c]++) { ok = 0; break; }
+        }
+        if (n->kind == K_STRUCT) {
+            for (int k = 0; ok && k < n->nentries; k++) {
+                AEntry *e = &n->entries[k];
+                ANode *ch = &pl->nodes[n->children[e->child]];
+                if (e->member >= 0) {
+                    ok = ch->kind == K_ONEOF && e->member < ch->nchildren && e->label == L_MEMBER;
+                } else if (e->label == L_REPEATED || e->label == L_PACKED) {
+                    ok = ch->kind == K_LIST;
+                } else if (e->label == L_MAP) {
+                    ok = ch->kind == K_MAP;
+                    if (ok) {
+                        ANode *v = &pl->nodes[ch->children[1]];
+                        ok = is_message_node(v->kind) ? e->type == T_MESSAGE : v->type == e->type;
+                    }
+                } else {
+                    ok = e->label == L_IMPLICIT || e->label == L_EXPLICIT;
+                }
+                if (ok && e->label != L_MAP && e->type != T_MESSAGE) {
+                    ANode *leaf = ch->kind == K_ONEOF ? &pl->nodes[ch->children[e->member]]
+                                  : ch->kind == K_LIST ? &pl->nodes[ch->children[0]] : ch;
+                    ok = (leaf->kind == K_SCALAR || leaf->kind == K_ENUM) && leaf->type == e->type;
+                }
+                if (ok && e->label != L_MAP && e->type == T_MESSAGE) {
+                    ANode *leaf = ch->kind == K_ONEOF ? &pl->nodes[ch->children[e->member]]
+                                  : ch->kind == K_LIST ? &pl->nodes[ch->children[0]] : ch;
+                    ok = is_message_node(leaf->kind);
+                    if (ok && e->group && leaf->kind == K_ENCODED) ok = 0;
+                }
+            }
+        }
+        if (ok && n->kind == K_MAP) {
+            ANode *k = &pl->nodes[n->children[0]];
+            ANode *v = &pl->nodes[n->children[1]];
+            ok = k->kind == K_SCALAR && k->type != T_MESSAGE && k->type != T_BYTES && k->type != T_FLOAT
+                 && k->type != T_DOUBLE && !k->nullable && !v->nullable;
+        }
+    }
+    for (int i = 1; ok && i < pl->nnodes; i++) ok = parents[i] == 1;
+    for (int i = 0; ok && i < pl->nnodes; i++) {
+        if (pl->nodes[i].kind == K_ENCODED) ok = pl->nodes[i].check_class >= 0 && pl->nodes[i].check_class < pl->nclasses;
+    }
+    PyMem_Free(parents);
+    return ok ? 0 : -1;
+}
+
+/* arrow_plan(nodes, classes) -> capsule: the flat column tree pbj/arrow/native.py builds (node 0:
+ * the table) and the classes the canonical check of past-depth encodings reads */
+PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) == 0 || PyTuple_GET_SIZE(args[0]) > (1 << 24)
+        || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > (1 << 20)) {
+        PyErr_SetString(PyExc_ValueError, "arrow_plan(nodes, classes): a non-empty tuple of node records, a tuple");
+        return NULL;
+    }
+    PyObject *arg = args[0];
+    APlan *pl = PyMem_Calloc(1, sizeof(APlan));
+    if (!pl) return PyErr_NoMemory();
+    pl->nclasses = (int)PyTuple_GET_SIZE(args[1]);
+    pl->classes = PyMem_Calloc(pl->nclasses + 1, sizeof(CClass));
+    pl->nnodes = (int)PyTuple_GET_SIZE(arg);
+    pl->nodes = PyMem_Calloc(pl->nnodes, sizeof(ANode));
+    if (!pl->nodes || !pl->classes) { free_plan(pl); return PyErr_NoMemory(); }
+    for (int i = 0; i < pl->nclasses; i++) {
+        if (convert_class(&pl->classes[i], PyTuple_GET_ITEM(args[1], i), pl->nclasses) < 0) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: class %d is not a valid record", i);
+            free_plan(pl);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < pl->nnodes; i++) {
+        if (convert_node(&pl->nodes[i], PyTuple_GET_ITEM(arg, i), pl->nnodes) < 0) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: node %d is not a valid record", i);
+            free_plan(pl);
+            return NULL;
+        }
+    }
+    if (check_tree(pl) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "arrow_plan: the nodes are not a column tree");
+        free_plan(pl);
+        return NULL;
+    }
+    PyObject *cap = PyCapsule_New(pl, APLAN_CAPSULE, plan_capsule_free);
+    if (!cap) free_plan(pl);
+    return cap;
+}
+
+/* ---- builders ---- */
+
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+} Buf;
+
+typedef struct {
+    int64_t length, nulls;
+    Buf valid, data, offs;
+    int32_t *extra;        /* enum numbers no member names, in order of first occurrence (malloc) */
+    int nextra, cap_extra;
+} ABuilder;
+
+/* one arrow_decode call */
+typedef struct {
+    Ctx rd;                /* read.h's: the native level, for pbj_skip_field */
+    APlan *pl;
+    ABuilder *b;
+    int fatal;             /* a Python exception is set and must propagate */
+} ACall;
+
+#define MAX_ITEMS 0x7FFFFFFF
+
+/* room for `extra` more bytes; new memory is zeroed (unset bits are 0, null slots hold 0) */
+static int buf_reserve(Buf *b, size_t extra)
+{
+    if (extra > (size_t)1 << 40 || b->len + extra <= b->cap) return extra > (size_t)1 << 40 ? -1 : 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra) cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) return -1;
+    memset(p + b->cap, 0, cap - b->cap);
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(Buf *b, const void *src, size_t n)
+{
+    if (buf_reserve(b, n) < 0) return -1;
+    if (n) memcpy(b->p + b->len, src, n);
+    b->len += n;
+    return 0;
+}
+
+/* make the bitmap `b` hold bits [0, nbits) (the new ones 0) */
+static int bits_cover(Buf *b, int64_t nbits)
+{
+    size_t need = (size_t)((nbits + 7) >> 3);
+    if (need <= b->len) return 0;
+    if (buf_reserve(b, need - b->len) < 0) return -1;
+    b->len = need;
+    return 0;
+}
+
+static int bit_put(Buf *b, int64_t i, int v)
+{
+    if (bits_cover(b, i + 1) < 0) return -1;
+    if (v) b->p[i >> 3] |= (uint8_t)(1u << (i & 7));
+    return 0;
+}
+
+static int offs_put(Buf *b, size_t at)
+{
+    if (at > MAX_ITEMS) return -1;
+    int32_t o = (int32_t)at;
+    return buf_put(b, &o, 4);
+}
+
+static int64_t child_len(ACall *a, const ANode *n)
+{
+    return n->kind == K_MAP || n->kind == K_LIST ? a->b[n->children[0]].length : 0;
+}
+
+/* add default rows to node `ni` until it has `target` rows (see the file's comment) */
+static int pad(ACall *a, int ni, int64_t target)
+{
+    ABuilder *b = &a->b[ni];
+    ANode *n = &a->pl->nodes[ni];
+    int64_t k = target - b->length;
+    if (k <= 0) return 0;
+    if (target > MAX_ITEMS) return -1;
+    if (n->nullable) {
+        if (bits_cover(&b->valid, target) < 0) return -1;
+        b->nulls += k;
+    }
+    uint64_t d = n->nullable ? 0 : n->def_u;
+    switch (n->store) {
+    case ST_BIT:
+        if (bits_cover(&b->data, target) < 0) return -1;
+        if (d) for (int64_t i = b->length; i < target; i++) b->data.p[i >> 3] |= (uint8_t)(1u << (i & 7));
+        break;
+    case ST_W4:
+    case ST_W8: {
+        size_t w = n->store == ST_W4 ? 4 : 8;
+        if (buf_reserve(&b->data, (size_t)k * w) < 0) return -1;
+        if (d) {
+            uint32_t d4 = (uint32_t)d;
+            for (int64_t i = 0; i < k; i++) memcpy(b->data.p + b->data.len + (size_t)i * w, w == 4 ? (void *)&d4 : (void *)&d, w);
+        }
+        b->data.len += (size_t)k * w;
+        break;
+    }
+    case ST_VAR:
+        for (int64_t i = 0; i < k; i++) {
+            if (!n->nullable && buf_put(&b->data, n->def_b, (size_t)n->def_n) < 0) return -1;
+            if (offs_put(&b->offs, b->data.len) < 0) return -1;
+        }
+        break;
+    case ST_OFFS: {
+        size_t at = (size_t)child_len(a, n);
+        for (int64_t i = 0; i < k; i++) if (offs_put(&b->offs, at) < 0) return -1;
+        break;
+    }
+    default:
+        break;
+    }
+    b->length = target;
+    return 0;
+}
+
+/* ---- values ---- */
+
+typedef struct {
+    uint64_t u;            /* the value's storage bits (an enum: its number) */
+    const uint8_t *s;      /* a LEN value */
+    Py_ssize_t n;
+} AVal;
+
+/* strict UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), as PyUnicode_DecodeUTF8 */
+static int utf8_ok(const uint8_t *s, Py_ssize_t n)
+{
+    const uint8_t *e = s + n;
+    while (s < e) {
+        if (e - s >= 8) {
+            uint64_t w;
+            memcpy(&w, s, 8);
+            if (!(w & 0x8080808080808080ull)) { s += 8; continue; }
+        }
+        uint8_t c = *s;
+        if (c < 0x80) { s++; continue; }
+        int len;
+        uint32_t lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0) lo = 0xA0;
+            else if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0) lo = 0x90;
+            else if (c == 0xF4) hi = 0x8F;
+        } else return 0;
+        if (e - s < len) return 0;
+        if (s[1] < lo || s[1] > hi) return 0;
+        for (int i = 2; i < len; i++) {
+            if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+        }
+        s += len;
+    }
+    return 1;
+}
+
+/* one value of `type` (not a message) at *pp (pbj.wire's rules, as read.c reads it) */
+static int read_value(int type, const uint8_t **pp, const uint8_t *end, AVal *v)
+{
+    uint64_t x;
+    uint32_t w;
+    switch (type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64:
+        return rd_fixed64(pp, end, &v->u);
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32:
+        if (rd_fixed32(pp, end, &w) < 0) return -1;
+        v->u = w;
+        return 0;
+    case T_STRING: case T_BYTES: {
+        const uint8_t *e;
+        if (rd_len(pp, end, &e) < 0) return -1;
+        v->s = *pp;
+        v->n = e - *pp;
+        *pp = e;
+        return type == T_STRING && !utf8_ok(v->s, v->n) ? -1 : 0;
+    }
+    default:
+        break;
+    }
+    if (rd_varint(pp, end, &x) < 0) return -1;
+    switch (type) {
+    case T_INT64: case T_UINT64: v->u = x; return 0;
+    case T_INT32: case T_UINT32: case T_ENUM: v->u = (uint32_t)x; return 0;   /* the low 32 bits */
+    case T_BOOL: v->u = x != 0; return 0;
+    case T_SINT32: {
+        uint32_t u = (uint32_t)x;
+        v->u = (u >> 1) ^ (0u - (u & 1));
+        return 0;
+    }
+    case T_SINT64: v->u = (x >> 1) ^ (0ull - (x & 1)); return 0;
+    default: return -1;
+    }
+}
+
+/* the position of enum number `num` among the members, or -1 */
+static int enum_position(const ANode *n, int32_t num)
+{
+    int lo = 0, hi = n->nnames - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (n->sorted_num[mid] == num) return n->sorted_idx[mid];
+        if (n->sorted_num[mid] < num) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+#define MAX_EXTRA 4096   /* distinct non-member numbers in one enum column; more: declined */
+
+/* the storage of enum number `num`: its dictionary index (names) or the number; -1: declined */
+static int enum_store(ACall *a, const ANode *n, ABuilder *b, int32_t num, uint32_t *out)
+{
+    int pos = enum_position(n, num);
+    if (pos < 0 && n->closed) { a->rd.declined = 1; return -1; }  /* kept as an unknown field by decode */
+    if (!n->as_names) { *out = (uint32_t)num; return 0; }
+    if (pos >= 0) { *out = (uint32_t)pos; return 0; }
+    for (int i = 0; i < b->nextra; i++) {
+        if (b->extra[i] == num) { *out = (uint32_t)(n->nnames + i); return 0; }
+    }
+    if (b->nextra >= MAX_EXTRA) { a->rd.declined = 1; return -1; }
+    if (b->nextra == b->cap_extra) {
+        int cap = b->cap_extra ? b->cap_extra * 2 : 8;
+        int32_t *x = realloc(b->extra, (size_t)cap * sizeof(int32_t));
+        if (!x) return -1;
+        b->extra = x;
+        b->cap_extra = cap;
+    }
+    b->extra[b->nextra] = num;
+    *out = (uint32_t)(n->nnames + b->nextra++);
+    return 0;
+}
+
+/* append value `v` as the next row of scalar, enum or wrapper node `ni` (padded already) */
+static int append_value(ACall *a, int ni, const AVal *v)
+{
+    ABuilder *b = &a->b[ni];
+    ANode *n = &a->pl->nodes[ni];
+    if (b->length >= MAX_ITEMS) return -1;
+    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) return -1;
+    switch (n->store) {
+    case ST_BIT:
+        if (bit_put(&b->data, b->length, v->u != 0) < 0) return -1;
+        break;
+    case ST_W4: {
+        uint32_t w = (uint32_t)v->u;
+        if (n->kind == K_ENUM && enum_store(a, n, b, (int32_t)w, &w) < 0) return -1;
+        if (buf_put(&b->data, &w, 4) < 0) return -1;
+        break;
+    }
+    case ST_W8:
+        if (buf_put(&b->data, &v->u, 8) < 0) return -1;
+        break;
+    case ST_VAR:
+        if (buf_put(&b->data, v->s, (size_t)v->n) < 0 || offs_put(&b->offs, b->data.len) < 0) return -1;
+        break;
+    default:
+        return -1;
+    }
+    b->length++;
+    return 0;
+}
+
+/* a closed enum's number that is not a member: decode keeps it as an unknown field, not as the value */
+static int enum_rejects(ACall *a, const ANode *n, const AVal *v)
+{
+    if (n->kind == K_ENUM && n->closed && enum_position(n, (int32_t)(uint32_t)v->u) < 0) {
+        a->rd.declined = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- messages ---- */
+
+#define A_END (-1)
+#define A_FAIL (-2)
+
+static int find_disp(const ANode *n, uint32_t tag)
+{
+    if (tag < (uint32_t)n->lut_size) return n->lut[tag] - 1;
+    int lo = 0, hi = n->ndisp - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (n->disp[mid].tag == tag) return mid;
+        if (n->disp[mid].tag < tag) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* the dispatch index of the next known field, skipping unknown ones (as decode.c); A_END at the
+ * end of the message (or its group's end tag: *ended), A_FAIL on an error */
+static int next_field(ACall *a, const ANode *n, const uint8_t **pp, const uint8_t *end, int depth,
+                      uint32_t group_end, int *ended)
+{
+    while (*pp < end) {
+        uint32_t tag;
+        if (rd_tag(pp, end, &tag) < 0) return A_FAIL;
+        int di = find_disp(n, tag);
+        if (di >= 0) return di;
+        if ((tag & 7) == 4) {
+            if (group_end && tag == group_end) { *ended = 1; return A_END; }
+            return A_FAIL;
+        }
+        if (pbj_skip_field(&a->rd, pp, end, tag, depth) < 0) return A_FAIL;
+    }
+    return A_END;
+}
+
+static int parse_msg(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                     const uint8_t **after);
+
+/* a message field's value (LEN or group) at *pp into node `ni`, as its next row */
+static int sub_message(ACall *a, int ni, const AEntry *e, int form, const uint8_t **pp, const uint8_t *end, int depth)
+{
+    if (depth <= 0) return -1;
+    if (form == F_GROUP_START) return parse_msg(a, ni, *pp, end, depth - 1, (e->number << 3) | 4, pp);
+    const uint8_t *ve;
+    if (rd_len(pp, end, &ve) < 0) return -1;
+    if (parse_msg(a, ni, *pp, ve, depth - 1, 0, NULL) < 0) return -1;
+    *pp = ve;
+    return 0;
+}
+
+static int packed_run(ACall *a, int item, int type, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp, *e;
+    if (rd_len(&p, end, &e) < 0) return -1;
+    int fixed = type == T_DOUBLE || type == T_FIXED64 || type == T_SFIXED64 ? 8
+                : type == T_FLOAT || type == T_FIXED32 || type == T_SFIXED32 ? 4 : 0;
+    if (fixed && (e - p) % fixed) return -1;
+    const ANode *n = &a->pl->nodes[item];
+    while (p < e) {
+        AVal v;
+        if (read_value(type, &p, e, &v) < 0) return -1;
+        if (enum_rejects(a, n, &v)) return -1;
+        if (append_value(a, item, &v) < 0) return -1;
+    }
+    *pp = e;
+    return 0;
+}
+
+#define MAX_MAP_SCAN 1024   /* entries of one map checked for a repeated key; more: declined */
+
+/* whether key `k` is among this map's entries so far (decode keeps the first position, the last
+ * value: the engine declines such input) */
+static int key_seen(ACall *a, const ANode *m, const AVal *k)
+{
+    ABuilder *mb = &a->b[(int)(m - a->pl->nodes)];
+    int kn = m->children[0];
+    ABuilder *kb = &a->b[kn];
+    const ANode *kt = &a->pl->nodes[kn];
+    int32_t start;
+    memcpy(&start, mb->offs.p + (size_t)mb->length * 4, 4);
+    if (kb->length - start > MAX_MAP_SCAN) { a->rd.declined = 1; return 1; }
+    for (int64_t i = start; i < kb->length; i++) {
+        switch (kt->store) {
+        case ST_BIT:
+            if (((kb->data.p[i >> 3] >> (i & 7)) & 1) == (k->u != 0)) return 1;
+            break;
+        case ST_W4: {
+            uint32_t x;
+            memcpy(&x, kb->data.p + (size_t)i * 4, 4);
+            if (x == (uint32_t)k->u) return 1;
+            break;
+        }
+        case ST_W8: {
+            uint64_t x;
+            memcpy(&x, kb->data.p + (size_t)i * 8, 8);
+            if (x == k->u) return 1;
+            break;
+        }
+        case ST_VAR: {
+            int32_t o0, o1;
+            memcpy(&o0, kb->offs.p + (size_t)i * 4, 4);
+            memcpy(&o1, kb->offs.p + (size_t)i * 4 + 4, 4);
+            if (o1 - o0 == k->n && (k->n == 0 || !memcmp(kb->data.p + o0, k->s, (size_t)k->n))) return 1;
+            break;
+        }
+        default:
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* one map entry (a LEN value) of map node `mi`, whose row is being built */
+static int map_entry(ACall *a, int mi, const uint8_t **pp, const uint8_t *end, int depth)
+{
+    const ANode *m = &a->pl->nodes[mi];
+    int kn = m->children[0], vn = m->children[1];
+    const ANode *kt = &a->pl->nodes[kn], *vt = &a->pl->nodes[vn];
+    const uint8_t *p = *pp, *e;
+    if (rd_len(&p, end, &e) < 0) return -1;
+    AVal k = {0, (const uint8_t *)"", 0}, x = {0, NULL, 0};
+    int has_x = 0;
+    int64_t vrow = a->b[vn].length;
+    while (p < e) {
+        uint32_t t;
+        if (rd_tag(&p, e, &t) < 0) return -1;
+        if (t == m->ktag) {
+            if (read_value(kt->type, &p, e, &k) < 0) return -1;
+        } else if (t == m->vtag) {
+            if (is_message_node(vt->kind)) {
+                const uint8_t *ve;
+                if (has_x) { a->rd.declined = 1; return -1; }  /* merged by decode */
+                if (rd_len(&p, e, &ve) < 0 || depth <= 0) return -1;
+                if (parse_msg(a, vn, p, ve, depth - 1, 0, NULL) < 0) return -1;
+                p = ve;
+            } else {
+                if (read_value(vt->type, &p, e, &x) < 0) return -1;
+                if (enum_rejects(a, vt, &x)) return -1;
+            }
+            has_x = 1;
+        } else {
+            /* decode keeps an entry holding an unknown field as an unknown field of the message */
+            a->rd.declined = 1;
+            return -1;
+        }
+    }
+    if (key_seen(a, m, &k)) { a->rd.declined = 1; return -1; }
+    if (append_value(a, kn, &k) < 0) return -1;
+    if (is_message_node(vt->kind)) {
+        if (!has_x && pad(a, vn, vrow + 1) < 0) return -1;     /* the empty message */
+    } else if (has_x) {
+        if (append_value(a, vn, &x) < 0) return -1;
+    } else if (pad(a, vn, vrow + 1) < 0) return -1;            /* the value's default */
+    *pp = e;
+    return 0;
+}
+
+#define STACK_ENTRIES 64
+
+static int parse_struct(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                        const uint8_t **after)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    const ANode *nodes = a->pl->nodes;
+    int64_t row = a->b[ni].length;
+    int ne = n->nentries, nc = n->nchildren;
+    uint8_t seen_s[STACK_ENTRIES], omsg_s[STACK_ENTRIES];
+    AVal vals_s[STACK_ENTRIES], oval_s[STACK_ENTRIES];
+    int ocur_s[STACK_ENTRIES];
+    uint8_t *seen = seen_s, *omsg = omsg_s;
+    AVal *vals = vals_s, *oval = oval_s;
+    int *ocur = ocur_s;
+    int r = -1, ended = 0;
+    if (ne > STACK_ENTRIES || nc > STACK_ENTRIES) {
+        seen = PyMem_Calloc((size_t)ne + 1, 1);
+        vals = PyMem_Calloc((size_t)ne + 1, sizeof(AVal));
+        omsg = PyMem_Calloc((size_t)nc + 1, 1);
+        oval = PyMem_Calloc((size_t)nc + 1, sizeof(AVal));
+        ocur = PyMem_Calloc((size_t)nc + 1, sizeof(int));
+        if (!seen || !vals || !omsg || !oval || !ocur) goto done;
+    } else {
+        memset(seen, 0, (size_t)ne);
+    }
+    for (int i = 0; i < nc; i++) ocur[i] = -1;
+
+    for (;;) {
+        int di = next_field(a, n, &p, end, depth, group_end, &ended);
+        if (di == A_FAIL) goto done;
+        if (di == A_END) break;
+        const ADisp *d = &n->disp[di];
+        const AEntry *e = &n->entries[d->entry];
+        int ch = n->children[e->child];
+        if (e->member >= 0) {
+            int oc = e->child;
+            int mi = nodes[ch].children[e->member];
+            if (ocur[oc] >= 0 && omsg[oc]) { a->rd.declined = 1; goto done; }  /* a sub-message's row is written */
+            if (e->type == T_MESSAGE) {
+                if (pad(a, ch, row) < 0 || pad(a, mi, a->b[ch].length) < 0) goto done;
+                if (sub_message(a, mi, e, d->form, &p, end, depth) < 0) goto done;
+                omsg[oc] = 1;
+            } else {
+                if (read_value(e->type, &p, end, &oval[oc]) < 0 || enum_rejects(a, &nodes[mi], &oval[oc])) goto done;
+                omsg[oc] = 0;
+            }
+            ocur[oc] = e->member;
+            continue;
+        }
+        switch (e->label) {
+        case L_IMPLICIT:
+        case L_EXPLICIT:
+            if (e->type == T_MESSAGE) {
+                if (seen[d->entry]) { a->rd.declined = 1; goto done; }  /* merged by decode */
+                if (pad(a, ch, row) < 0 || sub_message(a, ch, e, d->form, &p, end, depth) < 0) goto done;
+            } else {
+                AVal v;
+                if (read_value(e->type, &p, end, &v) < 0 || enum_rejects(a, &nodes[ch], &v)) goto done;
+                vals[d->entry] = v;
+            }
+            seen[d->entry] = 1;
+            break;
+        case L_REPEATED:
+        case L_PACKED: {
+            int item = nodes[ch].children[0];
+            if (!seen[d->entry]) {
+                if (pad(a, ch, row) < 0) goto done;
+                seen[d->entry] = 1;
+            }
+            if (d->form == F_PACKED_RUN) {
+                if (packed_run(a, item, e->type, &p, end) < 0) goto done;
+            } else if (e->type == T_MESSAGE) {
+                if (sub_message(a, item, e, d->form, &p, end, depth) < 0) goto done;
+            } else {
+                AVal v;
+                if (read_value(e->type, &p, end, &v) < 0 || enum_rejects(a, &nodes[item], &v)) goto done;
+                if (append_value(a, item, &v) < 0) goto done;
+            }
+            break;
+        }
+        case L_MAP:
+            if (!seen[d->entry]) {
+                if (pad(a, ch, row) < 0) goto done;
+                seen[d->entry] = 1;
+            }
+            if (map_entry(a, ch, &p, end, depth) < 0) goto done;
+            break;
+        default:
+            goto done;
+        }
+    }
+    if (group_end && !ended) goto done;
+    /* the row's values: singular scalars, list and map lengths, oneofs */
+    for (int i = 0; i < ne; i++) {
+        if (!seen[i]) continue;
+        const AEntry *e = &n->entries[i];
+        int ch = n->children[e->child];
+        if (e->label == L_REPEATED || e->label == L_PACKED || e->label == L_MAP) {
+            ABuilder *lb = &a->b[ch];
+            if (offs_put(&lb->offs, (size_t)child_len(a, &nodes[ch])) < 0) goto done;
+            lb->length++;
+        } else if (e->type != T_MESSAGE) {
+            if (pad(a, ch, row) < 0 || append_value(a, ch, &vals[i]) < 0) goto done;
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        if (ocur[c] < 0) continue;
+        int och = n->children[c];
+        ABuilder *ob = &a->b[och];
+        if (pad(a, och, row) < 0) goto done;
+        uint32_t which = (uint32_t)ocur[c];
+        if (bit_put(&ob->valid, ob->length, 1) < 0 || buf_put(&ob->data, &which, 4) < 0) goto done;
+        if (!omsg[c]) {
+            int mi = nodes[och].children[ocur[c]];
+            if (pad(a, mi, ob->length) < 0 || append_value(a, mi, &oval[c]) < 0) goto done;
+        }
+        ob->length++;
+    }
+    ABuilder *b = &a->b[ni];
+    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) goto done;
+    b->length++;
+    if (after) *after = p;
+    r = 0;
+done:
+    if (seen != seen_s) {
+        PyMem_Free(seen);
+        PyMem_Free(vals);
+        PyMem_Free(omsg);
+        PyMem_Free(oval);
+        PyMem_Free(ocur);
+    }
+    return r;
+}
+
+/* Timestamp / Duration: seconds and nanos, as int64 nanoseconds (pbj.arrow.columns._Seconds) */
+static int parse_time(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                      const uint8_t **after)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    int64_t s = 0;
+    int32_t ns = 0;
+    int ended = 0;
+    for (;;) {
+        int di = next_field(a, n, &p, end, depth, group_end, &ended);
+        if (di == A_FAIL) return -1;
+        if (di == A_END) break;
+        const AEntry *e = &n->entries[n->disp[di].entry];
+        AVal v;
+        if (n->disp[di].form != F_VALUE || read_value(e->type, &p, end, &v) < 0) return -1;
+        if (e->child == 0) s = (int64_t)v.u;
+        else ns = (int32_t)(uint32_t)v.u;
+    }
+    if (group_end && !ended) return -1;
+    int ok = n->duration ? (ns > -1000000000 && ns < 1000000000 && !(s > 0 && ns < 0) && !(s < 0 && ns > 0))
+                         : (ns >= 0 && ns < 1000000000);
+#ifdef __SIZEOF_INT128__
+    __int128 total = (__int128)s * 1000000000 + ns;
+    if (total < INT64_MIN || total > INT64_MAX) ok = 0;
+    uint64_t bits = (uint64_t)(int64_t)total;
+#else
+    int64_t t64;
+    if (__builtin_mul_overflow(s, (int64_t)1000000000, &t64) || __builtin_add_overflow(t64, (int64_t)ns, &t64)) ok = 0;
+    uint64_t bits = (uint64_t)t64;
+#endif
+    if (!ok) { a->rd.declined = 1; return -1; }  /* to_arrow raises EncodeError for it */
+    ABuilder *b = &a->b[ni];
+    if (b->length >= MAX_ITEMS) return -1;
+    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) return -1;
+    if (buf_put(&b->data, &bits, 8) < 0) return -1;
+    b->length++;
+    if (after) *after = p;
+    return 0;
+}
+
+/* a wrapper (google/protobuf/wrappers.proto): its value, or the zero value when it is not on the wire */
+static int parse_wrapper(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                         const uint8_t **after)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    AVal v = {0, (const uint8_t *)"", 0};
+    int ended = 0;
+    for (;;) {
+        int di = next_field(a, n, &p, end, depth, group_end, &ended);
+        if (di == A_FAIL) return -1;
+        if (di == A_END) break;
+        if (n->disp[di].form != F_VALUE || read_value(n->type, &p, end, &v) < 0) return -1;
+    }
+    if (group_end && !ended) return -1;
+    if (append_value(a, ni, &v) < 0) return -1;
+    if (after) *after = p;
+    return 0;
+}
+
+/* a message with no fields: only checked (every field skipped as unknown), true */
+static int parse_present(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                         const uint8_t **after)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    int ended = 0;
+    int di = next_field(a, n, &p, end, depth, group_end, &ended);
+    if (di != A_END || (group_end && !ended)) return -1;
+    AVal v = {1, NULL, 0};
+    if (append_value(a, ni, &v) < 0) return -1;
+    if (after) *after = p;
+    return 0;
+}
+
+/* ---- the canonical form of a message past the recursion depth ---- */
+
+static int cfind(const CClass *k, uint32_t tag)
+{
+    if (tag < (uint32_t)k->lut_size) return k->lut[tag] - 1;
+    int lo = 0, hi = k->ndisp - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) >> 1;
+        if (k->disp[mid].tag == tag) return mid;
+        if (k->disp[mid].tag < tag) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+/* a varint value of `type` in the form pbj's writers give it (shortest, int32 and enum sign-extended
+ * to 64 bits, bool 0 or 1, 32-bit types below 2**32) */
+static int canonical_varint(int type, const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *start = *pp;
+    uint64_t v;
+    if (rd_varint(pp, end, &v) < 0 || *pp - start != varint_len(v)) return 0;
+    switch (type) {
+    case T_INT32: case T_ENUM: if ((uint64_t)(int64_t)(int32_t)(uint32_t)v != v) return 0; break;
+    case T_UINT32: case T_SINT32: if (v >> 32) return 0; break;
+    case T_BOOL: if (v > 1) return 0; break;
+    default: break;
+    }
+    *out = v;
+    return 1;
+}
+
+static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth);
+
+/* one value of field `f` at *pp, as pbj writes it (implicit: not its zero); 1 yes, 0 not known to be */
+static int canonical_value(ACall *a, const CField *f, const uint8_t **pp, const uint8_t *end, int depth)
+{
+    uint64_t v = 0;
+    uint32_t w;
+    int implicit = f->label == L_IMPLICIT;
+    switch (f->type) {
+    case T_DOUBLE: case T_FIXED64: case T_SFIXED64:
+        if (rd_fixed64(pp, end, &v) < 0) return 0;
+        return !implicit || v != 0;   /* a double -0.0 is written, +0.0 is not */
+    case T_FLOAT: case T_FIXED32: case T_SFIXED32:
+        if (rd_fixed32(pp, end, &w) < 0) return 0;
+        return !implicit || w != 0;
+    case T_STRING: case T_BYTES: case T_MESSAGE: {
+        const uint8_t *start = *pp, *e;
+        if (rd_len(pp, end, &e) < 0 || *pp - start != varint_len((uint64_t)(e - *pp))) return 0;
+        const uint8_t *body = *pp;
+        *pp = e;
+        if (f->type == T_MESSAGE) return depth > 0 && canonical(a, f->sub, body, e, depth - 1);
+        if (implicit && e == body) return 0;
+        return f->type == T_BYTES || utf8_ok(body, e - body);
+    }
+    default:
+        if (f->closed) return 0;   /* a non-member would go to the unknown fields: not checked here */
+        if (!canonical_varint(f->type, pp, end, &v)) return 0;
+        return !implicit || v != 0;
+    }
+}
+
+/* 1: encode(decode(span)) is the span itself (fields in ascending number, each value in pbj's
+ * form, no unknown field, map or group: those, and anything else, give 0 and the span is
+ * re-encoded by pbj). Never 1 for an input decode refuses. */
+static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth)
+{
+    const CClass *k = &a->pl->classes[ci];
+    uint64_t oneofs = 0;
+    uint32_t last = 0;
+    int last_repeats = 0;
+    if (k->noneofs > 64 || a->rd.level >= NATIVE_MAX_LEVEL) return 0;
+    a->rd.level++;
+    int ok = 1;
+    while (ok && p < end) {
+        const uint8_t *start = p;
+        uint32_t tag;
+        if (rd_tag(&p, end, &tag) < 0 || p - start != varint_len(tag)) { ok = 0; break; }
+        int di = cfind(k, tag);
+        if (di < 0) { ok = 0; break; }
+        const CField *f = &k->fields[k->disp[di].entry];
+        int form = k->disp[di].form;
+        if (f->number < last || (f->number == last && !last_repeats)) { ok = 0; break; }
+        last = f->number;
+        last_repeats = f->label == L_REPEATED && form == F_VALUE;
+        switch (f->label) {
+        case L_IMPLICIT: case L_EXPLICIT:
+            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
+            break;
+        case L_MEMBER:
+            if (oneofs & (1ull << f->oneof)) { ok = 0; break; }
+            oneofs |= 1ull << f->oneof;
+            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
+            break;
+        case L_REPEATED: {
+            CField one = *f;
+            one.label = L_EXPLICIT;   /* every element is written, zero too */
+            ok = form == F_VALUE && canonical_value(a, &one, &p, end, depth);
+            break;
+        }
+        case L_PACKED: {
+            const uint8_t *lstart = p, *e;
+            if (form != F_PACKED_RUN || rd_len(&p, end, &e) < 0 || p == e
+                || p - lstart != varint_len((uint64_t)(e - p))) { ok = 0; break; }
+            CField one = *f;
+            one.label = L_EXPLICIT;
+            while (ok && p < e) ok = canonical_value(a, &one, &p, e, depth);
+            break;
+        }
+        default:
+            ok = 0;   /* maps: written in key order, both key and value: left to pbj */
+            break;
+        }
+    }
+    a->rd.level--;
+    return ok;
+}
+
+/* a message past the recursion depth: its encoding as pbj writes it (the span itself when it is
+ * in that form already, else from Python) */
+static int parse_encoded(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    if (group_end) return -1;   /* groups: refused by the plan check; never here */
+    if (canonical(a, n->check_class, p, end, depth)) {
+        AVal same = {0, p, end - p};
+        return append_value(a, ni, &same);
+    }
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)p, end - p);
+    if (!raw) { a->fatal = 1; return -1; }
+    PyObject *reencode = Py_NewRef(n->reencode);
+    PyObject *out = PyObject_CallFunction(reencode, "Oi", raw, depth);
+    Py_DECREF(reencode);
+    Py_DECREF(raw);
+    if (!out) { a->fatal = 1; return -1; }
+    if (out == Py_None) { Py_DECREF(out); a->rd.declined = 1; return -1; }  /* an error Python will raise */
+    if (!PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "arrow_decode: a re-encoding was not bytes");
+        a->fatal = 1;
+        return -1;
+    }
+    AVal v = {0, (const uint8_t *)PyBytes_AS_STRING(out), PyBytes_GET_SIZE(out)};
+    int r = append_value(a, ni, &v);
+    Py_DECREF(out);
+    return r;
+}
+
+static int parse_msg(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                     const uint8_t **after)
+{
+    if (a->rd.level >= NATIVE_MAX_LEVEL) { a->rd.declined = 1; return -1; }
+    a->rd.level++;
+    int r;
+    switch (a->pl->nodes[ni].kind) {
+    case K_STRUCT: r = parse_struct(a, ni, p, end, depth, group_end, after); break;
+    case K_TIME: r = parse_time(a, ni, p, end, depth, group_end, after); break;
+    case K_WRAPPER: r = parse_wrapper(a, ni, p, end, depth, group_end, after); break;
+    case K_PRESENT: r = parse_present(a, ni, p, end, depth, group_end, after); break;
+    case K_ENCODED: r = parse_encoded(a, ni, p, end, depth, group_end); break;
+    default: r = -1; break;
+    }
+    a->rd.level--;
+    return r;
+}
+
+/* every builder padded to its parent's length, top down */
+static int finalize(ACall *a, int ni, int64_t target)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    if (pad(a, ni, target) < 0) return -1;
+    for (int i = 0; i < n->nchildren; i++) {
+        int c = n->children[i];
+        int64_t t = n->kind == K_STRUCT || n->kind == K_ONEOF ? a->b[ni].length : a->b[c].length;
+        if (finalize(a, c, t) < 0) return -1;
+    }
+    return 0;
+}
+
+/* ---- export: the builders' buffers as one ArrowArray tree ---- */
+
+typedef struct {
+    void **ptrs;           /* everything to free(): buffers, arrays, pointer lists */
+    size_t n, cap;
+} Owned;
+
+static int owned_add(Owned *o, void *p)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 256;
+        void **x = realloc(o->ptrs, cap * sizeof(void *));
+        if (!x) return -1;
+        o->ptrs = x;
+        o->cap = cap;
+    }
+    o->ptrs[o->n++] = p;
+    return 0;
+}
+
+static void *owned_calloc(Owned *o, size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (p && owned_add(o, p) < 0) { free(p); return NULL; }
+    return p;
+}
+
+/* a builder's buffer, moved into `o` (an allocated empty one if it never grew) */
+static const void *take(Owned *o, Buf *b)
+{
+    if (!b->p) return owned_calloc(o, 8);
+    void *p = b->p;
+    if (owned_add(o, p) < 0) return NULL;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+static void owned_free(Owned *o)
+{
+    for (size_t i = 0; i < o->n; i++) free(o->ptrs[i]);
+    free(o->ptrs);
+    free(o);
+}
+
+static void release_child(struct ArrowArray *arr)
+{
+    arr->release = NULL;
+}
+
+static void release_root(struct ArrowArray *arr)
+{
+    if (arr->private_data) owned_free((Owned *)arr->private_data);
+    arr->private_data = NULL;
+    arr->release = NULL;
+}
+
+static struct ArrowArray *new_array(Owned *o, int64_t length, int64_t nulls, int nbuf, int nchild)
+{
+    struct ArrowArray *x = owned_calloc(o, sizeof(struct ArrowArray));
+    if (!x) return NULL;
+    x->length = length;
+    x->null_count = nulls;
+    x->n_buffers = nbuf;
+    x->n_children = nchild;
+    x->buffers = owned_calloc(o, (size_t)(nbuf + 1) * sizeof(void *));
+    x->children = owned_calloc(o, (size_t)(nchild + 1) * sizeof(struct ArrowArray *));
+    x->release = release_child;
+    return x->buffers && x->children ? x : NULL;
+}
+
+/* a string array of a node's names, then (an enum's) the decimal text of each extra number */
+static struct ArrowArray *names_array(Owned *o, const ANode *n, const ABuilder *b)
+{
+    int count = n->nnames + b->nextra;
+    struct ArrowArray *x = new_array(o, count, 0, 3, 0);
+    if (!x) return NULL;
+    int32_t *offs = owned_calloc(o, (size_t)(count + 1) * 4);
+    size_t size = (size_t)n->name_off[n->nnames] + (size_t)b->nextra * 12 + 8;
+    char *data = owned_calloc(o, size);
+    if (!offs || !data) return NULL;
+    memcpy(offs, n->name_off, (size_t)(n->nnames + 1) * 4);
+    memcpy(data, n->names, (size_t)n->name_off[n->nnames]);
+    int32_t at = n->name_off[n->nnames];
+    for (int i = 0; i < b->nextra; i++) {
+        at += snprintf(data + at, 12, "%d", (int)b->extra[i]);
+        offs[n->nnames + i + 1] = at;
+    }
+    x->buffers[1] = offs;
+    x->buffers[2] = data;
+    return x;
+}
+
+static struct ArrowArray *export_node(ACall *a, Owned *o, int ni)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    ABuilder *b = &a->b[ni];
+    int nbuf, nchild = 0;
+    switch (n->store) {
+    case ST_VAR: nbuf = 3; break;
+    case ST_NONE: nbuf = 1; break;
+    default: nbuf = 2; break;
+    }
+    if (n->kind == K_STRUCT || n->kind == K_ONEOF) nbuf = 1;
+    if (n->kind == K_STRUCT) nchild = n->nchildren;
+    else if (n->kind == K_ONEOF) nchild = n->nchildren + 1;
+    else if (n->kind == K_LIST || n->kind == K_MAP) nchild = 1;
+    struct ArrowArray *x = new_array(o, b->length, n->nullable ? b->nulls : 0, nbuf, nchild);
+    if (!x) return NULL;
+    if (n->nullable && b->nulls) {
+        if (!(x->buffers[0] = take(o, &b->valid))) return NULL;
+    }
+    switch (n->kind) {
+    case K_STRUCT:
+        for (int i = 0; i < n->nchildren; i++) {
+            if (!(x->children[i] = export_node(a, o, n->children[i]))) return NULL;
+        }
+        return x;
+    case K_ONEOF: {
+        struct ArrowArray *which = new_array(o, b->length, 0, 2, 0);
+        if (!which || !(which->buffers[1] = take(o, &b->data)) || !(which->dictionary = names_array(o, n, b)))
+            return NULL;
+        x->children[0] = which;
+        for (int i = 0; i < n->nchildren; i++) {
+            if (!(x->children[i + 1] = export_node(a, o, n->children[i]))) return NULL;
+        }
+        return x;
+    }
+    case K_LIST:
+        if (!(x->buffers[1] = take(o, &b->offs)) || !(x->children[0] = export_node(a, o, n->children[0])))
+            return NULL;
+        return x;
+    case K_MAP: {
+        struct ArrowArray *entries = new_array(o, a->b[n->children[0]].length, 0, 1, 2);
+        if (!entries || !(x->buffers[1] = take(o, &b->offs))) return NULL;
+        if (!(entries->children[0] = export_node(a, o, n->children[0]))
+            || !(entries->children[1] = export_node(a, o, n->children[1]))) return NULL;
+        x->children[0] = entries;
+        return x;
+    }
+    default:
+        break;
+    }
+    if (n->store == ST_VAR) {
+        if (!(x->buffers[1] = take(o, &b->offs)) || !(x->buffers[2] = take(o, &b->data))) return NULL;
+    } else if (!(x->buffers[1] = take(o, &b->data))) {
+        return NULL;
+    }
+    if (n->kind == K_ENUM && n->as_names && !(x->dictionary = names_array(o, n, b))) return NULL;
+    return x;
+}
+
+static void array_capsule_free(PyObject *cap)
+{
+    struct ArrowArray *arr = PyCapsule_GetPointer(cap, "arrow_array");
+    if (!arr) { PyErr_Clear(); return; }
+    if (arr->release) arr->release(arr);
+    free(arr);
+}
+
+static void free_builders(ACall *a)
+{
+    for (int i = 0; a->b && i < a->pl->nnodes; i++) {
+        free(a->b[i].valid.p);
+        free(a->b[i].data.p);
+        free(a->b[i].offs.p);
+        free(a->b[i].extra);
+    }
+    free(a->b);
+}
+
+/* arrow_decode(plan, payloads: tuple of bytes, max_depth) -> (an "arrow_array" capsule, its
+ * address): a struct array, the record batch, one row per payload (the capsule owns it until an
+ * importer moves it out); or None: run decode + to_arrow (an error, or input the engine declines).
+ * Raises only what a re-encoding callback raised, or MemoryError. */
+PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyCapsule_IsValid(args[0], APLAN_CAPSULE) || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "arrow_decode(plan, payloads: tuple, max_depth: int)");
+        return NULL;
+    }
+    long depth = PyLong_AsLong(args[2]);
+    if (depth == -1 && PyErr_Occurred()) return NULL;
+    if (depth > INT32_MAX) depth = INT32_MAX;
+    if (depth < 0) Py_RETURN_NONE;
+    PyObject *payloads = args[1];
+    Py_ssize_t rows = PyTuple_GET_SIZE(payloads);
+    if (rows > MAX_ITEMS) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        if (!PyBytes_CheckExact(PyTuple_GET_ITEM(payloads, i))) Py_RETURN_NONE;
+    }
+    ACall a;
+    memset(&a, 0, sizeof a);
+    a.pl = PyCapsule_GetPointer(args[0], APLAN_CAPSULE);
+    Py_INCREF(args[0]);
+    Py_INCREF(payloads);
+    PyObject *result = NULL;
+    Owned *o = NULL;
+    struct ArrowArray *root = NULL;
+    a.b = calloc((size_t)a.pl->nnodes, sizeof(ABuilder));
+    if (!a.b) { PyErr_NoMemory(); goto done; }
+    for (int i = 0; i < a.pl->nnodes; i++) {
+        int st = a.pl->nodes[i].store;
+        if ((st == ST_VAR || st == ST_OFFS) && offs_put(&a.b[i].offs, 0) < 0) { PyErr_NoMemory(); goto done; }
+    }
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        PyObject *data = PyTuple_GET_ITEM(payloads, i);
+        const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
+        if (parse_msg(&a, 0, p, p + PyBytes_GET_SIZE(data), (int)depth, 0, NULL) < 0) {
+            if (a.fatal) goto done;
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    if (finalize(&a, 0, rows) < 0) { result = Py_NewRef(Py_None); goto done; }
+    o = calloc(1, sizeof(Owned));
+    root = calloc(1, sizeof(struct ArrowArray));
+    if (!o || !root) { PyErr_NoMemory(); goto done; }
+    struct ArrowArray *top = export_node(&a, o, 0);
+    if (!top) { PyErr_NoMemory(); goto done; }
+    *root = *top;          /* the root lives in the capsule; its release frees the rest */
+    root->private_data = o;
+    root->release = release_root;
+    o = NULL;
+    PyObject *cap = PyCapsule_New(root, "arrow_array", array_capsule_free);
+    if (!cap) { root->release(root); free(root); root = NULL; goto done; }
+    result = Py_BuildValue("(NK)", cap, (unsigned long long)(uintptr_t)root);
+    root = NULL;
+done:
+    if (o) owned_free(o);
+    free(root);
+    free_builders(&a);
+    Py_DECREF(payloads);
+    Py_DECREF(args[0]);
+    return result;
+}
