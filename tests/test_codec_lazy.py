@@ -15,6 +15,7 @@ import pytest
 import pbj
 from pbj import _native
 from pbj.codec import codec_of
+from pbj.wire import encode_varint
 
 native = pytest.mark.skipif(not _native.available() or pbj.engine() != "native",
                             reason="the native engine is not in use")
@@ -61,13 +62,26 @@ def test_an_error_to_explain_makes_the_python_code_of_the_batch_and_those_below(
 
 
 @native
-def test_a_decline_makes_the_python_code_and_both_engines_agree():
-    """A sub-message that occurs twice is merged by the Python parser (the native engine declines it)."""
+def test_a_merge_is_the_engines_and_a_decline_makes_the_python_code():
+    """A sub-message that occurs twice is merged by the native engine (no Python code made); nesting
+    past the engine's own depth is declined and decoded by the Python parser, made then."""
     Inner, Outer = _classes()
     data = pbj.encode(Outer(inner=Inner(n=5))) + pbj.encode(Outer(inner=Inner(s="y")))
-    assert not codec_of(Outer).has_python_code
     assert pbj.decode(Outer, data) == Outer(inner=Inner(n=5, s="y"))
-    assert codec_of(Outer).has_python_code
+    assert not codec_of(Outer).has_python_code
+
+    @pbj.message
+    class Node:
+        child: Node | None = pbj.field(1, "Node")
+        n: int = pbj.field(2, "int32")
+
+    deep, data = Node(n=1), b"\x10\x01"
+    for _ in range(250):  # past the native engine's 200 levels (written by hand: its writers decline too)
+        deep, data = Node(child=deep), b"\x0a" + encode_varint(len(data)) + data
+    assert pbj.decode(Node, b"\x10\x01") == Node(n=1)
+    assert not codec_of(Node).has_python_code
+    assert pbj.decode(Node, data, max_depth=300) == deep
+    assert codec_of(Node).has_python_code
 
 
 def test_source_of_and_the_python_engine_make_it():
