@@ -12,7 +12,7 @@ setup(
         Extension(
             "pbj._native._engine",
             sources=[f"pbj/_native/{name}.c"
-                     for name in ("module", "plan", "read", "decode", "values", "encode", "reverse")],
+                     for name in ("module", "plan", "read", "decode", "values", "encode", "reverse", "share")],
             depends=["pbj/_native/engine.h", "pbj/_native/read.h"],
             extra_compile_args=["-std=c11", "-O2"],
             optional=True,

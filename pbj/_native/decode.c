@@ -113,6 +113,18 @@ static int is_repeat(State *s, NField *f, int fidx)
     return 0;
 }
 
+/* The sub-message of class m in the LEN value [p, e) at `depth`: the object an equal earlier
+ * occurrence in this call gave (share.c), or a new one. */
+static PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth)
+{
+    Py_hash_t h = 0;
+    PyObject *v = pbj_share_lookup(c, m, p, e, depth, &h);
+    if (v) return v;
+    v = decode_msg(c, m, p, e, depth, 0, NULL);
+    if (v) pbj_share_insert(c, m, p, e, depth, h, v);
+    return v;
+}
+
 static PyObject *empty_message(Ctx *c, NMessage *m)
 {
     static const uint8_t nothing[1] = {0};
@@ -161,7 +173,7 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
                  * (a map entry is a message): left to Python, as for any singular sub-message */
                 if (x) { c->declined = 1; goto fail; }
                 if (rd_len(&p, e, &ve) < 0 || depth <= 0) goto fail;
-                nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL);
+                nx = sub_message(c, f->subm, p, ve, depth - 1);
                 p = ve;
             } else if (f->type == T_STRING || f->type == T_BYTES) {
                 const uint8_t *ve;
@@ -433,7 +445,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
             } else {
                 const uint8_t *e;
                 if (rd_len(&p, end, &e) < 0) goto done;
-                v = decode_msg(c, f->subm, p, e, depth - 1, 0, NULL);
+                v = sub_message(c, f->subm, p, e, depth - 1);
                 p = e;
             }
             if (store(m, &s, f, d->field, v) < 0) goto done;
@@ -490,7 +502,9 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
     Ctx c = {0};
     c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
+    pbj_share_begin(&c, PyBytes_GET_SIZE(args[1]));
     PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL);
+    pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     release_young(&c, r != NULL);
     if (r == NULL) {
         PyErr_Clear();

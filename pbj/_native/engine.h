@@ -150,6 +150,8 @@ typedef struct {
 } PMap;
 int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_release all the same */
 void pbj_map_release(PMap *m);
+/* share.c (the table itself is declared in read.h) */
+PyObject *pbj_set_share_min(PyObject *self, PyObject *arg);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
