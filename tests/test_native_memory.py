@@ -12,6 +12,7 @@ Skipped where the extension is not built (the pure-Python install).
 from __future__ import annotations
 
 import collections
+import enum
 import gzip
 from importlib import resources
 
@@ -209,3 +210,102 @@ def test_engines_agree_on_every_target_with_sharing(name):
         run()
     finally:
         _native._engine.set_share_min(before)
+
+
+# ------------------------------------------------ enums through the engine's own table (read.c, pbj_enum_table)
+
+class Dense(enum.IntEnum):
+    NEG = -2
+    ZERO = 0
+    ONE = 1
+    UNO = 1  # an alias: the number gives the first name's member
+    FIVE = 5
+
+
+class Sparse(enum.IntEnum):
+    ZERO = 0
+    LOW = -(2**31)
+    MID = 1000
+    FAR = -70000
+    HIGH = 2**31 - 1
+
+
+@pbj.message(full_name="pbj_memory.Enums")
+class Enums:
+    dense: Dense = pbj.field(1, Dense)
+    sparse: Sparse = pbj.field(2, Sparse)
+    run: tuple[Dense, ...] = pbj.field(3, Dense, repeated=True)
+    sparse_run: tuple[Sparse, ...] = pbj.field(4, Sparse, repeated=True, packed=False)
+    by_key: pbj.FrozenMap[int, Sparse] = pbj.map_field(5, "int32", Sparse)
+    pick: pbj.OneOf | None = pbj.oneof(pick_dense=(6, Dense), pick_text=(7, "string"))
+
+
+_NUMBERS = [-(2**31), -70001, -70000, -3, -2, -1, 0, 1, 2, 4, 5, 6, 999, 1000, 2**31 - 2, 2**31 - 1]
+
+
+def _varint(n: int) -> bytes:
+    return pbj.wire.encode_varint(n & (2**64 - 1))
+
+
+def test_enum_numbers_give_members_or_ints_as_python_does():
+    for n in _NUMBERS:
+        v = _varint(n)
+        data = (b"\x08" + v + b"\x10" + v + b"\x1a" + pbj.wire.encode_varint(len(v)) + v + b"\x20" + v
+                + b"\x2a" + pbj.wire.encode_varint(len(v) + 3) + b"\x08\x07\x10" + v + b"\x30" + v)
+        got = _native_decode(Enums, data)
+        assert got == check_same(Enums, data)
+        for value, cls in ((got.dense, Dense), (got.sparse, Sparse), (got.run[0], Dense), (got.sparse_run[0], Sparse),
+                           (got.by_key[7], Sparse), (got.pick.value, Dense)):
+            assert value == n
+            if n in cls._value2member_map_:
+                assert value is cls(n) and type(value) is cls  # the member itself, aliases by the first name
+            else:
+                assert type(value) is int  # an open enum keeps the number
+    assert _native_decode(Enums, b"\x08\x01").dense is Dense.ONE
+    # the low 32 bits of an over-long varint, as for int32
+    assert _native_decode(Enums, b"\x10" + _varint(1000 + 2**32)).sparse is Sparse.MID
+    assert _native_decode(Enums, b"\x10" + _varint(2**40 - 70000)).sparse is Sparse.FAR
+
+
+class Shut(enum.IntEnum):
+    A = 0
+    B = 40000
+
+
+Shut.__pbj_closed__ = True  # type: ignore[attr-defined]  # a proto2 enum
+
+
+@pbj.message(full_name="pbj_memory.Closed", syntax="proto2")
+class Closed:
+    e: Shut | None = pbj.field(1, Shut, optional=True)
+    es: tuple[Shut, ...] = pbj.field(2, Shut, repeated=True)
+
+
+def test_closed_enum_members_by_table_and_non_members_as_python_keeps_them():
+    assert _native_decode(Closed, b"\x08" + _varint(40000) + b"\x10\x00").e is Shut.B
+    for n in (1, 39999, 40001, -1):
+        data = b"\x08" + _varint(n) + b"\x10" + _varint(n) + b"\x10\x00"
+        got = pbj.decode(Closed, data)
+        assert got == check_same(Closed, data) == Closed(es=(Shut.A,), _pbj_unknown=data[:-2])
+
+
+# ------------------------------------------------ maps made by the engine itself (decode.c, new_map)
+
+def test_maps_are_frozen_maps_built_in_the_engine():
+    leaf = pbj.encode(Leaf(key=b"x", n=300))
+    data = (b"\x22\x07\x0a\x01a\x12\x02\x10\x05"           # "a": Leaf(n=5)
+            + b"\x22\x02\x12\x00"                           # no key: "", empty leaf
+            + b"\x22" + bytes([5 + len(leaf)]) + b"\x0a\x01b\x12" + bytes([len(leaf)]) + leaf
+            + b"\x22\x03\x0a\x01c")                         # no value: the empty Leaf
+    got = _native_decode(Node, data)
+    assert type(got.by_name) is pbj.FrozenMap
+    assert got.by_name == {"a": Leaf(n=5), "": Leaf(), "b": Leaf(key=b"x", n=300), "c": Leaf()}
+    assert list(got.by_name) == ["a", "", "b", "c"]
+    assert got == check_same(Node, data)
+    with pytest.raises(TypeError):
+        got.by_name["d"] = Leaf()  # type: ignore[index]
+    assert pbj.encode(got) == pbj.encode(got, reverse=True) == pbj.encode(check_same(Node, data))
+    empty = _native_decode(Enums, b"\x2a\x00")  # an entry of nothing: key 0, the enum's first member
+    assert type(empty.by_key) is pbj.FrozenMap and empty.by_key == {0: Sparse.ZERO}
+    assert empty.by_key[0] is Sparse.ZERO
+    assert _native_decode(Node, b"").by_name is _native_decode(Enums, b"").by_key  # absent: the shared EMPTY_MAP

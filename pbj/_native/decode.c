@@ -140,13 +140,23 @@ static int keep_enum(Ctx *c)
     return -1;
 }
 
+/* an empty FrozenMap, made as dict's own constructor makes it (FrozenMap has no __new__ or
+ * __init__ of its own: dict's tp_init with no arguments does nothing), with no call through the type
+ * (a container class that had its own would be called, as before) */
+static PyObject *new_map(void)
+{
+    PyTypeObject *t = (PyTypeObject *)pbj_FrozenMap;
+    if (t->tp_new != PyDict_Type.tp_new || t->tp_init != PyDict_Type.tp_init) return PyObject_CallNoArgs(pbj_FrozenMap);
+    return t->tp_new(t, pbj_empty_tuple, NULL);
+}
+
 static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
                      const uint8_t *end, int depth)
 {
     const uint8_t *p = *pp, *e;
     if (rd_len(&p, end, &e) < 0) return -1;
     PyObject **slot = &s->vals[f->slot];
-    if (*slot == NULL && !(*slot = PyObject_CallNoArgs(pbj_FrozenMap))) return -1;
+    if (*slot == NULL && !(*slot = new_map())) return -1;
     PyObject *k = NULL, *x = NULL;
     int unknown = 0, raw_enum = 0;
     while (p < e) {

@@ -67,6 +67,7 @@ typedef struct {
     uint8_t ktag;                   /* map key tag (field 1) */
     PyObject *name;       /* attribute (or member) name, owned */
     PyObject *enum_map;   /* dict int -> member, owned, or NULL */
+    struct NEnum *enum_table; /* the same in C (read.c, pbj_enum_table), owned, or NULL */
     PyObject *map_vdefault; /* a map's value default (scalars, enums), owned, or NULL */
     int sub;              /* index into the batch's classes, or -1 */
     NMessage *subm;       /* borrowed: lives as long as this class */
@@ -150,6 +151,9 @@ typedef struct {
 } PMap;
 int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_release all the same */
 void pbj_map_release(PMap *m);
+/* an enum field's members by number (read.c): made from f->enum_map when the plan is built */
+int pbj_enum_table(NField *f);
+void pbj_enum_table_free(NField *f);
 /* share.c (the table itself is declared in read.h) */
 PyObject *pbj_set_share_min(PyObject *self, PyObject *arg);
 /* reverse.c */
