@@ -113,9 +113,8 @@ static int is_repeat(State *s, NField *f, int fidx)
     return 0;
 }
 
-/* The sub-message of class m in the LEN value [p, e) at `depth`: the object an equal earlier
- * occurrence in this call gave (share.c), or a new one. */
-static PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth)
+static __attribute__((noinline)) PyObject *shared_sub_message(Ctx *c, NMessage *m, const uint8_t *p,
+                                                               const uint8_t *e, int depth)
 {
     Py_hash_t h = 0;
     PyObject *v = pbj_share_lookup(c, m, p, e, depth, &h);
@@ -123,6 +122,15 @@ static PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_
     v = decode_msg(c, m, p, e, depth, 0, NULL);
     if (v) pbj_share_insert(c, m, p, e, depth, h, v);
     return v;
+}
+
+/* The sub-message of class m in the LEN value [p, e) at `depth`: the object an equal earlier
+ * occurrence in this call gave (share.c), or a new one. A call that shares nothing (a small
+ * input) pays one test. */
+static inline PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth)
+{
+    if (!c->share_limit || e - p > PBJ_SHARE_MAX_BYTES) return decode_msg(c, m, p, e, depth, 0, NULL);
+    return shared_sub_message(c, m, p, e, depth);
 }
 
 static PyObject *empty_message(Ctx *c, NMessage *m)

@@ -29,7 +29,9 @@ typedef struct {
 int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n);
 int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
-/* share.c: one object for every repeated sub-message of a decode call */
+/* share.c: one object for every repeated sub-message of a decode call (LEN values of at most
+ * PBJ_SHARE_MAX_BYTES bytes) */
+#define PBJ_SHARE_MAX_BYTES 256
 extern Py_ssize_t pbj_share_min_input;
 void pbj_share_begin(Ctx *c, Py_ssize_t input_len);
 PyObject *pbj_share_lookup(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t *hash);

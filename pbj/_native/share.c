@@ -10,7 +10,7 @@
  * ints, interned strings); only `is` between two sub-messages can tell.
  *
  * What is shared: a sub-message read from a LEN field (not a group: its end is only known after
- * it is decoded) whose encoded length is at most SHARE_MAX_BYTES, in an input of at least
+ * it is decoded) whose encoded length is at most PBJ_SHARE_MAX_BYTES, in an input of at least
  * pbj_share_min_input bytes (smaller inputs make too few objects for the table to pay). The
  * table holds a strong reference to each object and the span of the input it came from (the
  * input outlives the call); it is released when the call ends, before the objects are tracked.
@@ -23,7 +23,6 @@
  */
 #include "read.h"
 
-#define SHARE_MAX_BYTES 256
 #define SHARE_PROBES 64
 #define SHARE_INPUT_PER_ENTRY 48
 #define SHARE_FIRST_CAP 256
@@ -88,7 +87,7 @@ static Py_ssize_t share_find(struct PbjShare *t, Py_hash_t h, NMessage *m, const
 PyObject *pbj_share_lookup(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t *hash)
 {
     size_t n = (size_t)(e - p);
-    if (!c->share_limit || n > SHARE_MAX_BYTES) return NULL;
+    if (!c->share_limit || n > PBJ_SHARE_MAX_BYTES) return NULL;
     *hash = share_hash(m, p, n, depth);
     if (!c->share) return NULL;
     ShareEntry *x;
@@ -133,7 +132,7 @@ void pbj_share_insert(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, i
                       PyObject *o)
 {
     size_t n = (size_t)(e - p);
-    if (!c->share_limit || n > SHARE_MAX_BYTES) return;
+    if (!c->share_limit || n > PBJ_SHARE_MAX_BYTES) return;
     if (c->share && c->share->used >= c->share_limit) return;
     if (share_room(c) < 0) return;  /* no memory for it: not shared */
     struct PbjShare *t = c->share;
