@@ -55,6 +55,7 @@ def main() -> None:
 
     if not _native.available():
         raise SystemExit("the native engine is not built")
+    _native._engine.set_share_min(0)  # every input shares its repeated sub-messages (share.c), however small
     targets = T.decode_targets() + T.native_targets()  # extensions, message sets, merges, closed enums
     seeds = {**_seeds(), **T.native_seeds()}
     atheris.Setup(sys.argv, lambda data: one_input(data, targets, seeds))

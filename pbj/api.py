@@ -224,7 +224,9 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
             not all set, at any depth (as Google's ``ParsePartialFromString``).
 
     Returns:
-        A new ``cls`` instance.
+        A new ``cls`` instance. Messages are immutable, so the native engine makes one object for
+        the repeats of a sub-message within one input (docs/performance.md, "Memory"): two equal
+        sub-messages of the result may be the same object.
 
     Raises:
         TypeError: ``cls`` is not a pbj message class, or ``max_depth`` is not an int.

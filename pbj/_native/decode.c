@@ -164,6 +164,26 @@ static int is_repeat(State *s, NField *f, int fidx)
     return 0;
 }
 
+static __attribute__((noinline)) PyObject *shared_sub_message(Ctx *c, NMessage *m, const uint8_t *p,
+                                                               const uint8_t *e, int depth)
+{
+    Py_hash_t h = 0;
+    PyObject *v = pbj_share_lookup(c, m, p, e, depth, &h);
+    if (v) return v;
+    v = decode_msg(c, m, p, e, depth, 0, NULL, NULL, 0);
+    if (v) pbj_share_insert(c, m, p, e, depth, h, v);
+    return v;
+}
+
+/* The sub-message of class m in the LEN value [p, e) at `depth`: the object an equal earlier
+ * occurrence in this call gave (share.c), or a new one. A call that shares nothing (a small
+ * input) pays one test. */
+static inline PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth)
+{
+    if (!c->share_limit || e - p > PBJ_SHARE_MAX_BYTES) return decode_msg(c, m, p, e, depth, 0, NULL, NULL, 0);
+    return shared_sub_message(c, m, p, e, depth);
+}
+
 static PyObject *empty_message(Ctx *c, NMessage *m)
 {
     static const uint8_t nothing[1] = {0};
@@ -185,13 +205,23 @@ static int keep_packed_enum(UBuf *unk, uint32_t number, const uint8_t *vs, const
     return pbj_ubuf_add(unk, b, (size_t)(q - b));
 }
 
+/* an empty FrozenMap, made as dict's own constructor makes it (FrozenMap has no __new__ or
+ * __init__ of its own: dict's tp_init with no arguments does nothing), with no call through the type
+ * (a container class that had its own would be called, as before) */
+static PyObject *new_map(void)
+{
+    PyTypeObject *t = (PyTypeObject *)pbj_FrozenMap;
+    if (t->tp_new != PyDict_Type.tp_new || t->tp_init != PyDict_Type.tp_init) return PyObject_CallNoArgs(pbj_FrozenMap);
+    return t->tp_new(t, pbj_empty_tuple, NULL);
+}
+
 static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
                      const uint8_t *end, int depth)
 {
     const uint8_t *p = *pp, *e;
     if (rd_len(&p, end, &e) < 0) return -1;
     PyObject **slot = &s->vals[f->slot];
-    if (*slot == NULL && !(*slot = PyObject_CallNoArgs(pbj_FrozenMap))) return -1;
+    if (*slot == NULL && !(*slot = new_map())) return -1;
     PyObject *k = NULL, *x = NULL;
     int unknown = 0, raw_enum = 0;
     Spans xs = {{NULL, NULL}, NULL, 0, 0};  /* the message value's occurrences (merged) */
@@ -221,7 +251,7 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
                     p = ve;
                     continue;
                 }
-                nx = decode_msg(c, f->subm, p, ve, depth - 1, 0, NULL, NULL, 0);
+                nx = sub_message(c, f->subm, p, ve, depth - 1);
                 xs.first.s = p;
                 xs.first.e = ve;
                 p = ve;
@@ -570,7 +600,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
                     continue;
                 }
                 if (mi >= 0 && superseded(c, &s, f, mi, depth) < 0) goto done;
-                v = decode_msg(c, f->subm, p, e, depth - 1, 0, NULL, NULL, 0);
+                v = sub_message(c, f->subm, p, e, depth - 1);
                 if (mi >= 0) { s.sp[mi].first.s = p; s.sp[mi].first.e = e; }
                 p = e;
             }
@@ -639,7 +669,9 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
     Ctx c = {0};
     c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
+    pbj_share_begin(&c, PyBytes_GET_SIZE(args[1]));
     PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL, NULL, 0);
+    pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     release_young(&c, r != NULL);
     if (r == NULL) {
         PyErr_Clear();

@@ -69,6 +69,7 @@ typedef struct {
     uint8_t ktag;                   /* map key tag (field 1) */
     PyObject *name;       /* attribute (or member) name, owned */
     PyObject *enum_map;   /* dict int -> member, owned, or NULL */
+    struct NEnum *enum_table; /* the same in C (read.c, pbj_enum_table), owned, or NULL */
     PyObject *map_vdefault; /* a map's value default (scalars, enums), owned, or NULL */
     int sub;              /* index into the batch's classes, or -1 */
     NMessage *subm;       /* borrowed: lives as long as this class */
@@ -179,6 +180,11 @@ void pbj_map_release(PMap *m);
  * *cap) and its extension's number; NULL: decline */
 NMessage *pbj_holder_of(PyObject *h, PyObject **cap, long *number);
 int pbj_in_range(NMessage *m, int k, long number);
+/* an enum field's members by number (read.c): made from f->enum_map when the plan is built */
+int pbj_enum_table(NField *f);
+void pbj_enum_table_free(NField *f);
+/* share.c (the table itself is declared in read.h) */
+PyObject *pbj_set_share_min(PyObject *self, PyObject *arg);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */

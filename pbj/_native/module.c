@@ -73,6 +73,8 @@ static PyObject *set_untrack(PyObject *self, PyObject *arg)
 static PyMethodDef methods[] = {
     {"set_untrack", set_untrack, METH_O,
      "set_untrack(on) -> the previous setting: leave decoded messages untracked by the cyclic GC."},
+    {"set_share_min", pbj_set_share_min, METH_O,
+     "set_share_min(n) -> the previous value: inputs of at least n bytes share repeated sub-messages (share.c)."},
     {"setup", setup, METH_VARARGS,
      "setup(FrozenMap, OneOf, EMPTY_MAP, layout): the containers decoded values use; the codes Python sends."},
     {"build", pbj_build, METH_VARARGS, "build(messages, externals) -> list of plan capsules (None: declined)."},

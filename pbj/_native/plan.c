@@ -25,6 +25,7 @@ static void free_message(NMessage *m)
     if (m->fields) {
         for (int i = 0; i < m->nfields; i++) {
             Py_XDECREF(m->fields[i].name);
+            pbj_enum_table_free(&m->fields[i]);
             Py_XDECREF(m->fields[i].enum_map);
             Py_XDECREF(m->fields[i].map_vdefault);
         }
@@ -116,7 +117,7 @@ static int convert_field(NField *f, PyObject *t)
     f->name = Py_NewRef(PyTuple_GET_ITEM(t, 13));
     PyObject *em = PyTuple_GET_ITEM(t, 14);
     f->enum_map = em == Py_None ? NULL : Py_NewRef(em);
-    if (f->enum_map && !PyDict_CheckExact(f->enum_map)) return -1;
+    if (f->enum_map && (!PyDict_CheckExact(f->enum_map) || pbj_enum_table(f) < 0)) return -1;
     PyObject *vd = PyTuple_GET_ITEM(t, 15);
     f->map_vdefault = vd == Py_None ? NULL : Py_NewRef(vd);
     if (get_int(t, 16, &f->sub) < 0 || get_int(t, 17, &f->utf8) < 0) return -1;

@@ -69,6 +69,105 @@ int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag,
 
 
 
+/* ---- an enum field's members by number, in C (no dict lookup, no int made for a member) ---- */
+
+struct NEnum {
+    int32_t lo;          /* dense: member number lo + i is objs[i] (NULL: none) */
+    uint32_t span;       /* entries of a dense table; 0: a sorted one */
+    Py_ssize_t n;        /* entries of a sorted table */
+    int32_t *nums;       /* sorted: the members' numbers, ascending (objs[i] is nums[i]'s) */
+    PyObject **objs;     /* owned references */
+};
+
+typedef struct { int32_t num; PyObject *obj; } EnumPair;
+
+static int pair_order(const void *a, const void *b)
+{
+    int32_t x = ((const EnumPair *)a)->num, y = ((const EnumPair *)b)->num;
+    return (x > y) - (x < y);
+}
+
+void pbj_enum_table_free(NField *f)
+{
+    struct NEnum *t = f->enum_table;
+    if (!t) return;
+    Py_ssize_t n = t->span ? (Py_ssize_t)t->span : t->n;
+    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(t->objs[i]);
+    PyMem_Free(t->objs);
+    PyMem_Free(t->nums);
+    PyMem_Free(t);
+    f->enum_table = NULL;
+}
+
+/* The table of f->enum_map (number -> member, every key an int in int32 range): dense when the
+ * numbers span at most twice their count (+16), else sorted for a binary search. 0 (also when the
+ * map has a key of another kind: then the field keeps its dict lookup), -1 when out of memory. */
+int pbj_enum_table(NField *f)
+{
+    PyObject *map = f->enum_map, *k, *v;
+    Py_ssize_t pos = 0, n = map ? PyDict_GET_SIZE(map) : 0, i = 0;
+    if (!map) return 0;
+    EnumPair *pairs = PyMem_Calloc(n + 1, sizeof(EnumPair));
+    if (!pairs) return -1;
+    while (PyDict_Next(map, &pos, &k, &v)) {
+        int overflow = 0;
+        long long num = PyLong_CheckExact(k) ? PyLong_AsLongLongAndOverflow(k, &overflow) : 0;
+        if (!PyLong_CheckExact(k) || overflow || num < INT32_MIN || num > INT32_MAX || i >= n) {
+            PyErr_Clear();
+            PyMem_Free(pairs);
+            return 0;
+        }
+        pairs[i].num = (int32_t)num;
+        pairs[i++].obj = v;
+    }
+    n = i;
+    qsort(pairs, (size_t)n, sizeof(EnumPair), pair_order);
+    struct NEnum *t = PyMem_Calloc(1, sizeof(struct NEnum));
+    if (!t) { PyMem_Free(pairs); return -1; }
+    int64_t span = n ? (int64_t)pairs[n - 1].num - pairs[0].num + 1 : 0;
+    if (n && span <= 2 * (int64_t)n + 16) {
+        t->lo = pairs[0].num;
+        t->span = (uint32_t)span;
+        t->objs = PyMem_Calloc((size_t)span, sizeof(PyObject *));
+        if (!t->objs) goto nomem;
+        for (i = 0; i < n; i++) t->objs[pairs[i].num - t->lo] = Py_NewRef(pairs[i].obj);
+    } else {
+        t->n = n;
+        t->nums = PyMem_Calloc(n + 1, sizeof(int32_t));
+        t->objs = PyMem_Calloc(n + 1, sizeof(PyObject *));
+        if (!t->nums || !t->objs) goto nomem;
+        for (i = 0; i < n; i++) {
+            t->nums[i] = pairs[i].num;
+            t->objs[i] = Py_NewRef(pairs[i].obj);
+        }
+    }
+    PyMem_Free(pairs);
+    f->enum_table = t;
+    return 0;
+nomem:
+    PyMem_Free(t->objs);
+    PyMem_Free(t->nums);
+    PyMem_Free(t);
+    PyMem_Free(pairs);
+    return -1;
+}
+
+/* the member numbered `num` (borrowed), or NULL */
+static inline PyObject *enum_member(const struct NEnum *t, int32_t num)
+{
+    if (t->span) {
+        uint32_t i = (uint32_t)((int64_t)num - t->lo);
+        return (int64_t)num >= t->lo && i < t->span ? t->objs[i] : NULL;
+    }
+    Py_ssize_t lo = 0, hi = t->n - 1;
+    while (lo <= hi) {
+        Py_ssize_t mid = (lo + hi) >> 1;
+        if (t->nums[mid] == num) return t->objs[mid];
+        if (t->nums[mid] < num) lo = mid + 1; else hi = mid - 1;
+    }
+    return NULL;
+}
+
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e)
 {
     if (type == T_STRING) return PyUnicode_DecodeUTF8((const char *)p, e - p, NULL);
@@ -135,6 +234,15 @@ PyObject *pbj_scalar_value(NField *f, int type, const uint8_t **pp, const uint8_
         return PyLong_FromLongLong((long long)(int64_t)((v >> 1) ^ (0ull - (v & 1))));
     case T_ENUM: {
         int32_t n = (int32_t)(uint32_t)v;
+        if (f->enum_table) {
+            PyObject *member = enum_member(f->enum_table, n);
+            if (member) return Py_NewRef(member);
+            if (f->closed) {
+                *raw = n;
+                return Py_NewRef(Py_None);
+            }
+            return PyLong_FromLong(n);
+        }
         PyObject *key = PyLong_FromLong(n);
         if (!key || !f->enum_map) return key;
         PyObject *member = PyDict_GetItemWithError(f->enum_map, key);

@@ -22,6 +22,8 @@ typedef struct {
     int defer_gc;       /* a large input: messages are tracked when the call ends (decode.c, hold_young) */
     PyObject **young;   /* messages made by this call, held, not yet tracked by the cyclic GC */
     Py_ssize_t nyoung, cap_young;
+    struct PbjShare *share;  /* the sub-messages decoded so far, to share (share.c), or NULL */
+    size_t share_limit;      /* most entries the table may hold; 0: this call shares nothing */
 } Ctx;
 
 int pbj_ubuf_add(UBuf *u, const uint8_t *p, size_t n);
@@ -41,6 +43,15 @@ PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t 
 int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders);
 int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
+/* share.c: one object for every repeated sub-message of a decode call (LEN values of at most
+ * PBJ_SHARE_MAX_BYTES bytes) */
+#define PBJ_SHARE_MAX_BYTES 256
+extern Py_ssize_t pbj_share_min_input;
+void pbj_share_begin(Ctx *c, Py_ssize_t input_len);
+PyObject *pbj_share_lookup(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t *hash);
+void pbj_share_insert(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t hash,
+                      PyObject *o);
+void pbj_share_end(Ctx *c);
 PyObject *pbj_scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw);
 
 static inline int rd_fixed32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
