@@ -45,7 +45,7 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source, comment
-from pbj.codec.wide import is_row, is_wide
+from pbj.codec.wide import is_row, is_wide, step_number
 from pbj.scalars import OP_BOOL, OP_BYTES, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
 
 __all__ = ["emit_forward", "emit_size", "emit_write", "emit_write_fresh", "emit_oneof_members", "size_expr"]
@@ -585,8 +585,7 @@ def _emit_wide(ctx: Emit, plan: MessagePlan, role: str) -> str:
             table.append(ctx.wide_row(plan, f, role))
             continue
         table.append(None)
-        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
-                                                 else plan.fields[members[0]].number)
+        number = step_number(plan, step, i, members)
         fn = ctx.scope.name(f"{role}_{stem}__{number}")
         steps(f"def {fn}({_ROW_ARGS[role]}):")
         with steps:

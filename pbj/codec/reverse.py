@@ -39,7 +39,7 @@ from pbj.codec.plan import (
     row_of,
 )
 from pbj.codec.source import Source
-from pbj.codec.wide import is_row, is_wide
+from pbj.codec.wide import is_row, is_wide, step_number
 from pbj.scalars import OP_BOOL, OP_BYTES, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
@@ -354,8 +354,7 @@ def _emit_wide(ctx: Emit, plan: MessagePlan) -> str:
             table.append(ctx.wide_row(plan, f, "write_reverse"))
             continue
         table.append(None)
-        number = f.number if f is not None else (plan.extension_ranges[i][0] if step == EXTENSIONS
-                                                 else plan.fields[members[0]].number)
+        number = step_number(plan, step, i, members)
         fn = ctx.scope.name(f"write_reverse_{stem}__{number}")
         steps(f"def {fn}(o, _, rb, pos):")
         with steps:

@@ -47,7 +47,7 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.codec import float32
-from pbj.codec.plan import EXPLICIT, IMPLICIT, MESSAGE, FieldPlan, MessagePlan, row_of
+from pbj.codec.plan import EXPLICIT, EXTENSIONS, FIELD, IMPLICIT, MESSAGE, FieldPlan, MessagePlan, row_of
 
 __all__ = ["WIDE_STEPS", "is_wide", "is_row", "scalar_row", "value_bytes"]
 
@@ -58,6 +58,14 @@ WIDE_STEPS = 128
 def is_wide(plan: MessagePlan) -> bool:
     """Whether ``plan``'s writers are tables (more than :data:`WIDE_STEPS` write steps)."""
     return len(plan.writes) > WIDE_STEPS
+
+
+def step_number(plan: MessagePlan, step: int, i: int, members: Any) -> int:
+    """The field number that names write step ``i``'s function in a wide message: its field's, an
+    extension range's first number, or a oneof run's first member's."""
+    if step == FIELD:
+        return plan.fields[i].number
+    return plan.extension_ranges[i][0] if step == EXTENSIONS else plan.fields[members[0]].number
 
 
 def is_row(f: FieldPlan) -> bool:
