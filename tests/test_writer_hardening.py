@@ -125,7 +125,8 @@ class _RaiseOnGrow(pbj.ReverseBuffer):
         return super().writer_grow(pos, need)
 
 
-@pytest.mark.parametrize("exc", [KeyboardInterrupt(), MemoryError()], ids=["KeyboardInterrupt", "MemoryError"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), MemoryError(), RecursionError("the buffer's own")],
+                         ids=["KeyboardInterrupt", "MemoryError", "RecursionError"])
 def test_what_growth_raises_leaves_unchanged_and_the_write_is_not_started_again(engine, exc):
     o = NC.Held(blob=NC._big(5000, 7), name="n")
     buf = _RaiseOnGrow(exc)
@@ -202,6 +203,29 @@ def test_a_user_error_in_growth_leaves_the_writer_unchanged(engine):
     assert err.value is exc and buf.grown == 1
 
 
+class _RecursingGrowth(pbj.ReverseBuffer):
+    __slots__ = ()
+
+    def writer_grow(self, pos: int, need: int) -> int:
+        return self.writer_grow(pos, need)  # recurses until Python's limit: a RecursionError of its own
+
+
+def test_a_recursion_error_of_the_buffers_own_code_is_not_called_a_deep_message(engine):
+    """A ``RecursionError`` raised inside user code is that code's: both engines raise it as it is
+    (the Python engine called it "the message is nested 1 levels deep"); a message too deep for
+    the limit is still pbj's EncodeError."""
+    buf = _RecursingGrowth(16)
+    with pytest.raises(RecursionError) as err:
+        pbj.write_reverse(NC.Held(blob=NC._big(100, 9)), buf)
+    assert err.type is RecursionError and err.traceback[-1].name == "writer_grow"
+    assert buf.to_bytes() == b""
+    deep = NC.Held(name="x")
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = NC.Held(child=deep)
+    with pytest.raises(pbj.EncodeError, match="more than pbj.write_reverse can follow"):
+        pbj.write_reverse(deep, _CountGrowths(1 << 16))
+
+
 class _EncodingKey(int):
     """A map key whose ``<`` encodes the message it is a key of (issue 20, item 4)."""
 
@@ -223,10 +247,13 @@ def test_a_key_that_encodes_its_message_ends_after_one_pass_down(engine, reverse
     object.__setattr__(o, "m", pbj.FrozenMap({_EncodingKey(i): "v" for i in (3, 1, 2)}))
     _EncodingKey.target, _EncodingKey.reverse, _EncodingKey.calls = o, reverse, 0
     try:
-        with pytest.raises(pbj.EncodeError):
+        # the limit is met in pbj's writer (its depth error) or in the key's __lt__ (the key's
+        # RecursionError, as it is): which one depends on the frame where the stack runs out
+        with pytest.raises((pbj.EncodeError, RecursionError)) as err:
             pbj.encode(o, reverse=reverse)
     finally:
         _EncodingKey.target = None
+    assert err.type is RecursionError or "more than pbj.encode can follow" in str(err.value)
     # one comparison per level down to the recursion limit, none after the error started up
     assert 0 < _EncodingKey.calls <= sys.getrecursionlimit()
 
