@@ -187,19 +187,26 @@ class Keyed:
 
 
 class SwapOnGrow(pbj.ReverseBuffer):
-    """A :class:`pbj.ReverseBuffer` whose first growth calls ``swap()`` (Python code mid-write)."""
+    """A :class:`pbj.ReverseBuffer` whose first growth calls ``swap()`` (Python code mid-write).
 
-    __slots__ = ("grown", "swap")
+    Right after ``swap()`` it fills the memory the replaced values gave back: one ``bytes`` of
+    ``0xEE`` for every allocation size up to 12 KiB (kept until the buffer goes), so that a
+    writer still reading a freed value reads these bytes (or crashes) on a normal build too, not
+    only under AddressSanitizer (whose quarantine keeps freed memory from being reused).
+    """
+
+    __slots__ = ("grown", "scribbles", "swap")
 
     def __init__(self, capacity: int, swap) -> None:
         super().__init__(capacity)
-        self.swap, self.grown = swap, 0
+        self.swap, self.grown, self.scribbles = swap, 0, []
 
     def writer_grow(self, pos: int, need: int) -> int:
         self.grown += 1
         swap, self.swap = self.swap, None
         if swap is not None:
             swap()
+            self.scribbles = [b"\xee" * n for n in range(16, 12288, 16)]  # every size class, pymalloc's and glibc's
         return super().writer_grow(pos, need)
 
 

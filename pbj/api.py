@@ -12,6 +12,7 @@ are the same on both engines; the docstrings are the Python functions'.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -382,16 +383,36 @@ def _forget_sizes(obj: Any) -> None:
             todo.append((v, where))
 
 
+#: Where pbj's own code runs: its modules, and the writers it generates (``pbj.codec.source.register_lines``).
+_PBJ_CODE = (os.path.dirname(os.path.abspath(__file__)) + os.sep, "<pbj generated codec ")
+
+
+def _raised_in_pbj(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback runs pbj's own code, not code pbj called.
+
+    A ``RecursionError`` is raised in the frame that makes the call one level too deep: pbj's
+    writer going down a message too deep for the limit, or user code that pbj called (a
+    ``ReverseBuffer`` subclass's ``writer_grow``) recursing, or raising one, on its own.
+    """
+    tb = exc.__traceback__
+    if tb is None:
+        return True
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(_PBJ_CODE)
+
+
 def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> BaseException:
     """Find the field whose value made ``what`` (the function called) fail; runs only on the error path.
 
     Returns the error to raise: an :class:`EncodeError` naming the field whose value the
-    generated writer could not write, the depth error for a ``RecursionError``, or ``exc``
-    itself when no field explains it and it is not pbj's own (an error from user code, such as
-    a ``ReverseBuffer`` subclass's ``writer_grow``, leaves unchanged, as on the native engine).
+    generated writer could not write, the depth error for a ``RecursionError`` raised in pbj's
+    own code (:func:`_raised_in_pbj`), or ``exc`` itself when no field explains it and it is not
+    pbj's own (an error from user code, such as a ``ReverseBuffer`` subclass's ``writer_grow``,
+    leaves unchanged, as on the native engine).
     """
     if isinstance(exc, RecursionError):
-        return too_deep(obj, what)
+        return too_deep(obj, what) if _raised_in_pbj(exc) else exc
     found = _find_bad(obj, [])
     if found is not None:
         path, reason = found

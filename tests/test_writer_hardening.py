@@ -68,15 +68,25 @@ def test_the_sanitizer_reproducer_of_map_keys():
 @pytest.mark.parametrize("reverse", [False, True])
 def test_a_key_replacing_its_map_while_sorted_gives_the_maps_bytes(engine, reverse):
     expected = pbj.encode(NC.Keyed(m={i: NC._text(40 + i) for i in range(8)}))
-    o = NC.Keyed()
-    object.__setattr__(o, "m", pbj.FrozenMap({NC.ReplacingKey(i): NC._text(40 + i) for i in reversed(range(8))}))
+
+    def keyed():
+        o = NC.Keyed()
+        object.__setattr__(o, "m", pbj.FrozenMap({NC.ReplacingKey(i): NC._text(40 + i) for i in reversed(range(8))}))
+        return o
+
+    NC.ReplacingKey.calls = 0
+    pbj.use_engine("python")
+    assert pbj.encode(keyed(), reverse=reverse) == expected
+    pbj.use_engine(engine)
+    one_write = NC.ReplacingKey.calls  # the key comparisons of one Python write (its sort, its range checks)
+    o = keyed()
     NC.ReplacingKey.hook = lambda: object.__setattr__(o, "m", pbj.FrozenMap())
     NC.ReplacingKey.calls = 0
     try:
         got = pbj.encode(o, reverse=reverse)
     finally:
         NC.ReplacingKey.hook = None
-    assert NC.ReplacingKey.calls > 0  # the Python writer sorted them (the native one declined)
+    assert one_write > 0 and NC.ReplacingKey.calls == one_write  # the native writers compared none, declined once
     assert got == expected
     assert o.m == {}                  # the replacement happened
 
@@ -125,7 +135,8 @@ class _RaiseOnGrow(pbj.ReverseBuffer):
         return super().writer_grow(pos, need)
 
 
-@pytest.mark.parametrize("exc", [KeyboardInterrupt(), MemoryError()], ids=["KeyboardInterrupt", "MemoryError"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), MemoryError(), RecursionError("the buffer's own")],
+                         ids=["KeyboardInterrupt", "MemoryError", "RecursionError"])
 def test_what_growth_raises_leaves_unchanged_and_the_write_is_not_started_again(engine, exc):
     o = NC.Held(blob=NC._big(5000, 7), name="n")
     buf = _RaiseOnGrow(exc)
@@ -139,7 +150,60 @@ def test_what_growth_raises_leaves_unchanged_and_the_write_is_not_started_again(
     assert buf.to_bytes() == b"!tail"
 
 
-@native_only
+class _CountGrowths(pbj.ReverseBuffer):
+    __slots__ = ("grown",)
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.grown = 0
+
+    def writer_grow(self, pos: int, need: int) -> int:
+        self.grown += 1
+        return super().writer_grow(pos, need)
+
+
+class _InterruptAt(_CountGrowths):
+    """Raises ``KeyboardInterrupt`` in its ``at``-th growth only: a write started again would succeed."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.at = 0
+
+    def writer_grow(self, pos: int, need: int) -> int:
+        if self.grown + 1 == self.at:
+            self.grown += 1
+            raise KeyboardInterrupt
+        return super().writer_grow(pos, need)
+
+
+def test_every_keyboard_interrupt_in_growth_reaches_the_caller(engine):
+    """1000 reverse writes (every kind of value of ``Held``, buffers of 1 to 200 bytes), each
+    interrupted in one of its growths, first to last: every interrupt reaches the caller and leaves
+    the buffer as it was (the native reverse writer swallowed 721 of 997 and wrote again)."""
+    messages = [build()[0] for _, build in NC._held_cases()]
+    reached = interrupted_at_later_growth = 0
+    for i in range(1000):
+        o = messages[i % len(messages)]
+        capacity = 1 + (i * 37) % 200
+        dry = _CountGrowths(capacity)
+        dry.write_bytes(b"tail")
+        dry.grown = 0
+        pbj.write_reverse(o, dry)                   # how many growths this write makes
+        buf = _InterruptAt(capacity)
+        buf.write_bytes(b"tail")
+        buf.grown, buf.at = 0, 1 + (i // len(messages)) % dry.grown
+        try:
+            pbj.write_reverse(o, buf)
+        except KeyboardInterrupt:
+            reached += 1
+        assert buf.grown == buf.at and buf.to_bytes() == b"tail", i  # stopped there, nothing added
+        interrupted_at_later_growth += buf.at > 1
+    assert reached == 1000
+    assert interrupted_at_later_growth > 100    # not only the first growth (a sub-message, a map entry)
+
+
 def test_a_user_error_in_growth_leaves_the_writer_unchanged(engine):
     """Both reverse writers raise a buffer subclass's error as it is: no field explains it, so it is not pbj's."""
     exc = ValueError("from the buffer")
@@ -147,6 +211,29 @@ def test_a_user_error_in_growth_leaves_the_writer_unchanged(engine):
     with pytest.raises(ValueError) as err:
         pbj.write_reverse(NC.Held(blob=NC._big(5000, 8)), buf)
     assert err.value is exc and buf.grown == 1
+
+
+class _RecursingGrowth(pbj.ReverseBuffer):
+    __slots__ = ()
+
+    def writer_grow(self, pos: int, need: int) -> int:
+        return self.writer_grow(pos, need)  # recurses until Python's limit: a RecursionError of its own
+
+
+def test_a_recursion_error_of_the_buffers_own_code_is_not_called_a_deep_message(engine):
+    """A ``RecursionError`` raised inside user code is that code's: both engines raise it as it is
+    (the Python engine called it "the message is nested 1 levels deep"); a message too deep for
+    the limit is still pbj's EncodeError."""
+    buf = _RecursingGrowth(16)
+    with pytest.raises(RecursionError) as err:
+        pbj.write_reverse(NC.Held(blob=NC._big(100, 9)), buf)
+    assert err.type is RecursionError and err.traceback[-1].name == "writer_grow"
+    assert buf.to_bytes() == b""
+    deep = NC.Held(name="x")
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = NC.Held(child=deep)
+    with pytest.raises(pbj.EncodeError, match=r"more than pbj\.write_reverse can follow"):
+        pbj.write_reverse(deep, _CountGrowths(1 << 16))
 
 
 class _EncodingKey(int):
@@ -170,10 +257,13 @@ def test_a_key_that_encodes_its_message_ends_after_one_pass_down(engine, reverse
     object.__setattr__(o, "m", pbj.FrozenMap({_EncodingKey(i): "v" for i in (3, 1, 2)}))
     _EncodingKey.target, _EncodingKey.reverse, _EncodingKey.calls = o, reverse, 0
     try:
-        with pytest.raises(pbj.EncodeError):
+        # the limit is met in pbj's writer (its depth error) or in the key's __lt__ (the key's
+        # RecursionError, as it is): which one depends on the frame where the stack runs out
+        with pytest.raises((pbj.EncodeError, RecursionError)) as err:
             pbj.encode(o, reverse=reverse)
     finally:
         _EncodingKey.target = None
+    assert err.type is RecursionError or "more than pbj.encode can follow" in str(err.value)
     # one comparison per level down to the recursion limit, none after the error started up
     assert 0 < _EncodingKey.calls <= sys.getrecursionlimit()
 
