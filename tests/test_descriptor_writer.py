@@ -14,6 +14,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 import pbj
+import pbj.testing
 from pbj.descriptor_writer import describe
 from pbj.schema import info
 from pbj.wellknown import Timestamp
@@ -237,3 +238,42 @@ def test_what_cannot_be_described():
         describe(Paint)
     with pytest.raises(TypeError, match=r"^describe takes pbj message classes"):
         describe("shop.v1.Order")
+
+
+# ---------------------------------------------------------------- against the real .proto files
+
+def test_the_mirror_classes_are_described_as_their_proto_files_say():
+    """``tests/everything_classes.py`` declares by hand the messages of ``everything.proto`` and ``features.proto``:
+    Google's classes built from the written descriptors read and write every generated value as Google's classes
+    compiled by protoc from the ``.proto`` files do (deterministic bytes), and agree with them field by field."""
+    from hypothesis import HealthCheck, given, settings
+
+    from tests import everything_classes as ec
+    from tests.oracle import google_class
+
+    ec.compile_oracle()
+    roots = [ec.Everything, ec.Presence, ec.Unpacked, ec.Maps, ec.Node, ec.Choice]
+    pool = pool_of(describe(*roots))
+    for cls in roots:
+        ours = pool.FindMessageTypeByName(info(cls).full_name)
+        real = google_class(info(cls).full_name).DESCRIPTOR
+        assert [(f.name, f.number, f.type, f.is_repeated, f.has_presence, f.is_packed, f.json_name)
+                for f in ours.fields] == \
+            [(f.name, f.number, f.type, f.is_repeated, f.has_presence, f.is_packed, f.json_name)
+             for f in sorted(real.fields, key=lambda f: [g.name for g in ours.fields].index(f.name))], cls
+
+    def same_as_protoc(value):
+        full = info(type(value)).full_name
+        data = pbj.encode(value)
+        ours = message_factory.GetMessageClass(pool.FindMessageTypeByName(full)).FromString(data)
+        real = google_class(full).FromString(data)
+        assert ours.SerializeToString(deterministic=True) == real.SerializeToString(deterministic=True)
+        assert pbj.testing.equivalent(pbj.decode(type(value), ours.SerializeToString()), pbj.decode(type(value), data))
+
+    for cls in roots:
+        @settings(max_examples=25, deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @given(pbj.testing.values(cls, max_depth=2))
+        def run(value):
+            same_as_protoc(value)
+        run()
