@@ -6,7 +6,9 @@ client asks for the list of services, for the file that declares a symbol or
 an extension, or for a file by name, and the server answers with serialized
 ``FileDescriptorProto``\\ s. A pbj namespace keeps the decoded files of its
 schema (``Namespace.files``), so :func:`add_reflection` serves exactly the
-descriptors the classes were built from, and :func:`reflect` turns a server's
+descriptors the classes were built from (a service declared with
+:func:`pbj.service`, and its classes, get files written from the classes by
+:func:`pbj.descriptor_writer.describe`), and :func:`reflect` turns a server's
 answers back into a :class:`pbj.Namespace` with its messages and services:
 a client for any reflecting server with no ``.proto`` file at hand.
 
