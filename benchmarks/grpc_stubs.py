@@ -28,6 +28,14 @@ upb's ``FromString``/``SerializeToString``, each ``--calls`` times in a marked r
 calls of ``os.getppid``, callgrind's ``--dump-before``), less the same loop calling nothing; the
 result of each call is dropped at once, so freeing it is counted. The worker process switches its
 collector off after warming up (both libraries alike).
+
+``--call-instructions`` counts, with callgrind, the calling thread of whole unary round trips
+against the server (a child process, not counted): ``--calls`` calls of pbj's stub, then of
+Google's, three rounds alternating, each in a marked region; per region the instructions a call
+and the inclusive share of the functions where the two clients differ (the serializer, the
+deserializer, and CPython's ``subtype_dealloc``, which frees pbj's reply and grpcio's own
+objects alike, beside upb's ``PyUpb_Message_Dealloc``). What is left is grpcio's own work,
+the same code for both clients (its spread between rounds is the noise of polling).
 """
 
 from __future__ import annotations
@@ -202,6 +210,107 @@ def count_instructions(calls: int) -> int:
     return 0
 
 
+#: The functions ``--call-instructions`` reports a call's share of (callgrind's names, matched in full).
+CALL_PARTS = (("pbj serializer", "entry.c:bound_encode"), ("pbj deserializer", "entry.c:bound_decode"),
+              ("upb serializer", "PyUpb_Message_SerializeToString"), ("upb deserializer", "PyUpb_Message_FromString"),
+              ("upb message free", "PyUpb_Message_Dealloc"),
+              ("CPython subtype_dealloc", "typeobject.c:subtype_dealloc"))
+
+
+def call_worker(folder: Path, calls: int, port: int) -> None:
+    """Under callgrind: ``calls`` unary calls of each stub a region, three rounds alternating; writes the order."""
+    import gc
+
+    import grpc
+
+    import pbj
+    import pbj.grpc
+    pb2, pb2_grpc = compile_google(folder)
+    ns = pbj.load_proto(folder / "pbjbench.proto")
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stubs = {"pbj": (pbj.grpc.Stub(channel, ns.service("pbjbench.v1.Bench")).Unary,
+                     ns["pbjbench.v1.Request"](text="hello", money=ns["pbjbench.v1.Money"](currency="HBAR", units=5))),
+             "google": (pb2_grpc.BenchStub(channel).Unary,
+                        pb2.Request(text="hello", money=pb2.Money(currency="HBAR", units=5)))}
+    mark = os.getppid
+
+    def region(call, request):
+        mark()
+        for _ in range(calls):
+            call(request)
+        mark()
+    for _ in range(200):  # warm up, unmarked: connection made, classes compiled
+        for call, request in stubs.values():
+            call(request)
+    gc.collect()
+    gc.disable()
+    names = []
+    for _ in range(3):
+        for name, (call, request) in stubs.items():
+            region(call, request)
+            names.append(name)
+    channel.close()
+    (folder / "regions.txt").write_text("\n".join(names))
+
+
+def _inclusive(dump: Path) -> dict[str, int]:
+    """The inclusive instructions of :data:`CALL_PARTS`' functions in one callgrind dump (callgrind_annotate)."""
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", str(dump)],
+                         capture_output=True, text=True, check=True).stdout
+    found: dict[str, int] = {}
+    for line in out.splitlines():  # "  1,629,002 ( 1.65%)  /path/entry.c:bound_decode [/path/lib.so]"
+        count, _, rest = line.strip().partition(" ")
+        where = rest.partition(")")[2].split()
+        if not count.replace(",", "").isdigit() or not where:
+            continue
+        for label, fn in CALL_PARTS:  # the first line of a name: its own, not a recursive ('2) entry
+            if (where[0] == fn or where[0].endswith(("/" + fn, ":" + fn))) and label not in found:
+                found[label] = int(count.replace(",", ""))
+    return found
+
+
+def count_call_instructions(calls: int) -> int:
+    """``--call-instructions``: run :func:`call_worker` under callgrind, print instructions per call and parts."""
+    import shutil
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or shutil.which("callgrind_annotate") is None:
+        print("--call-instructions needs valgrind and callgrind_annotate on PATH", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="pbj-grpc-calls-") as tmp:
+        folder = Path(tmp)
+        child = subprocess.Popen([sys.executable, "-m", "benchmarks.grpc_stubs", "--serve", tmp],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                 cwd=Path(__file__).resolve().parents[1])
+        try:
+            port = int(child.stdout.readline())  # type: ignore[union-attr]
+            out = folder / "cg.out"
+            subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", "--separate-threads=yes",
+                            f"--callgrind-out-file={out}", f"--log-file={folder / 'valgrind.log'}", sys.executable,
+                            "-m", "benchmarks.grpc_stubs", "--call-worker", tmp, "--calls", str(calls),
+                            "--port", str(port)], check=True, cwd=Path(__file__).resolve().parents[1])
+        finally:
+            child.stdin.close()  # type: ignore[union-attr]
+            child.wait(30)
+        names = (folder / "regions.txt").read_text().split("\n")
+        rows = []
+        for i, name in enumerate(names):  # dump 1: before the first region; then each region, then what follows
+            dump = folder / f"cg.out.{2 + 2 * i}-01"  # thread 1, the calling thread
+            total = next(int(line.split()[1]) for line in dump.read_text().splitlines()
+                         if line.startswith(("summary:", "totals:")))
+            rows.append((name, total, _inclusive(dump)))
+    import pbj
+    print(f"Python {platform.python_version()}; pbj engine {pbj.engine()}; callgrind, the calling thread, "
+          f"{calls} unary calls a region, instructions a call")
+    print()
+    labels = [label for label, _ in CALL_PARTS]
+    print("| region | whole call | " + " | ".join(labels) + " |")
+    print("|---|---:|" + "---:|" * len(labels))
+    for name, total, parts in rows:
+        cells = " | ".join(f"{parts[label] / calls:,.0f}" if label in parts else "-" for label in labels)
+        print(f"| {name} | {total / calls:,.0f} | {cells} |")
+    return 0
+
+
 def _round(fn) -> tuple[float, float]:
     w, c = time.perf_counter(), time.thread_time()
     fn()
@@ -217,8 +326,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="a control run: Google's stub on both sides (the ratios show the noise floor)")
     parser.add_argument("--instructions", action="store_true",
                         help="count the codec's instructions with callgrind instead (no RPC; needs valgrind)")
+    parser.add_argument("--call-instructions", action="store_true",
+                        help="count the calling thread's instructions of whole unary calls with callgrind, "
+                             "both stubs alternating (needs valgrind)")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", metavar="DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--call-worker", metavar="DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(Path(args.serve))
@@ -226,8 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.count_worker:
         count_worker(Path(args.count_worker), args.calls)
         return 0
+    if args.call_worker:
+        call_worker(Path(args.call_worker), args.calls, args.port)
+        return 0
     if args.instructions:
         return count_instructions(args.calls)
+    if args.call_instructions:
+        return count_call_instructions(args.calls)
 
     import grpc
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 from importlib.resources import files
 
 import grpc
@@ -21,6 +22,7 @@ import pbj
 import pbj.grpc
 from pbj.grpc.health import Health, ServingStatus, check
 from pbj.grpc.reflection import ReflectionError, add_reflection, reflect, reflect_async
+from pbj.wellknown import Timestamp
 from tests.grpc_support import SERVICE, TIMEOUT, PbjEcho, compile_google, google_servicer, load_pbj, serving
 
 pytestmark = pytest.mark.timeout(60)
@@ -358,11 +360,8 @@ def test_check_async_and_channels_of_the_wrong_kind(pbj_server):
 def test_add_reflection_and_add_to_server_refuse_what_they_cannot_serve(echo):
     # were AttributeErrors ("'Method' object has no attribute 'package'", "'str' object has no attribute 'name'")
     server = grpc.server(None)
-    with pytest.raises(TypeError, match=r"^reflection serves schemas, not a pbj.Service: give the pbj.Namespace "
-                                        r"pbjtest.echo.v1.Echo was loaded from"):
-        add_reflection(server, echo.service(SERVICE))
-    with pytest.raises(TypeError, match=r"^reflection serves pbj.Namespace objects \(or FileDescriptorProtos\), "
-                                        r"not str$"):
+    with pytest.raises(TypeError, match=r"^reflection serves pbj.Namespace objects, pbj.Service objects, message "
+                                        r"classes, enums \(or FileDescriptorProtos\), not str$"):
         add_reflection(server, "echo.proto")
     with pytest.raises(ValueError, match=r"^services 'pbjtest.echo.v1.Eco' are not in the schemas served"):
         add_reflection(server, echo, services=["pbjtest.echo.v1.Eco"])
@@ -370,3 +369,100 @@ def test_add_reflection_and_add_to_server_refuse_what_they_cannot_serve(echo):
         pbj.grpc.add_to_server(server, echo, {})
     index = add_reflection(server, echo, services=[SERVICE])
     assert index.services == (SERVICE,)
+
+
+# ------------------------------------------------------------------ a service declared by hand
+
+class Mood(enum.IntEnum):
+    MOOD_UNSET = 0
+    GLAD = 1
+
+
+@pbj.message(full_name="pbjtest.hand.v1.Ping")
+class Ping:
+    text: str = pbj.field(1, "string")
+    at: Timestamp | None = pbj.field(2, Timestamp)
+    counts: dict[str, int] = pbj.map_field(3, "string", "int32")
+    mood: Mood = pbj.field(4, Mood)
+    body: pbj.OneOf | None = pbj.oneof(raw=(5, "bytes"), number=(6, "sint64"))
+
+
+@pbj.message(full_name="pbjtest.hand.v1.Pong")
+class Pong:
+    ping: Ping | None = pbj.field(1, Ping)
+    seen: tuple[int, ...] = pbj.field(2, "uint32", repeated=True)
+
+
+PINGER = pbj.service("pbjtest.hand.v1.Pinger", pbj.rpc("Ping", Ping, Pong),
+                     pbj.rpc("Pings", Ping, Pong, server_streaming=True))
+PING = Ping(text="hi", at=Timestamp(seconds=9, nanos=1), counts={"a": 1, "b": -2}, mood=Mood.GLAD,
+            body=pbj.OneOf("number", -5))
+
+
+class Pinger(pbj.grpc.Servicer, service=PINGER):
+    def Ping(self, request, context):
+        return Pong(ping=request, seen=[len(request.text)])
+
+    def Pings(self, request, context):
+        for i in range(2):
+            yield Pong(seen=[i])
+
+
+@pytest.fixture(scope="module")
+def hand_server(echo):
+    def register(server):
+        Pinger().add_to_server(server)
+        pbj.grpc.add_to_server(server, echo.service(SERVICE), PbjEcho(echo))
+        add_reflection(server, echo, PINGER)  # a namespace and a service declared by hand
+    with serving(register) as address:
+        yield address
+
+
+def test_google_database_resolves_a_service_declared_by_hand(hand_server):
+    with grpc.insecure_channel(hand_server) as ch:
+        db = ProtoReflectionDescriptorDatabase(ch)
+        assert list(db.get_services()) == [SERVICE, PINGER.full_name, "grpc.reflection.v1.ServerReflection"]
+        pool = descriptor_pool.DescriptorPool(db)
+        svc = pool.FindServiceByName(PINGER.full_name)
+        assert [(m.name, m.input_type.full_name, m.output_type.full_name, m.server_streaming) for m in svc.methods] \
+            == [("Ping", "pbjtest.hand.v1.Ping", "pbjtest.hand.v1.Pong", False),
+                ("Pings", "pbjtest.hand.v1.Ping", "pbjtest.hand.v1.Pong", True)]
+        assert svc.file.name == "pbjtest/hand/v1/declared.proto"
+        assert [d.name for d in svc.file.dependencies] == ["google/protobuf/timestamp.proto"]
+        GPing = message_factory.GetMessageClass(pool.FindMessageTypeByName("pbjtest.hand.v1.Ping"))
+        GPong = message_factory.GetMessageClass(pool.FindMessageTypeByName("pbjtest.hand.v1.Pong"))
+        google = GPing(text="hi", counts={"a": 1, "b": -2}, mood=1, number=-5)
+        google.at.seconds, google.at.nanos = 9, 1
+        data = pbj.encode(PING)
+        assert google.SerializeToString(deterministic=True) == data == pbj.encode(PING, reverse=True)
+        assert pbj.decode(Ping, google.SerializeToString()) == PING and GPing.FromString(data) == google
+        # Google's classes from the reflected descriptors talk to the pbj server
+        call = ch.unary_unary(PINGER.Ping.path, request_serializer=GPing.SerializeToString,
+                              response_deserializer=GPong.FromString)
+        reply = call(google, timeout=TIMEOUT)
+        assert reply.ping == google and list(reply.seen) == [2]
+
+
+def test_reflect_a_service_declared_by_hand(hand_server):
+    with grpc.insecure_channel(hand_server) as ch:
+        ns = reflect(ch, timeout=TIMEOUT)
+        assert ns.service(PINGER.full_name) == PINGER  # names, message full names, streaming kinds
+        stub = pbj.grpc.Stub(ch, ns.service(PINGER.full_name))
+        RPing = ns["pbjtest.hand.v1.Ping"]
+        request = pbj.decode(RPing, pbj.encode(PING))
+        reply = stub.Ping(request, timeout=TIMEOUT)
+        assert type(reply) is ns["pbjtest.hand.v1.Pong"] and pbj.encode(reply.ping) == pbj.encode(PING)
+        assert [list(r.seen) for r in stub.Pings(RPing(), timeout=TIMEOUT)] == [[0], [1]]
+        assert ns["pbjtest.hand.v1.Mood"].GLAD == 1
+
+
+def test_pbj_call_lists_and_describes_a_service_declared_by_hand(hand_server, capsys):
+    from pbj.cli import main
+    assert main(["call", hand_server, "--list"]) == 0
+    assert capsys.readouterr().out.split() == [SERVICE, PINGER.full_name, "grpc.reflection.v1.ServerReflection"]
+    assert main(["call", hand_server, "--describe", "pbjtest.hand.v1.Pinger/Pings"]) == 0
+    assert capsys.readouterr().out == \
+        "rpc Pings(pbjtest.hand.v1.Ping) returns (stream pbjtest.hand.v1.Pong);\n"
+    assert main(["call", hand_server, "pbjtest.hand.v1.Pinger/Ping", "--json", '{"text": "abc", "mood": "GLAD"}',
+                 "--timeout", "10"]) == 0
+    assert capsys.readouterr().out == '{"ping":{"text":"abc","mood":"GLAD"},"seen":[3]}\n'

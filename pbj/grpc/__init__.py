@@ -6,8 +6,9 @@
 * servers: :class:`Servicer` and :func:`add_to_server`, :mod:`pbj.grpc.server`;
 * rich errors: :class:`RpcError`, :func:`status_of`, :mod:`pbj.grpc.status`;
 * health (``grpc.health.v1``): :mod:`pbj.grpc.health`;
-* server reflection (v1 and v1alpha), served from a namespace and read back
-  into one with :func:`reflect`: :mod:`pbj.grpc.reflection`;
+* server reflection (v1 and v1alpha), served from a namespace or from services
+  declared by hand (:mod:`pbj.descriptor_writer`) and read back into a
+  namespace with :func:`reflect`: :mod:`pbj.grpc.reflection`;
 * ``pbj call``, the command line client: :mod:`pbj.grpc.cli`.
 
 The names are imported on first use, so ``import pbj.grpc.cli`` (the command

@@ -6,7 +6,9 @@ client asks for the list of services, for the file that declares a symbol or
 an extension, or for a file by name, and the server answers with serialized
 ``FileDescriptorProto``\\ s. A pbj namespace keeps the decoded files of its
 schema (``Namespace.files``), so :func:`add_reflection` serves exactly the
-descriptors the classes were built from, and :func:`reflect` turns a server's
+descriptors the classes were built from (a service declared with
+:func:`pbj.service`, and its classes, get files written from the classes by
+:func:`pbj.descriptor_writer.describe`), and :func:`reflect` turns a server's
 answers back into a :class:`pbj.Namespace` with its messages and services:
 a client for any reflecting server with no ``.proto`` file at hand.
 
@@ -19,11 +21,13 @@ value, field, service, method or extension; an unknown name answers an
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from pbj.api import decode, encode
 from pbj.descriptor import FileDescriptorProto, FileDescriptorSet
+from pbj.descriptor_writer import describe
 from pbj.errors import PbjError
 from pbj.grpc._require import grpc
 from pbj.grpc._schemas import REFLECTION_PACKAGES, reflection_schema
@@ -31,7 +35,7 @@ from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
 from pbj.loader import Namespace, load_descriptor_set
 from pbj.loader.services import Service
-from pbj.schema import OneOf
+from pbj.schema import OneOf, is_message
 
 __all__ = ["ReflectionIndex", "add_reflection", "reflect", "reflect_async", "ReflectionError"]
 
@@ -41,6 +45,12 @@ _INVALID = grpc.StatusCode.INVALID_ARGUMENT.value[0]
 
 class ReflectionError(PbjError):
     """A server's reflection answers cannot be made into a namespace (an error response, a missing file)."""
+
+
+def _is_type(obj: Any) -> bool:
+    """Whether ``obj`` is a pbj message class or an ``enum.IntEnum`` (which :func:`pbj.descriptor_writer.describe`
+    describes)."""
+    return isinstance(obj, type) and (is_message(obj) or issubclass(obj, enum.IntEnum))
 
 
 def _is_file(fd: Any) -> bool:
@@ -53,7 +63,11 @@ class ReflectionIndex:
 
     Args:
         schemas: :class:`pbj.Namespace` objects (or iterables of decoded
-            ``FileDescriptorProto``); a file of the same name in two is taken once.
+            ``FileDescriptorProto``), whose files are served as they are (a
+            file of the same name in two is taken once); and
+            :class:`pbj.Service` objects, message classes and enums declared in
+            Python, whose files :func:`pbj.descriptor_writer.describe` writes
+            (a type a namespace above declares is imported from its file).
         services: the full names ``list_services`` answers (default: every service of ``schemas``).
 
     Attributes:
@@ -64,8 +78,9 @@ class ReflectionIndex:
         services: the service names listed.
 
     Raises:
-        TypeError: a schema is not a :class:`pbj.Namespace` or an iterable of ``FileDescriptorProto``.
+        TypeError: a schema is none of these.
         ValueError: ``services`` names a service that is not in the schemas.
+        SchemaError: a declared type cannot be described (see :func:`pbj.descriptor_writer.describe`).
     """
 
     def __init__(self, schemas: Iterable[Any], services: Iterable[str] | None = None) -> None:
@@ -73,22 +88,23 @@ class ReflectionIndex:
         self.symbols: dict[str, str] = {}
         self.extensions: dict[tuple[str, int], str] = {}
         found_services: list[str] = []
+        declared: list[Any] = []
         for schema in schemas:
-            if isinstance(schema, Service):
-                raise TypeError(f"reflection serves schemas, not a pbj.Service: give the pbj.Namespace "
-                                f"{schema.full_name} was loaded from (a service declared by hand has no descriptor)")
+            if isinstance(schema, Service) or _is_type(schema):
+                declared.append(schema)
+                continue
             if not isinstance(schema, Namespace) and (isinstance(schema, (str, bytes)) or
                                                       not isinstance(schema, Iterable)):
-                raise TypeError(f"reflection serves pbj.Namespace objects (or FileDescriptorProtos), "
-                                f"not {type(schema).__name__}")
+                raise TypeError(f"reflection serves pbj.Namespace objects, pbj.Service objects, message classes, "
+                                f"enums (or FileDescriptorProtos), not {type(schema).__name__}")
             for fd in (schema.files if isinstance(schema, Namespace) else schema):
                 if not _is_file(fd):
                     raise TypeError(f"reflection serves pbj.Namespace objects or FileDescriptorProtos, "
                                     f"not {type(fd).__name__}")
-                if fd.name in self.files:
-                    continue
-                self.files[fd.name] = fd
-                found_services += self._index_file(fd)
+                found_services += self._take(fd)
+        # services and classes declared in Python: their descriptors written, importing the files above
+        for fd in describe(*declared, known=self.symbols):
+            found_services += self._take(fd)
         self.encoded = {name: encode(fd) for name, fd in self.files.items()}
         self.services = tuple(found_services if services is None else services)
         missing = [n for n in self.services if n not in found_services]
@@ -96,6 +112,13 @@ class ReflectionIndex:
             raise ValueError(f"services {', '.join(map(repr, missing))} are not in the schemas served "
                              f"(a client could list them but not describe them); their services: "
                              f"{', '.join(found_services)}")
+
+    def _take(self, fd: Any) -> list[str]:
+        """Add a file (unless one of its name is there); the services it declares."""
+        if fd.name in self.files:
+            return []
+        self.files[fd.name] = fd
+        return self._index_file(fd)
 
     def _add(self, full: str, file: str) -> None:
         self.symbols.setdefault(full, file)
@@ -218,7 +241,10 @@ def add_reflection(server: Any, *schemas: Any, services: Iterable[str] | None = 
         server: a ``grpc.Server`` or ``grpc.aio.Server``.
         schemas: the :class:`pbj.Namespace` objects whose files are served (a
             service served with :func:`pbj.grpc.add_to_server` from a loaded
-            schema is described by that schema's namespace).
+            schema is described by that schema's namespace), and services
+            declared with :func:`pbj.service` (message classes and enums too),
+            whose descriptors are written from their classes
+            (:func:`pbj.descriptor_writer.describe`).
         services: the service names ``list_services`` answers (default: every
             service of ``schemas``, and the reflection service itself).
 
@@ -226,9 +252,12 @@ def add_reflection(server: Any, *schemas: Any, services: Iterable[str] | None = 
         The :class:`ReflectionIndex` served.
 
     Raises:
-        TypeError: ``server`` is not a grpcio server, or a schema is not a
-            :class:`pbj.Namespace` (or an iterable of ``FileDescriptorProto``).
+        TypeError: ``server`` is not a grpcio server, or a schema is none of
+            the above (nor an iterable of ``FileDescriptorProto``).
         ValueError: ``services`` names a service that is not in the schemas.
+        SchemaError: a declared service or class cannot be described (a full
+            name that is not a protobuf name, packages that would import each
+            other in a circle; see :func:`pbj.descriptor_writer.describe`).
     """
     own = reflection_schema()
     listed = None if services is None else list(services)
