@@ -47,17 +47,14 @@ import pbj
 from pbj.errors import PbjError
 from pbj.schema import OneOf, info
 from pbj.textformat.raw import format_raw, walk_fields
+from pbj.user_input import UserError, load_schema
 
-__all__ = ["main", "format_raw", "walk_fields"]
+__all__ = ["main", "format_raw", "walk_fields", "UserError"]
 
 BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
 SCHEMA_FILE = "hapi-v0.55.0.binpb"
 BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-class UserError(Exception):
-    """A problem with the user's input: reported in one line, without a traceback."""
 
 
 # ----------------------------------------------------------------- progress
@@ -212,29 +209,9 @@ def _google_times(schema: bytes, raw: bytes, progress: _Progress) -> tuple[float
     return t_dec, t_enc, out == raw
 
 
-def _load_schema(args: argparse.Namespace) -> pbj.Namespace:
-    if args.descriptor_set:
-        try:
-            with open(args.descriptor_set, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise UserError(f"cannot read {args.descriptor_set}: {exc.strerror or exc}") from None
-        try:
-            return pbj.load_descriptor_set(data)
-        except (pbj.DecodeError, pbj.SchemaError) as exc:
-            raise UserError(f"cannot load {args.descriptor_set} as --descriptor-set: {exc}") from None
-    if args.proto:
-        try:
-            return pbj.load_proto(args.proto, include=args.include or ())
-        except pbj.SchemaError as exc:
-            text = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-            raise UserError(text) from None
-    raise UserError("give a schema: --descriptor-set FILE or --proto FILE...")
-
-
 def _message_class(args: argparse.Namespace) -> tuple[type, pbj.Namespace]:
     """The message class ``args.type`` and the schema the arguments name; UserError if there is none."""
-    ns = _load_schema(args)
+    ns = load_schema(args)
     cls = ns.get(args.type)
     if cls is not None and not pbj.is_message(cls):
         raise UserError(f"{args.type!r} is an enum, not a message type: --type names the message "
@@ -410,7 +387,7 @@ def _parser() -> argparse.ArgumentParser:
 def _stubs(args: argparse.Namespace) -> int:
     from pbj.stubs import write_stubs
 
-    ns = _load_schema(args)
+    ns = load_schema(args)
     try:
         files = write_stubs(ns, args.out, args.module)
     except ValueError as exc:

@@ -16,19 +16,17 @@ Field numbers and names follow ``descriptor.proto`` of protobuf v30+.
 
 from __future__ import annotations
 
-import enum
-
+from pbj.feature_enums import (
+    EnumType,
+    FieldPresence,
+    JsonFormat,
+    MessageEncoding,
+    RepeatedFieldEncoding,
+    Utf8Validation,
+)
+from pbj.feature_enums import OpenEnum as _OpenEnum
 from pbj.schema import field as _f
 from pbj.schema import message
-
-
-class _OpenEnum(enum.IntEnum):
-    """The base of this module's enums: open, although descriptor.proto is proto2 (whose enums
-    are closed, see :mod:`pbj.schema.field_rules`), so a number a newer protoc writes is read as
-    a plain ``int`` that the loader can name in its error (``edition 99997 is not supported``)
-    rather than hidden among the unknown fields."""
-
-    __pbj_closed__ = False
 
 __all__ = [
     "Edition", "SymbolVisibility", "FileDescriptorSet", "FileDescriptorProto", "DescriptorProto",
@@ -38,6 +36,8 @@ __all__ = [
     "FieldOptions", "OneofOptions", "EnumOptions", "EnumValueOptions", "ServiceOptions",
     "MethodOptions", "UninterpretedOption", "NamePart", "FeatureSet", "SourceCodeInfo",
     "Location", "GeneratedCodeInfo", "Annotation",
+    # FeatureSet's enums, from pbj.feature_enums
+    "FieldPresence", "EnumType", "RepeatedFieldEncoding", "Utf8Validation", "MessageEncoding", "JsonFormat",
 ]
 
 _P = "google.protobuf."
@@ -70,55 +70,8 @@ class SymbolVisibility(_OpenEnum):
 
 
 # ----------------------------------------------------------------- features
-
-class FieldPresence(_OpenEnum):
-    """``FeatureSet.FieldPresence``: whether singular fields track presence."""
-
-    FIELD_PRESENCE_UNKNOWN = 0
-    EXPLICIT = 1
-    IMPLICIT = 2
-    LEGACY_REQUIRED = 3
-
-
-class EnumType(_OpenEnum):
-    """``FeatureSet.EnumType``: open or closed enums."""
-
-    ENUM_TYPE_UNKNOWN = 0
-    OPEN = 1
-    CLOSED = 2
-
-
-class RepeatedFieldEncoding(_OpenEnum):
-    """``FeatureSet.RepeatedFieldEncoding``: packed or expanded repeated scalars."""
-
-    REPEATED_FIELD_ENCODING_UNKNOWN = 0
-    PACKED = 1
-    EXPANDED = 2
-
-
-class Utf8Validation(_OpenEnum):
-    """``FeatureSet.Utf8Validation``."""
-
-    UTF8_VALIDATION_UNKNOWN = 0
-    VERIFY = 2
-    NONE = 3
-
-
-class MessageEncoding(_OpenEnum):
-    """``FeatureSet.MessageEncoding``: ``DELIMITED`` is the group encoding."""
-
-    MESSAGE_ENCODING_UNKNOWN = 0
-    LENGTH_PREFIXED = 1
-    DELIMITED = 2
-
-
-class JsonFormat(_OpenEnum):
-    """``FeatureSet.JsonFormat``."""
-
-    JSON_FORMAT_UNKNOWN = 0
-    ALLOW = 1
-    LEGACY_BEST_EFFORT = 2
-
+# The six feature enums (FieldPresence ... JsonFormat) and the open-enum base live in
+# pbj.feature_enums, below pbj.schema, which reads them too; they are importable from here.
 
 @_msg("FeatureSet")
 class FeatureSet:

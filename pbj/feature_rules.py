@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbj.descriptor import FieldPresence, RepeatedFieldEncoding
+from pbj.feature_enums import FieldPresence, RepeatedFieldEncoding
 
 __all__ = ["TARGETS", "NOT_PACKABLE", "target_error", "editions_field_error", "proto3_field_error",
            "packed_option_error", "presence_error"]

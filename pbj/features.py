@@ -45,7 +45,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
-from pbj.descriptor import (
+from pbj.errors import SchemaError
+from pbj.feature_enums import (
     EnumType,
     FieldPresence,
     JsonFormat,
@@ -53,7 +54,6 @@ from pbj.descriptor import (
     RepeatedFieldEncoding,
     Utf8Validation,
 )
-from pbj.errors import SchemaError
 from pbj.feature_rules import (
     NOT_PACKABLE,
     editions_field_error,

@@ -124,6 +124,29 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def documented_graph(markdown: str) -> list[tuple[str, set[str]]]:
+    """The graph of the first code block after ``## Import graph`` in ``markdown``, line by line.
+
+    Each line is ``unit ──▶ dep, dep`` (``(nothing in pbj)`` for none), units named without
+    ``pbj.`` (``pbj`` is the package). Returns ``(unit, deps)`` in the lines' order, full names.
+    """
+    section = markdown[markdown.index("## Import graph"):]
+    block = section.split("```", 2)[1]
+
+    def full(name: str) -> str:
+        return name if name == "pbj" else f"pbj.{name}"
+
+    out = []
+    for line in block.splitlines():
+        if "▶" not in line:
+            continue
+        left, right = line.split("▶")
+        right = right.strip()
+        deps = set() if right == "(nothing in pbj)" else {full(d.strip()) for d in right.split(",")}
+        out.append((full(left.strip(" ─")), deps))
+    return out
+
+
 if __name__ == "__main__":
     g = unit_graph()
     for u in sorted(g):

@@ -1,7 +1,7 @@
 """Message sets (``message_set_wire_format``) against Google's protobuf (upb, the runtime of its
 Python package): every case is checked against the bytes Google writes for the same input.
 
-pbj.extensions.wire documents the rules: items written ``type_id`` then ``message``, in
+pbj.codec.extensions documents the rules: items written ``type_id`` then ``message``, in
 ``type_id`` order; on reading, the first ``type_id`` and ``message`` of an item count, items with
 the same registered ``type_id`` merge (as C++ merges them; upb keeps the last one only), an item
 without a message or a ``type_id`` is dropped, an item nobody registered stays unknown in the

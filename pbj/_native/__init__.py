@@ -33,7 +33,7 @@ What the native engine does (see docs/performance.md for figures):
   that keeps any bytes (proto2, ``utf8_validation = NONE``) is decoded with
   ``surrogateescape`` as Python decodes it; a class with extension ranges reads
   the extensions registered for it at that moment, message sets included
-  (``extensions.c``, the rules of :mod:`pbj.extensions.wire`). It hands to
+  (``extensions.c``, the rules of :mod:`pbj.codec.extensions`). It hands to
   Python an input that is an error (Python raises the error) and nesting
   deeper than 200 levels. A ``float`` NaN keeps its bits as
   :mod:`pbj.codec.float32` holds them.

@@ -1,5 +1,5 @@
 /* extensions.c: extensions in the native engine (protobuf.dev "Language Guide (proto2)",
- * "Extensions"; "Encoding"), value for value as pbj/extensions/wire.py.
+ * "Extensions"; "Encoding"), value for value as pbj/codec/extensions.py.
  *
  * A message of a class with extension ranges keeps its extensions in the slot _pbj_extensions:
  * a tuple of holder messages sorted by field number (pbj/extensions/declare.py: a hidden
@@ -15,7 +15,7 @@
  * read stays unknown where it arrived; so does a closed enum's non-member (decoded occurrence by
  * occurrence for its bytes). Message sets (message_set_wire_format): items are read as upb reads
  * them, merged by type_id as C++ merges them, and unregistered items kept in the form upb writes
- * back (type_id, then message): see pbj/extensions/wire.py, whose rules this follows.
+ * back (type_id, then message): see pbj/codec/extensions.py, whose rules this follows.
  *
  * Writing (encode.c, reverse.c, at each EXTENSIONS step of the plan): the holders whose number
  * is in the step's range, in the tuple's order (pbj_holder_of gives each one's plan).

@@ -24,7 +24,7 @@ def add_command(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from pbj.arrow import require_pyarrow
-    from pbj.cli import UserError
+    from pbj.user_input import UserError
 
     try:
         require_pyarrow()

@@ -6,6 +6,7 @@
 * :mod:`~pbj.codec.emit`: what the emitters share.
 * :mod:`~pbj.codec.source`: source lines, the namespace of a compile batch, linecache.
 * :mod:`~pbj.codec.runtime`: the helpers generated code calls, the decode-error boundary.
+* :mod:`~pbj.codec.extensions`: what generated code calls for a class with extension ranges.
 * :mod:`~pbj.codec.buffer`: :class:`ReverseBuffer` and its writer protocol.
 * :mod:`~pbj.codec.compiler`: plans, emits and compiles a batch; ``codec_of``, ``source_of``.
 

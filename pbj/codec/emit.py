@@ -172,12 +172,12 @@ class Emit:
         return mp if ok else None
 
     def extensions_helper(self, role: str) -> str:
-        """The global name of :mod:`pbj.extensions.wire`'s function ``role`` (``take``, ``size_range`` ...).
+        """The global name of :mod:`pbj.codec.extensions`' function ``role`` (``take``, ``size_range`` ...).
 
         Bound only in the namespace of a batch with a class with extension ranges, so the
         namespaces of all other classes stay as they were.
         """
-        from pbj.extensions import wire as ext_wire
+        from pbj.codec import extensions as ext_wire
         return self.scope.shared(("extensions", role), f"ext_{role}", lambda: getattr(ext_wire, role))
 
     def stem(self, index: int) -> str:

@@ -50,9 +50,9 @@ back into Python. Its fields and their meaning:
     with ``end`` exclusive, ascending; ``()`` for most classes. A class with
     ranges stores its extensions in the hidden attribute ``_pbj_extensions``
     (a tuple of holder messages, :mod:`pbj.extensions`): its parser passes
-    the unknown fields to :func:`pbj.extensions.wire.take`, which decodes the
+    the unknown fields to :func:`pbj.codec.extensions.take`, which decodes the
     extensions registered for it, and its writers call the range writers of
-    :mod:`pbj.extensions.wire` at each ``EXTENSIONS`` step.
+    :mod:`pbj.codec.extensions` at each ``EXTENSIONS`` step.
     ``message_set``: the class has ``message_set_wire_format`` (its
     extensions are message-set items).
 
@@ -113,7 +113,7 @@ from pbj.schema import FieldInfo, MessageInfo, enum_default
 __all__ = [
     "BatchPlan", "MessagePlan", "FieldPlan", "OneofPlan", "build_batch", "build_message",
     "MESSAGE", "IMPLICIT", "EXPLICIT", "REPEATED", "PACKED", "MAP", "MEMBER",
-    "FIELD", "RUN", "EXTENSIONS", "VALUE", "PACKED_RUN", "GROUP_START", "row_of",
+    "FIELD", "RUN", "EXTENSIONS", "VALUE", "PACKED_RUN", "GROUP_START", "row_of", "type_code",
 ]
 
 #: The type code of a message (the scalar codes are 0 to 15, ``enum`` 15).
@@ -188,7 +188,9 @@ def row_of(code: int) -> scalars.ScalarType:
     return scalars.BY_CODE[code]
 
 
-def _type_code(t: Any) -> int:
+def type_code(t: Any) -> int:
+    """The type code of a field's type: a scalar's row code, ``ENUM``'s for an enum class, :data:`MESSAGE`
+    for a message class."""
     if isinstance(t, str):
         return scalars.SCALARS[t].code
     if isinstance(t, type) and hasattr(t, "__pbj_info__"):
@@ -206,7 +208,7 @@ def _default(f: FieldInfo, code: int) -> Any:
 
 def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> FieldPlan:
     value_type = f.map_value if f.is_map else f.type
-    code = _type_code(value_type)
+    code = type_code(value_type)
     if f.is_map:
         label = MAP
     elif oneof >= 0:

@@ -5,11 +5,11 @@ Guide (proto2)", "Extensions"; "Encoding"; "ProtoJSON Format").
   the registry of each extended class and the hidden holder classes;
 * :mod:`~pbj.extensions.values`: :func:`get_extension`, :func:`has_extension`,
   :func:`extensions_of`, :func:`with_extensions` (frozen messages);
-* :mod:`~pbj.extensions.wire`: what the generated codec calls (decoding the
-  registered extensions out of the unknown fields, writing them in
-  field-number order, message sets);
-* :mod:`~pbj.extensions.loaded`: the extensions of a loaded schema
-  (``Namespace.extension("pkg.ext")``).
+* :mod:`~pbj.codec.extensions` (also importable as ``pbj.extensions.wire``):
+  what the generated codec calls (decoding the registered extensions out of
+  the unknown fields, writing them in field-number order, message sets);
+* the extensions of a loaded schema (``Namespace.extension("pkg.ext")``) are
+  declared by the loader, :mod:`pbj.loader.extensions`.
 """
 
 from pbj.extensions.declare import Extension, extension

@@ -38,6 +38,7 @@ from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
 from pbj.schema import info, is_message, message
 from pbj.schema.declare import declared_default
+from pbj.schema.extension_holders import holder_of
 from pbj.schema.records import FieldInfo
 from pbj.schema.specs import MISSING
 
@@ -138,7 +139,6 @@ def _reduce_holder(self: Any) -> tuple:
 
 def _restore_holder(extendee: type, number: int, value: Any) -> Any:
     """Rebuild a pickled holder with the extension registered now for ``number`` of ``extendee``."""
-    from pbj.extensions.values import holder_of
     ext = info(extendee).extensions.get(number)
     if ext is None:
         raise LookupError(f"cannot unpickle extension {number} of {info(extendee).full_name}: "

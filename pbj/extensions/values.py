@@ -11,7 +11,9 @@ that is present. It is part of ``==`` and ``hash``; ``pbj.replace`` keeps it.
   immutable, so this is how a message with extensions is built; the
   constructor also takes them as ``_pbj_extensions={ext: value}``).
 
-Values are checked as the constructor checks a field's (:mod:`pbj.schema.values`).
+Values are checked as the constructor checks a field's (:mod:`pbj.schema.values`); the
+stored tuple is built by :mod:`pbj.schema.extension_holders` (:func:`stored_extensions`,
+:func:`holder_of`, importable here too), which the constructor uses as well.
 Extensions always have explicit presence ("Field Presence"): a set zero is
 present and written.
 """
@@ -24,9 +26,9 @@ from typing import Any, TypeVar
 
 from pbj.extensions.declare import Extension
 from pbj.schema import info, is_message
-from pbj.schema.values import BadValue, coerce_field
+from pbj.schema.extension_holders import holder_of, stored_extensions
 
-__all__ = ["get_extension", "has_extension", "extensions_of", "with_extensions", "stored_extensions"]
+__all__ = ["get_extension", "has_extension", "extensions_of", "with_extensions", "stored_extensions", "holder_of"]
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -121,60 +123,6 @@ def extensions_of(obj: Any, /) -> Mapping[Extension[Any], Any]:
     """
     holders = _holders(obj)
     return types.MappingProxyType({h.__pbj_extension__: h.__pbj_extension__.value_of(h) for h in holders})
-
-
-def holder_of(ext: Extension[Any], value: Any) -> Any:
-    """A holder instance of ``ext`` with ``value`` checked (``None`` when it is absent).
-
-    Raises:
-        TypeError, ValueError: the value does not fit (naming the extension).
-    """
-    try:
-        value = coerce_field(ext.field if not ext.message_set else _set_field(ext), value)
-    except BadValue as bad:
-        raise bad.error(f"extension {ext.full_name}{bad.where} of {info(ext.extendee).full_name}: "
-                        f"{bad.reason}") from None
-    if value is None or (ext.repeated and not value):
-        return None
-    if ext.message_set:
-        item_cls = info(ext.holder).fields[0].type
-        return ext.holder(item=item_cls(type_id=ext.number, message=value))
-    return ext.holder(value=value)
-
-
-def _set_field(ext: Extension[Any]) -> Any:
-    item_cls = info(ext.holder).fields[0].type
-    return info(item_cls).fields[1]  # ``message = 3``
-
-
-def stored_extensions(cls: type, values: Any, base: tuple = ()) -> tuple:
-    """The ``_pbj_extensions`` tuple of ``base`` with ``values`` set (``None`` clears one).
-
-    Args:
-        cls: the message class.
-        values: a mapping :class:`~pbj.extensions.Extension` -> value.
-        base: the holders already there.
-
-    Raises:
-        TypeError: ``values`` is not a mapping, a key is not an extension of
-            ``cls``, or a value has the wrong type (the error names the extension).
-        ValueError: a value is out of range.
-    """
-    if not isinstance(values, Mapping):
-        raise TypeError(f"{cls.__qualname__} extensions must be a mapping of pbj.Extension to value, "
-                        f"not {type(values).__name__}")
-    by_number = {h.__pbj_extension__.number: h for h in base}
-    for ext, value in values.items():
-        if not isinstance(ext, Extension):
-            raise TypeError(f"{cls.__qualname__} extensions: {ext!r} is not a pbj.Extension")
-        if ext.extendee is not cls:
-            raise TypeError(f"{ext.full_name} extends {info(ext.extendee).full_name}, not {cls.__qualname__}")
-        h = holder_of(ext, value)
-        if h is None:
-            by_number.pop(ext.number, None)
-        else:
-            by_number[ext.number] = h
-    return tuple(by_number[n] for n in sorted(by_number))
 
 
 def with_extensions(obj: M, values: Mapping[Extension[Any], Any], /) -> M:

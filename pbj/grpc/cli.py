@@ -151,8 +151,8 @@ def _metadata(headers: list[str]) -> list[tuple[str, str | bytes]]:
 
 def _schema(args: argparse.Namespace, channel: Any, metadata: list) -> Any:
     if args.descriptor_set or args.proto:
-        from pbj.cli import _load_schema
-        return _load_schema(args)
+        from pbj.user_input import load_schema
+        return load_schema(args)
     from pbj.grpc.reflection import ReflectionError, reflect
     try:
         return reflect(channel, timeout=args.timeout if args.timeout is not None else 10.0, metadata=metadata)

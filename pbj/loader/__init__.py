@@ -25,7 +25,7 @@ for proto2 and proto3, "Field Presence", "Encoding"):
   encoding;
 * every ``extend`` block (top-level or nested) becomes a :class:`pbj.Extension`
   registered with the extended class of the load (``Namespace.extension``,
-  :mod:`pbj.extensions.loaded`); ``extensions`` ranges and
+  :mod:`pbj.loader.extensions`); ``extensions`` ranges and
   ``message_set_wire_format`` are kept on each class;
 * proto2 enums (and editions enums with ``enum_type = CLOSED``) are closed:
   their class has ``__pbj_closed__ = True`` and the parser keeps a number that

@@ -115,7 +115,7 @@ def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
         if outer is None or outer is known.get(parent) or short in outer.__pbj_fields_taken__:  # type: ignore[attr-defined]
             continue
         setattr(outer, short, cls)
-    from pbj.extensions.loaded import build_extensions
+    from pbj.loader.extensions import build_extensions
     extensions = build_extensions(index, fields, messages)
     from pbj.loader.services import build_services
     services = build_services(index.files, {**known, **messages})

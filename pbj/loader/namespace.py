@@ -28,7 +28,7 @@ class Namespace:
             declared in the schema (top-level and nested ``extend`` blocks) of
             a message class of this load, registered with that class: decoding
             reads them, and :func:`pbj.get_extension` takes them (see
-            :mod:`pbj.extensions.loaded`).
+            :mod:`pbj.loader.extensions`).
         services: full name -> :class:`pbj.Service` of every ``service`` of the
             schema (:mod:`pbj.loader.services`), in the order of the files.
     """

@@ -334,9 +334,9 @@ def _extension_values(cls: type, values: Any) -> tuple:
 
     Raises:
         TypeError: a tuple that is not the holders of extensions of ``cls`` in number order,
-            or what :func:`pbj.extensions.values.stored_extensions` refuses.
+            or what :func:`pbj.schema.extension_holders.stored_extensions` refuses.
     """
-    from pbj.extensions.values import stored_extensions
+    from pbj.schema.extension_holders import stored_extensions
     if values.__class__ is tuple:
         last = 0
         for h in values:

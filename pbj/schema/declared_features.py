@@ -20,8 +20,8 @@ class with features behaves (and encodes) as the class loaded from the same
 * ``enum_type`` is a feature of the enum, not of a message or field: a closed
   enum is declared with :func:`enum_features` (``@pbj.enum_features(enum_type="CLOSED")``).
 
-A value is the feature enum's member (:mod:`pbj.descriptor`'s
-``FieldPresence`` …) or its name. The legacy keywords of ``pbj.field``
+A value is the feature enum's member (:mod:`pbj.feature_enums`'
+``FieldPresence`` …, also named in :mod:`pbj.descriptor`) or its name. The legacy keywords of ``pbj.field``
 (``optional``, ``required``, ``packed``, ``group``) still apply and say the
 same thing; a keyword that contradicts the field's resolved features is a
 :class:`~pbj.errors.SchemaError`.
@@ -32,8 +32,15 @@ from __future__ import annotations
 import enum
 from typing import Any, TypeVar
 
-from pbj.descriptor import EnumType, FieldPresence, JsonFormat, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
 from pbj.errors import SchemaError
+from pbj.feature_enums import (
+    EnumType,
+    FieldPresence,
+    JsonFormat,
+    MessageEncoding,
+    RepeatedFieldEncoding,
+    Utf8Validation,
+)
 from pbj.features import E2023, E2024, EDITION_DEFAULTS, PROTO2, PROTO3, Features
 
 __all__ = ["message_features", "field_features", "enum_features", "EDITIONS"]

@@ -4,8 +4,8 @@
 every field: without an edition the legacy keywords of ``pbj.field`` decide
 ("Language Guide (proto2)", "Language Guide (proto3)"); with one, each field's
 resolved features do ("Feature Settings for Editions", see
-:mod:`pbj.schema.declared_features`). pbj.descriptor is imported lazily: it
-declares its own classes through ``@pbj.message``.
+:mod:`pbj.schema.declared_features`, imported when a class has an edition or
+features, as are the feature enums of :mod:`pbj.feature_enums`).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class FieldRules:
             if self.proto2:
                 _close_plain_enum(fi.map_value if fi.is_map else fi.type)
             return
-        from pbj.descriptor import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
+        from pbj.feature_enums import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
         from pbj.schema.declared_features import field_features
 
         feats = field_features(self.base, features, cls_name, fi.name, True)
@@ -119,7 +119,7 @@ def _check_own_features(fi: FieldInfo, own: dict, feats: Any, cls_name: str, *, 
             ``group=True``; ``utf8_validation`` on a field without strings;
             ``field_presence`` on a oneof member.
     """
-    from pbj.descriptor import MessageEncoding, RepeatedFieldEncoding
+    from pbj.feature_enums import MessageEncoding, RepeatedFieldEncoding
 
     def fail(reason: str) -> None:
         raise SchemaError(reason, cls_name=cls_name, field_name=fi.name)
