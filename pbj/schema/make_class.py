@@ -5,7 +5,8 @@ The base (``_<Name>Slots``) owns the slots and has Python's default
 attribute stores, then switches their ``__class__`` to the frozen class, which
 costs about a third of calling the frozen ``__init__`` (and skips the value
 checks, which decoded values do not need). The frozen class gets attrs'
-``__eq__``, ``__hash__``, ``__repr__`` and pickling, and pbj's own checking
+fields and pickling, ``__eq__``, ``__hash__`` and ``__repr__`` with attrs'
+meaning compiled on their first call (:mod:`pbj.schema.methods`), and pbj's own checking
 ``__init__`` (:mod:`pbj.schema.constructor`), so the constructor's parameter
 names are exactly the field names, whatever they are (``self`` included). A
 field with a declared default reads through a descriptor that gives the
@@ -21,6 +22,7 @@ from typing import Any
 import attrs
 
 from pbj.schema.constructor import bootstrap_init
+from pbj.schema.methods import install_methods
 from pbj.schema.presence import install_defaults, show_extensions
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
@@ -109,14 +111,16 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["__annotations__"] = ann
     ns["__pbj_codec__"] = None
     new_cls = type(cls.__name__, (base,), ns)
-    new_cls = attrs.define(frozen=True, slots=True, weakref_slot=False, eq=True, hash=True, init=False,
-                           auto_attribs=False, getstate_setstate=True)(new_cls)
+    # eq, hash and repr: pbj's, compiled on first call (pbj.schema.methods); attrs still makes
+    # (and compiles) an __attrs_init__, deleted below: pbj has its own __init__
+    new_cls = attrs.define(frozen=True, slots=True, weakref_slot=False, eq=False, hash=False, repr=False,
+                           init=False, auto_attribs=False, getstate_setstate=True)(new_cls)
     if any(map(_unsafe_for_attrs, order)):
         # give the stand-ins their real names back, as attrs.evolve and cattrs read them
         built = attrs.fields(new_cls)
         fixed = [a.evolve(alias=a.name) if a.name in order else a for a in built]
         new_cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
-    new_cls.__repr__ = _depth_limited(new_cls.__repr__)  # type: ignore[method-assign]
+    new_cls.__repr__ = _depth_limited(install_methods(new_cls))  # type: ignore[method-assign]
     if "__attrs_init__" in new_cls.__dict__:
         del new_cls.__attrs_init__  # type: ignore[attr-defined]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
