@@ -95,21 +95,12 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
         if key in ("__dict__", "__weakref__") or isinstance(value, FieldSpec):
             continue
         ns[key] = value
-    ann: dict[str, Any] = {}
-    these: dict[str, Any] = {}  # attrs' fields, given to attrs when it completes the class
-    for name in order:
-        ann[name] = annotations[name]
-        alias = f"_pbj_alias_{len(ann)}" if _unsafe_for_attrs(name) else name
-        these[name] = attrs.field(default=defaults[name], kw_only=True, alias=alias)
+    ann: dict[str, Any] = {name: annotations[name] for name in order}
     ann["_pbj_unknown"] = bytes
-    these["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
     ann["_pbj_size"] = int
-    these["_pbj_size"] = attrs.field(default=-1, init=False, eq=False, repr=False)
     if ranges:
         # the extension values: a tuple of holder instances sorted by field number (pbj.extensions)
         ann["_pbj_extensions"] = tuple
-        these["_pbj_extensions"] = attrs.field(default=(), eq=True, repr=False, kw_only=True,
-                                               alias="_pbj_extensions")
     for name in slot_names:
         ns[name] = base.__dict__[name]  # the slots, also in the class's own namespace
     ns["__slots__"] = ()  # the base owns the slots: no __dict__, no __weakref__
@@ -117,7 +108,7 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["__match_args__"] = ()  # every field is keyword-only (what attrs would set)
     ns["__pbj_codec__"] = None
     new_cls = type(cls.__name__, (base,), ns)
-    _defer_attrs(new_cls, these)
+    _defer_attrs(new_cls, (tuple(order), defaults, bool(ranges)))
     new_cls.__repr__ = _depth_limited(install_methods(new_cls))  # type: ignore[method-assign]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
                      map_entry=info["map_entry"], message_set=info["message_set"], extension_ranges=ranges)
@@ -164,14 +155,32 @@ def _stand_in(cls: type, name: str) -> Any:
     return method
 
 
-def _defer_attrs(cls: type, these: dict[str, Any]) -> None:
+def _attrs_fields(order: tuple[str, ...], defaults: dict[str, Any], extensions: bool) -> dict[str, Any]:
+    """attrs' fields of a message class (``these``), in slot order: the declared fields
+    (keyword-only; a stand-in alias for a name attrs' own code uses), then the hidden ones."""
+    these: dict[str, Any] = {}
+    for i, name in enumerate(order, 1):
+        alias = f"_pbj_alias_{i}" if _unsafe_for_attrs(name) else name
+        these[name] = attrs.field(default=defaults[name], kw_only=True, alias=alias)
+    these["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
+    these["_pbj_size"] = attrs.field(default=-1, init=False, eq=False, repr=False)
+    if extensions:
+        # the extension values: compared, not shown (repr adds them as [pkg.ext]=value)
+        these["_pbj_extensions"] = attrs.field(default=(), eq=True, repr=False, kw_only=True,
+                                               alias="_pbj_extensions")
+    return these
+
+
+def _defer_attrs(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]) -> None:
     """Leave attrs' part of ``cls`` (its fields, frozen ``__setattr__``, pickling state) to its first use.
 
     attrs builds its methods from source it compiles per class, which a load of hundreds of
     classes paid for all of them; decoding and encoding never use attrs. So the class gets
     stand-ins, each of which runs :func:`complete_attrs` and then does what attrs' own would.
+    ``recipe`` is what :func:`_attrs_fields` needs: the declared names, their defaults, and
+    whether the class has extension ranges.
     """
-    cls.__pbj_attrs_pending__ = these  # type: ignore[attr-defined]
+    cls.__pbj_attrs_pending__ = recipe  # type: ignore[attr-defined]
     for name in _ATTRS_DATA:
         setattr(cls, name, _AttrsPending(cls, name))
     for name in _STAND_INS:
@@ -185,9 +194,10 @@ def complete_attrs(cls: type) -> None:
     Thread-safe; does nothing for a class already complete.
     """
     with _completing:
-        these = cls.__dict__.get("__pbj_attrs_pending__")
-        if these is None:
+        recipe = cls.__dict__.get("__pbj_attrs_pending__")
+        if recipe is None:
             return
+        these = _attrs_fields(*recipe)
         for name in (*_STAND_INS, *_ATTRS_DATA, "__pbj_attrs_pending__"):
             delattr(cls, name)
         attrs.define(these=these, frozen=True, slots=False, weakref_slot=False, eq=False, hash=False,
