@@ -16,6 +16,7 @@ import pytest
 
 import pbj
 from pbj.schema.make_class import complete_attrs
+from pbj.schema import methods
 from pbj.schema.methods import method_source
 
 
@@ -171,3 +172,12 @@ def test_a_loaded_set_builds_no_attrs_methods_until_used() -> None:
     assert a == account(realmNum=2, account=pbj.OneOf("accountNum", 3))
     assert repr(a) == "AccountID(shardNum=0, realmNum=2, account=OneOf('accountNum', 3))"
     assert sum(not _pending(c) for c in loaded) == 1
+
+
+def test_names_python_would_normalise_get_methods_reading_the_slots() -> None:
+    name = "\ufb01eld"  # "ﬁeld": NFKC makes it "field", so no compiled code may spell it
+    cls = pbj.message(type("Lig", (), {"__annotations__": {name: int}, name: pbj.field(1, "int32")}))
+    a, b = cls(**{name: 1}), cls(**{name: 1})
+    assert a == b and a != cls(**{name: 2}) and hash(a) == hash(b)
+    assert repr(a) == f"Lig({name}=1)"
+    assert type(a).__eq__.__code__.co_filename == methods.__file__

@@ -126,7 +126,8 @@ def _generic(kind: str, cls: type, eq_names: tuple[str, ...], repr_names: tuple[
         finally:
             showing.discard(id(self))
 
-    return {"eq": __eq__, "hash": __hash__, "repr": __repr__}[kind]
+    methods: dict[str, Callable[..., Any]] = {"eq": __eq__, "hash": __hash__, "repr": __repr__}
+    return methods[kind]
 
 
 def compile_method(cls: type, kind: str) -> Callable[..., Any]:
