@@ -15,8 +15,8 @@ import attrs
 import pytest
 
 import pbj
-from pbj.schema.make_class import complete_attrs
 from pbj.schema import methods
+from pbj.schema.make_class import complete_attrs
 from pbj.schema.methods import method_source
 
 
