@@ -9,14 +9,20 @@ phases are timed one after the other, from before the first import of the librar
 
 * *import*: pbj: ``import pbj``; Google: ``descriptor_pb2``, ``descriptor_pool`` and
   ``message_factory``;
-* *load*: pbj: ``pbj.load_descriptor_set`` of the shipped HAPI set; Google: a new
-  ``DescriptorPool`` and ``pool.Add`` of each of its files, then
-  ``message_factory.GetMessageClass`` of the block message;
+* *load*: pbj: ``pbj.load_descriptor_set`` of the shipped HAPI set; Google: decoding the set
+  (``FileDescriptorSet.FromString``), a new ``DescriptorPool`` and ``pool.Add`` of each of its files;
+* *class*: pbj: ``ns[name]`` of the block message; Google: ``message_factory.GetMessageClass``;
 * *first decode*: decode the shipped block (4 MB) once (pbj: ``pbj.decode``; Google:
   ``ParseFromString``).
 
 The files are read (and the block gunzipped) before the clock starts. Reported: per phase the best
 of the runs, the total of the best run, the ratio pbj / Google, and the peak RSS of each process.
+
+Imports are timed as an installed package runs them, from cached bytecode: the children write and
+read their ``.pyc`` files under a ``PYTHONPYCACHEPREFIX`` of their own (a temporary directory;
+nothing is written beside the sources) even when ``PYTHONDONTWRITEBYTECODE`` is set, and an untimed
+run of each library fills it first. ``--no-bytecode-cache`` keeps the environment as it is (with
+``PYTHONDONTWRITEBYTECODE`` set, every import then compiles its sources, both libraries alike).
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
+import tempfile
 
 BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
 
@@ -43,6 +51,7 @@ if lib == "pbj":
     import pbj
     t1 = clock()
     ns = pbj.load_descriptor_set(schema)
+    tc = clock()
     cls = ns[BLOCK_TYPE]
     t2 = clock()
     obj = pbj.decode(cls, raw)
@@ -55,6 +64,7 @@ else:
     pool = descriptor_pool.DescriptorPool()
     for f in fds.file:
         pool.Add(f)
+    tc = clock()
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(BLOCK_TYPE))
     t2 = clock()
     obj = cls()
@@ -63,7 +73,8 @@ else:
     from google.protobuf.internal import api_implementation
     engine = api_implementation.Type()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"import": t1 - t0, "load": t2 - t1, "decode": t3 - t2, "engine": engine, "rss_mb": rss}))
+print(json.dumps({"import": t1 - t0, "load": tc - t1, "class": t2 - tc, "decode": t3 - t2, "engine": engine,
+                  "rss_mb": rss}))
 """.replace("BLOCK_TYPE", repr(BLOCK_TYPE))
 
 
@@ -73,12 +84,28 @@ def _paths() -> tuple[str, str]:
     return os.path.join(here, BLOCK_FILE), os.path.join(here, SCHEMA_FILE)
 
 
-def run_once(lib: str, engine: str | None) -> dict:
-    """One fresh interpreter timing the three phases for ``lib`` (``"pbj"`` or ``"google"``)."""
+PHASES = ("import", "load", "class", "decode")
+
+
+def run_once(lib: str, engine: str | None, pycache: str | None = None) -> dict:
+    """One fresh interpreter timing the phases for ``lib`` (``"pbj"`` or ``"google"``).
+
+    Args:
+        lib: ``"pbj"`` or ``"google"``.
+        engine: pbj's engine (``PBJ_ENGINE``), or ``None`` for the default.
+        pycache: a directory for the child's bytecode cache (``PYTHONPYCACHEPREFIX``, written
+            even under ``PYTHONDONTWRITEBYTECODE``), or ``None`` to keep the environment.
+
+    Returns:
+        The phases' CPU seconds, the engine's name and the peak RSS in MB.
+    """
     block, schema = _paths()
     env = dict(os.environ)
     if engine is not None:
         env["PBJ_ENGINE"] = engine
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
     out = subprocess.run([sys.executable, "-c", _CHILD, lib, block, schema], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -90,19 +117,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engine", choices=("native", "python"), default=None, help="pbj's engine (PBJ_ENGINE)")
     parser.add_argument("--json", default=None, help="write every run to this file")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="keep the environment's bytecode settings (see the module's docstring)")
     args = parser.parse_args(argv)
     runs: dict[str, list[dict]] = {"pbj": [], "google": []}
-    for _ in range(args.runs):
-        for lib in runs:
-            runs[lib].append(run_once(lib, args.engine))
-    print(f"CPython {sys.version.split()[0]}, {os.cpu_count()} CPUs; CPU seconds, best of {args.runs} fresh processes")
+    with tempfile.TemporaryDirectory(prefix="pbj-first-use-") as tmp:
+        pycache = None if args.no_bytecode_cache else tmp
+        if pycache is not None:
+            for lib in runs:
+                run_once(lib, args.engine, pycache)  # untimed: writes the bytecode cache
+        for _ in range(args.runs):
+            for lib in runs:
+                runs[lib].append(run_once(lib, args.engine, pycache))
+    cached = "cached bytecode" if not args.no_bytecode_cache else "bytecode as the environment has it"
+    print(f"CPython {sys.version.split()[0]} on {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}; {cached}")
+    print(f"CPU seconds (process clock), best of {args.runs} fresh processes, the libraries alternating")
     heads = (f"pbj ({runs['pbj'][0]['engine']})", f"google ({runs['google'][0]['engine']})")
     print(f"{'phase':<14}{heads[0]:>16}{heads[1]:>18}{'ratio':>9}")
-    for phase in ("import", "load", "decode"):
+    for phase in PHASES:
         p, g = (min(r[phase] for r in runs[lib]) for lib in ("pbj", "google"))
-        print(f"{phase:<14}{p:>16.3f}{g:>18.4f}{p / g:>9.1f}")
-    p, g = (min(r["import"] + r["load"] + r["decode"] for r in runs[lib]) for lib in ("pbj", "google"))
-    print(f"{'total':<14}{p:>16.3f}{g:>18.4f}{p / g:>9.1f}")
+        print(f"{phase:<14}{p:>16.4f}{g:>18.4f}{p / g:>9.1f}")
+    p, g = (min(sum(r[k] for k in PHASES) for r in runs[lib]) for lib in ("pbj", "google"))
+    print(f"{'total':<14}{p:>16.4f}{g:>18.4f}{p / g:>9.1f}")
     p, g = (min(r["rss_mb"] for r in runs[lib]) for lib in ("pbj", "google"))
     print(f"{'peak RSS, MB':<14}{p:>16.0f}{g:>18.0f}{p / g:>9.1f}")
     if args.json:

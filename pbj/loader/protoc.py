@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +19,8 @@ _protoc_lock = threading.Lock()
 
 def _run_protoc(args: list[str]) -> tuple[int, str]:
     """Run grpc_tools' protoc in this process; return its exit status and what it wrote to stderr."""
+    import tempfile  # here, not at import: load_descriptor_set alone never needs it (about 5 ms)
+
     from grpc_tools import protoc as grpc_protoc
 
     with _protoc_lock, tempfile.TemporaryFile() as err:
@@ -75,6 +76,8 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
     _check_found(paths, includes)
     names = _protoc_names(paths, includes)
     builtin = Path(grpc_tools.__file__).parent / "_proto"
+    import tempfile  # here, not at import (see _run_protoc)
+
     with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
         out = Path(tmp) / "set.binpb"
         args = ["protoc", "--include_imports", f"--descriptor_set_out={out}",

@@ -27,6 +27,7 @@ The package, one module per concern:
 * :mod:`~pbj.schema.records`: the schema records (``FieldInfo``, ``OneofInfo``, ``MessageInfo``);
 * :mod:`~pbj.schema.declare`: ``@pbj.message``, the declaration rules;
 * :mod:`~pbj.schema.make_class`: the attrs class on its hidden slots base;
+* :mod:`~pbj.schema.methods`: ``__eq__``, ``__hash__``, ``__repr__``, compiled on first call;
 * :mod:`~pbj.schema.resolve`: forward references, introspection (``info``, ``fields``, ``replace``);
 * :mod:`~pbj.schema.values`: what each field accepts (the construction checks);
 * :mod:`~pbj.schema.constructor`: the generated checking ``__init__``;

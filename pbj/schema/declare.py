@@ -10,6 +10,7 @@ read once and evaluated in one scope built once per class.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import itertools
 import keyword
@@ -137,9 +138,15 @@ class _Annotations:
                 locals_.setdefault(self.cls.__name__, self.cls)
             self._scope = (globals_, locals_)
         try:
-            return eval(ann, *self._scope)
+            return eval(_compiled(ann), *self._scope)
         except Exception:
             return Any
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(annotation: str) -> Any:
+    """The code of an annotation's text: most declarations repeat a few (``int``, ``str | None``)."""
+    return compile(annotation, "<annotation>", "eval")
 
 
 def _check_number(number: Any, cls_name: str, fname: str, seen: dict[int, str]) -> None:

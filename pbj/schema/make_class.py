@@ -5,7 +5,8 @@ The base (``_<Name>Slots``) owns the slots and has Python's default
 attribute stores, then switches their ``__class__`` to the frozen class, which
 costs about a third of calling the frozen ``__init__`` (and skips the value
 checks, which decoded values do not need). The frozen class gets attrs'
-``__eq__``, ``__hash__``, ``__repr__`` and pickling, and pbj's own checking
+fields and pickling, ``__eq__``, ``__hash__`` and ``__repr__`` with attrs'
+meaning compiled on their first call (:mod:`pbj.schema.methods`), and pbj's own checking
 ``__init__`` (:mod:`pbj.schema.constructor`), so the constructor's parameter
 names are exactly the field names, whatever they are (``self`` included). A
 field with a declared default reads through a descriptor that gives the
@@ -15,17 +16,19 @@ compares, hashes, prints and pickles its stored state instead.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
 import attrs
 
 from pbj.schema.constructor import bootstrap_init
+from pbj.schema.methods import install_methods
 from pbj.schema.presence import install_defaults, show_extensions
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
-__all__ = ["make_class", "REPR_DEPTH"]
+__all__ = ["make_class", "complete_attrs", "REPR_DEPTH"]
 
 #: How many levels of nested messages ``repr`` writes in full; deeper ones are ``Name(...)``.
 REPR_DEPTH = 100
@@ -92,37 +95,117 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
         if key in ("__dict__", "__weakref__") or isinstance(value, FieldSpec):
             continue
         ns[key] = value
-    ann: dict[str, Any] = {}
-    for name in order:
-        ann[name] = annotations[name]
-        alias = f"_pbj_alias_{len(ann)}" if _unsafe_for_attrs(name) else name
-        ns[name] = attrs.field(default=defaults[name], kw_only=True, alias=alias)
+    ann: dict[str, Any] = {name: annotations[name] for name in order}
     ann["_pbj_unknown"] = bytes
-    ns["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
     ann["_pbj_size"] = int
-    ns["_pbj_size"] = attrs.field(default=-1, init=False, eq=False, repr=False)
     if ranges:
         # the extension values: a tuple of holder instances sorted by field number (pbj.extensions)
         ann["_pbj_extensions"] = tuple
-        ns["_pbj_extensions"] = attrs.field(default=(), eq=True, repr=False, kw_only=True,
-                                            alias="_pbj_extensions")
+    for name in slot_names:
+        ns[name] = base.__dict__[name]  # the slots, also in the class's own namespace
+    ns["__slots__"] = ()  # the base owns the slots: no __dict__, no __weakref__
     ns["__annotations__"] = ann
+    ns["__match_args__"] = ()  # every field is keyword-only (what attrs would set)
     ns["__pbj_codec__"] = None
     new_cls = type(cls.__name__, (base,), ns)
-    new_cls = attrs.define(frozen=True, slots=True, weakref_slot=False, eq=True, hash=True, init=False,
-                           auto_attribs=False, getstate_setstate=True)(new_cls)
-    if any(map(_unsafe_for_attrs, order)):
-        # give the stand-ins their real names back, as attrs.evolve and cattrs read them
-        built = attrs.fields(new_cls)
-        fixed = [a.evolve(alias=a.name) if a.name in order else a for a in built]
-        new_cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
-    new_cls.__repr__ = _depth_limited(new_cls.__repr__)  # type: ignore[method-assign]
-    if "__attrs_init__" in new_cls.__dict__:
-        del new_cls.__attrs_init__  # type: ignore[attr-defined]
+    _defer_attrs(new_cls, (tuple(order), defaults, bool(ranges)))
+    new_cls.__repr__ = _depth_limited(install_methods(new_cls))  # type: ignore[method-assign]
     mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
                      map_entry=info["map_entry"], message_set=info["message_set"], extension_ranges=ranges)
     new_cls.__pbj_info__ = mi  # type: ignore[attr-defined]
     new_cls.__pbj_slots__ = base  # type: ignore[attr-defined]
     new_cls.__init__ = bootstrap_init(new_cls, defaults)  # type: ignore[misc]
-    install_defaults(new_cls, {f.name: f.default for f in fields_ if f.default is not None})
+    declared = {f.name: f.default for f in fields_ if f.default is not None}
+    if declared:
+        complete_attrs(new_cls)  # install_defaults replaces methods attrs would add later
+    install_defaults(new_cls, declared)
     return new_cls
+
+
+#: What attrs adds to a class that pbj's own code may use before anything else of attrs':
+#: each is a stand-in until attrs completes the class (see :func:`complete_attrs`).
+_STAND_INS = ("__setattr__", "__delattr__", "__getstate__", "__setstate__",
+              *(("__replace__",) if sys.version_info >= (3, 13) else ()))
+_ATTRS_DATA = ("__attrs_attrs__", "__attrs_props__")
+_completing = threading.RLock()
+
+
+class _AttrsPending:
+    """``__attrs_attrs__`` (or ``__attrs_props__``) of a class attrs has not completed yet: reading
+    it (``attrs.fields``, ``attrs.has``, ``attrs.evolve``, cattrs ...) completes the class first."""
+
+    __slots__ = ("cls", "name")
+
+    def __init__(self, cls: type, name: str) -> None:
+        self.cls = cls
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        complete_attrs(self.cls)
+        return self.cls.__dict__[self.name]
+
+
+def _stand_in(cls: type, name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        complete_attrs(cls)
+        return getattr(cls, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    return method
+
+
+def _attrs_fields(order: tuple[str, ...], defaults: dict[str, Any], extensions: bool) -> dict[str, Any]:
+    """attrs' fields of a message class (``these``), in slot order: the declared fields
+    (keyword-only; a stand-in alias for a name attrs' own code uses), then the hidden ones."""
+    these: dict[str, Any] = {}
+    for i, name in enumerate(order, 1):
+        alias = f"_pbj_alias_{i}" if _unsafe_for_attrs(name) else name
+        these[name] = attrs.field(default=defaults[name], kw_only=True, alias=alias)
+    these["_pbj_unknown"] = attrs.field(default=b"", eq=False, repr=False, kw_only=True, alias="_pbj_unknown")
+    these["_pbj_size"] = attrs.field(default=-1, init=False, eq=False, repr=False)
+    if extensions:
+        # the extension values: compared, not shown (repr adds them as [pkg.ext]=value)
+        these["_pbj_extensions"] = attrs.field(default=(), eq=True, repr=False, kw_only=True,
+                                               alias="_pbj_extensions")
+    return these
+
+
+def _defer_attrs(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]) -> None:
+    """Leave attrs' part of ``cls`` (its fields, frozen ``__setattr__``, pickling state) to its first use.
+
+    attrs builds its methods from source it compiles per class, which a load of hundreds of
+    classes paid for all of them; decoding and encoding never use attrs. So the class gets
+    stand-ins, each of which runs :func:`complete_attrs` and then does what attrs' own would.
+    ``recipe`` is what :func:`_attrs_fields` needs: the declared names, their defaults, and
+    whether the class has extension ranges.
+    """
+    cls.__pbj_attrs_pending__ = recipe  # type: ignore[attr-defined]
+    for name in _ATTRS_DATA:
+        setattr(cls, name, _AttrsPending(cls, name))
+    for name in _STAND_INS:
+        setattr(cls, name, _stand_in(cls, name))
+
+
+def complete_attrs(cls: type) -> None:
+    """Make ``cls`` a complete attrs class (frozen, keyword-only fields, ``__getstate__``), once.
+
+    The class stays the same object (attrs patches it in place; the slots are the base's).
+    Thread-safe; does nothing for a class already complete.
+    """
+    with _completing:
+        recipe = cls.__dict__.get("__pbj_attrs_pending__")
+        if recipe is None:
+            return
+        these = _attrs_fields(*recipe)
+        for name in (*_STAND_INS, *_ATTRS_DATA, "__pbj_attrs_pending__"):
+            delattr(cls, name)
+        attrs.define(these=these, frozen=True, slots=False, weakref_slot=False, eq=False, hash=False,
+                     repr=False, init=False, auto_attribs=False, getstate_setstate=True)(cls)
+        if any(map(_unsafe_for_attrs, these)):
+            # give the stand-ins their real names back, as attrs.evolve and cattrs read them
+            built = attrs.fields(cls)
+            fixed = [a.evolve(alias=a.name) if a.name in these else a for a in built]
+            cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
+        if "__attrs_init__" in cls.__dict__:
+            del cls.__attrs_init__  # type: ignore[attr-defined]

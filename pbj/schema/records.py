@@ -142,17 +142,10 @@ def json_name_of(proto_name: str) -> str:
     Underscores are dropped and the letter after each is upper-cased
     ("ProtoJSON Format": "the field name is converted to lowerCamelCase").
     """
-    out = []
-    upper = False
-    for ch in proto_name:
-        if ch == "_":
-            upper = True
-        elif upper:
-            out.append(ch.upper())
-            upper = False
-        else:
-            out.append(ch)
-    return "".join(out)
+    if "_" not in proto_name:
+        return proto_name
+    head, *rest = proto_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def is_message(obj: Any) -> bool:
