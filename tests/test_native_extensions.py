@@ -30,12 +30,10 @@ native_only = pytest.mark.skipif(not _native.available(), reason="the native eng
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, c_writers: bool = True):
+def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH):
     """Decode ``data`` with both engines: the native one must decode it itself (no decline) to the
-    Python parser's value, and all writers must give the Python writer's bytes. Returns the value.
-
-    ``c_writers`` false: the value holds what the C writers hand to the Python writer (a string
-    with the surrogates that stand for bytes that are not UTF-8): they must decline it (``None``).
+    Python parser's value, and all writers must give the Python writer's bytes (the C writers
+    themselves: a hand-over to the Python writer would be ``None``). Returns the value.
 
     With the pure-Python engine in use (or not built), ``pbj.decode`` and both writers are checked
     against the Python parser and writer alone.
@@ -49,14 +47,12 @@ def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, c_writers: bo
         assert native is not NotImplemented, "declined: handed to Python"
         assert native is not None, "refused what Python accepts"
         assert identical(native, python), (native, python)
-        if c_writers:
-            check_writers(cls, data)
-            # the C writers on the C-decoded value, fresh and with sizes cached
-            expected = _encode_python(_python_decode(cls, data))
-            assert _native._engine.encode(codec.native, native) == expected
-            assert _native._engine.encode(codec.native, native) == expected
-        else:
-            assert _native._engine.encode(codec.native, native) is None
+        check_writers(cls, data)
+        # the C writers on the C-decoded value, fresh and with sizes cached, and the reverse one
+        expected = _encode_python(_python_decode(cls, data))
+        assert _native._engine.encode(codec.native, native) == expected
+        assert _native._engine.encode(codec.native, native) == expected
+        assert _native._engine.write_reverse(codec.native, native) == expected
     got = pbj.decode(cls, data, max_depth=max_depth)
     assert identical(got, python)
     expected = _encode_python(_python_decode(cls, data))
@@ -336,12 +332,12 @@ def test_closed_enum_non_members_in_c(hex_in):
 ])
 def test_strings_that_keep_any_bytes_in_c(hex_in):
     data = bytes.fromhex(hex_in.replace(" ", ""))
-    value = in_c(Closed, data, c_writers=False)
+    value = in_c(Closed, data)
     assert pbj.encode(value) == pbj.encode(value, reverse=True) == data
 
 
 def test_a_string_that_keeps_any_bytes_holds_surrogates():
-    value = in_c(Closed, bytes.fromhex("3201ff"), c_writers=False)
+    value = in_c(Closed, bytes.fromhex("3201ff"))
     assert value.text == "\udcff"
 
 
@@ -373,19 +369,21 @@ def test_mutated_extension_targets_are_decoded_in_c(data):
     check_same(t.cls, message)
 
 
-def test_an_extension_string_that_keeps_other_bytes_is_written_by_the_python_writer():
+def test_an_extension_string_that_keeps_other_bytes_is_written_by_the_native_writers():
     """Found by the sanitizer run of the merged engine: an extension string holding a byte that is not
-    UTF-8 (0xa8) decodes in C (surrogateescape); the native writers hand that object to the Python
-    writer (their one hand-over), and pbj.encode gives the input's fields back in canonical order."""
-    from fuzz.native_checks import _keeps_other_bytes, check_same
+    UTF-8 (0xa8) decodes in C (surrogateescape); the native writers write that object themselves (no
+    hand-over to the Python writer), and pbj.encode gives the input's fields back in canonical order."""
+    from fuzz.native_checks import check_same, keeps_other_bytes
 
     x = next(t for t in T.native_targets() if t.name == "x")
     data = (b'\x08\x01\x10\x05\x18\x00\x18\x01"\x02\x05\x01*\x01t2\x07\n\x01k\x12\x02\x08\x03:\x02\x08\x02'
             b'\n\x02\x08\x06\xea\x12\x02\x08\n\xe2\x12\x01\xa8\xc3\x06\xc8\x06\t\xc4\x06\xba\x06\x02\x01\x04'
             b'\xb0\x06\x01\xb0\x06\x05\xaa\x06\x02\x08\x08\xa0\x06\x07')
     value = _native._engine.decode(codec_of(x.cls).native, data, pbj.DEFAULT_MAX_DEPTH, True)
-    assert type(value) is x.cls and _keeps_other_bytes(value)
-    assert _native._engine.encode(codec_of(x.cls).native, value) is None
+    assert type(value) is x.cls and keeps_other_bytes(value)
+    expected = _encode_python(_python_decode(x.cls, data))
+    assert _native._engine.encode(codec_of(x.cls).native, value) == expected
+    assert _native._engine.write_reverse(codec_of(x.cls).native, value) == expected
     assert check_same(x.cls, data) is not None
     assert sorted(pbj.encode(value)) == sorted(data)  # the same bytes, fields in canonical order
     assert pbj.decode(x.cls, pbj.encode(value)) == value

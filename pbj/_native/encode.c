@@ -16,8 +16,8 @@
  *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
- * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
- * oneof holding something that is not one of its members, a cached size that does not match
+ * out of its type's range, a float too large for float32, a str that is not valid UTF-8 (or,
+ * for a string that keeps any bytes, holds a surrogate that stands for no byte), a oneof holding something that is not one of its members, a cached size that does not match
  * the bytes written (that one it reports apart: NotImplemented). Every store is bounds-checked
  * against the output's size.
  *
@@ -62,17 +62,19 @@ static inline Py_ssize_t kind_size(int kind, const WV *x)
     switch (kind) {
     case K_FIXED64: return 8;
     case K_FIXED32: return 4;
-    case K_LEN: return vlen((uint64_t)x->n) + x->n;
+    case K_LEN: case K_OWNED: return vlen((uint64_t)x->n) + x->n;
     default: return vlen(x->u);
     }
 }
 
 /* ---------------------------------------------------------------- the tape
  * What a fresh encode writes, in order, as its size pass found it. The values it points to stay
- * alive and unchanged until the write pass ends: no Python code runs in between. */
+ * alive and unchanged until the write pass ends: no Python code runs in between; a K_OWNED entry
+ * (a string that keeps bytes that are not UTF-8) holds the bytes object it points into, released
+ * with the tape. */
 
 enum {
-    E_HEAD = K_MAP + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
+    E_HEAD = K_OWNED + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
     E_TAG,               /* a tag alone (a group's start or end) */
     E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
     E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
@@ -82,10 +84,10 @@ enum {
 
 typedef struct {
     const uint8_t *tag;
-    const char *s;       /* K_LEN, E_RAW: the bytes */
-    PyObject *obj;       /* E_PACKED, E_CACHED */
+    const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
+    PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
     uint64_t u;          /* a number's wire bits, or a length */
-    Py_ssize_t n;        /* K_LEN, E_RAW: how many bytes */
+    Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
     union {
         NField *f;       /* E_PACKED */
         NMessage *sub;   /* E_CACHED */
@@ -105,6 +107,7 @@ typedef struct TBlock {
 
 typedef struct {
     TBlock *cur;         /* the block entries are added to */
+    Py_ssize_t owned;    /* K_OWNED entries (each holds a strong reference) */
     TBlock head;
     TE small[64];
 } Tape;
@@ -112,6 +115,7 @@ typedef struct {
 static void tape_init(Tape *t)
 {
     t->cur = &t->head;
+    t->owned = 0;
     t->head.next = NULL;
     t->head.n = 0;
     t->head.cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
@@ -120,6 +124,14 @@ static void tape_init(Tape *t)
 
 static void tape_free(Tape *t)
 {
+    for (TBlock *b = &t->head; t->owned && b; b = b->next) {
+        for (Py_ssize_t i = 0; i < b->n; i++) {
+            if (b->e[i].kind == K_OWNED) {
+                Py_DECREF(b->e[i].obj);  /* a bytes object: no Python code */
+                t->owned--;
+            }
+        }
+    }
     TBlock *b = t->head.next;
     while (b) {
         TBlock *next = b->next;
@@ -157,9 +169,25 @@ static inline TE *tape_add(Tape *t, int kind, const uint8_t *tag, int tag_len)
     return e;
 }
 
-/* a converted scalar with its tag */
+/* a string that keeps bytes that are not UTF-8: its entry takes x->own (released now without t) */
+static int tape_owned(Tape *t, const uint8_t *tag, int tag_len, const WV *x)
+{
+    TE *e = t ? tape_add(t, K_OWNED, tag, tag_len) : NULL;
+    if (!e) {
+        Py_DECREF(x->own);
+        return t ? -1 : 0;
+    }
+    e->s = x->s;
+    e->n = x->n;
+    e->obj = x->own;
+    t->owned++;
+    return 0;
+}
+
+/* a converted scalar with its tag (what a K_OWNED one owns is taken, on failure too) */
 static inline int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
+    if (kind == K_OWNED) return tape_owned(t, tag, tag_len, x);
     if (!t) return 0;
     TE *e = tape_add(t, kind, tag, tag_len);
     if (!e) return -1;
@@ -240,22 +268,26 @@ static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
     }
 }
 
-/* a map entry's length: key and value converted (kw, xw), a message value's size cached */
-
-/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n) */
+/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n);
+ * the caller releases what they own (wv_release) after a success, nothing after a failure */
 static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int *kk, int *xk, int level)
 {
-    if ((*kk = any_scalar(f->key, k, kw)) < 0) return -1;
+    if ((*kk = any_scalar(f->wkey, k, kw)) < 0) return -1;
     Py_ssize_t e = 1 + kind_size(*kk, kw);
     if (f->type == T_MESSAGE) {
-        if (Py_TYPE(x) != f->subm->cls) return -1;
-        Py_ssize_t s = sub_size(f, x, level);
-        if (s < 0) return -1;
+        Py_ssize_t s = Py_TYPE(x) == f->subm->cls ? sub_size(f, x, level) : -1;
+        if (s < 0) {
+            wv_release(*kk, kw);
+            return -1;
+        }
         xw->n = s;
         *xk = E_CACHED;
         return e + len_field(1, s);
     }
-    if ((*xk = any_scalar(f->type, x, xw)) < 0) return -1;
+    if ((*xk = any_scalar(f->wtype, x, xw)) < 0) {
+        wv_release(*kk, kw);
+        return -1;
+    }
     return e + 1 + kind_size(*xk, xw);
 }
 
@@ -271,6 +303,8 @@ static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
             int kk, xk;
             Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
             if (e < 0) return -1;
+            wv_release(kk, &kw);
+            wv_release(xk, &xw);
             n += len_field(f->tag_len, e);
         }
         return n;
@@ -286,9 +320,15 @@ static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
         WV kw, xw;
         int kk, xk;
         Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
-        TE *h;
-        if (e < 0 || !(h = tape_add(t, E_HEAD, f->tag, f->tag_len)) || (h->u = (uint64_t)e, 0)
-            || tape_value(t, kk, &f->ktag, 1, &kw) < 0) {
+        if (e < 0) {
+            n = -1;
+            goto done;
+        }
+        TE *h = tape_add(t, E_HEAD, f->tag, f->tag_len);
+        if (h) h->u = (uint64_t)e;
+        else wv_release(kk, &kw);
+        if (!h || tape_value(t, kk, &f->ktag, 1, &kw) < 0) {  /* (tape_value takes what kw owns) */
+            wv_release(xk, &xw);
             n = -1;
             goto done;
         }
@@ -318,7 +358,7 @@ done:
 static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
 {
     switch (kind) {
-    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: case K_OWNED:
         if (tape_value(t, kind, f->tag, f->tag_len, x) < 0) return -1;
         return f->tag_len + kind_size(kind, x);
     case K_MESSAGE:
@@ -332,7 +372,7 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
                 if (Py_TYPE(e) != f->subm->cls || (s = sub_field(f, e, level, t)) < 0) return -1;
             } else {
                 WV y;
-                int k = any_scalar(f->type, e, &y);
+                int k = any_scalar(f->wtype, e, &y);
                 if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
                 s = f->tag_len + kind_size(k, &y);
             }
@@ -469,7 +509,7 @@ static inline void w_value(W *w, int kind, const WV *x)
     switch (kind) {
     case K_FIXED64: w_fixed64(w, x->u); return;
     case K_FIXED32: w_fixed32(w, x->u); return;
-    case K_LEN:
+    case K_LEN: case K_OWNED:
         w_varint(w, (uint64_t)x->n);
         memcpy(w->q, x->s, (size_t)x->n);
         w->q += x->n;
@@ -591,18 +631,24 @@ static int w_map(W *w, NField *f, PyObject *v, int level)
         WV kw, xw;
         int kk, xk;
         Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
-        if (e < 0 || w_room(w, len_field(f->tag_len, e)) < 0) goto done;
-        w_tag(w, f->tag, f->tag_len);
-        w_varint(w, (uint64_t)e);
-        *w->q++ = f->ktag;
-        w_value(w, kk, &kw);
-        *w->q++ = f->vtag[0];
-        if (xk == E_CACHED) {
-            w_varint(w, (uint64_t)xw.n);
-            if (w_contents(w, f->subm, x, xw.n, level + 1) < 0) goto done;
-        } else {
-            w_value(w, xk, &xw);
+        if (e < 0) goto done;
+        int bad = w_room(w, len_field(f->tag_len, e));
+        if (!bad) {
+            w_tag(w, f->tag, f->tag_len);
+            w_varint(w, (uint64_t)e);
+            *w->q++ = f->ktag;
+            w_value(w, kk, &kw);
+            *w->q++ = f->vtag[0];
+            if (xk == E_CACHED) {
+                w_varint(w, (uint64_t)xw.n);
+                bad = w_contents(w, f->subm, x, xw.n, level + 1);
+            } else {
+                w_value(w, xk, &xw);
+            }
         }
+        wv_release(kk, &kw);
+        wv_release(xk, &xw);
+        if (bad < 0) goto done;
     }
     r = 0;
 done:
@@ -610,11 +656,20 @@ done:
     return r;
 }
 
-static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level)
+/* a converted scalar with its tag; what a K_OWNED one owns released after the copy */
+static inline int w_owned(W *w, int kind, const uint8_t *tag, int tag_len, WV *x)
+{
+    int r = w_scalar(w, kind, tag, tag_len, x);
+    wv_release(kind, x);
+    return r;
+}
+
+/* what pbj_step found (what x owns released) */
+static int w_found(W *w, int kind, NField *f, PyObject *v, WV *x, int level)
 {
     switch (kind) {
-    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
-        return w_scalar(w, kind, f->tag, f->tag_len, x);
+    case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: case K_OWNED:
+        return w_owned(w, kind, f->tag, f->tag_len, x);
     case K_MESSAGE:
         return w_sub(w, f, v, level);
     case K_REPEATED: {
@@ -626,8 +681,8 @@ static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int leve
                 continue;
             }
             WV y;
-            int k = any_scalar(f->type, e, &y);
-            if (k < 0 || w_scalar(w, k, f->tag, f->tag_len, &y) < 0) return -1;
+            int k = any_scalar(f->wtype, e, &y);
+            if (k < 0 || w_owned(w, k, f->tag, f->tag_len, &y) < 0) return -1;
         }
         return 0;
     }
@@ -702,8 +757,8 @@ static int write_tape(W *w, const Tape *t)
         for (Py_ssize_t i = 0; i < b->n; i++) {
             const TE *e = &b->e[i];
             switch (e->kind) {
-            case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
-                WV x = {e->u, e->s, e->n};
+            case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: case K_OWNED: {
+                WV x = {e->u, e->s, e->n, NULL};
                 if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
                 break;
             }

@@ -50,7 +50,7 @@ int pbj_write_table(NMessage *m)
         case L_MAP: s->shape = SH_MAP; break;
         default: s->shape = -1; break;
         }
-        s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->type) : -1;
+        s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->wtype) : -1;
     }
     m->wsteps = t;
     return 0;
@@ -62,12 +62,18 @@ void pbj_write_table_free(NMessage *m)
     m->wsteps = NULL;
 }
 
+void pbj_writer_types(NField *f)
+{
+    f->wtype = f->type == T_STRING && !f->utf8 ? T_ANYSTR : f->type;
+    f->wkey = f->key == T_STRING && !f->utf8 ? T_ANYSTR : f->key;
+}
+
 /* implicit presence ("Field Presence") of a value pbj_wire declined: 1 when it is a zero of its
  * type all the same (not written, as the Python writer skips it), else 0 (a decline) */
 int pbj_implicit_zero(int type, PyObject *v)
 {
     switch (type) {
-    case T_DOUBLE: case T_FLOAT: case T_STRING: case T_BYTES:
+    case T_DOUBLE: case T_FLOAT: case T_STRING: case T_BYTES: case T_ANYSTR:
         return 0;  /* pbj_wire took every zero of these */
     default: {
         if (!PyLong_Check(v)) return 0;
@@ -100,6 +106,36 @@ int pbj_oneof_member(NMessage *m, int j, PyObject *v)
     return -1;
 }
 
+/* values.h: a str that may keep any bytes, not ASCII. Its lone surrogates are looked for first,
+ * so that a str without one is never encoded with an error raised and cleared (an exception is an
+ * object the cyclic collector tracks: making one may run a collection, and finalizers with it). */
+int pbj_str_keep(PyObject *v, WV *out)
+{
+    int kind = PyUnicode_KIND(v), lone = 0;
+    if (kind != PyUnicode_1BYTE_KIND && !(PyUnicode_IS_COMPACT(v) && ((PyCompactUnicodeObject *)v)->utf8)) {
+        /* no UTF-8 cached by the str (it caches only a valid one): look at its code points */
+        const void *d = PyUnicode_DATA(v);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)d)[i] : ((const Py_UCS4 *)d)[i];
+            if (c < 0xD800 || c > 0xDFFF) continue;
+            if (c < 0xDC80 || c > 0xDCFF) return -1;  /* stands for no byte: the Python writer's error */
+            lone = 1;
+        }
+    }
+    if (!lone) {
+        out->s = PyUnicode_AsUTF8AndSize(v, &out->n);  /* valid: fails only for want of memory */
+        return out->s ? 0 : -1;
+    }
+    /* "utf-8" with "surrogateescape": CPython's own encoder, its handler by name, in C */
+    PyObject *b = PyUnicode_AsEncodedString(v, "utf-8", "surrogateescape");
+    if (!b) return -1;
+    out->own = b;
+    out->s = PyBytes_AS_STRING(b);
+    out->n = PyBytes_GET_SIZE(b);
+    return 1;
+}
+
 int pbj_in_run(NWrite *w, int field)
 {
     for (int k = 0; k < w->nmembers; k++) if (w->members[k] == field) return 1;
@@ -127,9 +163,18 @@ static inline int cmp_utf8(const void *a, const void *b)
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
+/* strings in code-point order, the str's own (Python's sorted): a map one of whose keys keeps
+ * bytes that are not UTF-8, whose surrogates do not sort as the bytes they stand for. Both exact
+ * str: no Python code, no error. */
+static int cmp_str(const void *a, const void *b)
+{
+    return PyUnicode_Compare(((const PMapEntry *)a)->k, ((const PMapEntry *)b)->k);
+}
+
 /* the key's place in the order, from its C value: the key must be of the exact built-in type the
  * constructor stores (int, bool, str); anything else got in behind its back and is declined, so
- * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, or -1 (decline or error). */
+ * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, 1 (a str key that keeps bytes that
+ * are not UTF-8: the map sorts by code point), or -1 (decline or error). */
 static int key_order(int key, PyObject *k, PMapEntry *e)
 {
     switch (key) {
@@ -140,6 +185,15 @@ static int key_order(int key, PyObject *k, PMapEntry *e)
         e->s = w.s;
         e->n = w.n;
         return 0;
+    }
+    case T_ANYSTR: {
+        WV w;
+        int r = pbj_wire(T_ANYSTR, k, &w);
+        if (r < 0) return -1;
+        if (r > 0) Py_DECREF(w.own);  /* its order is its code points' (cmp_str), not its bytes' */
+        e->s = r > 0 ? NULL : w.s;
+        e->n = r > 0 ? 0 : w.n;
+        return r;
     }
     case T_BOOL:
         if (k != Py_True && k != Py_False) return -1;
@@ -172,10 +226,13 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         }
     }
     PyObject *k, *x;
+    int by_str = 0;
     /* PyDict_Next reads the table and runs no Python code; the entries own their key and value */
     while (out->n < len && PyDict_Next(map, &pos, &k, &x)) {
         PMapEntry *e = &out->e[out->n];
-        if (key_order(f->key, k, e) < 0) return -1;
+        int r = key_order(f->wkey, k, e);
+        if (r < 0) return -1;
+        by_str |= r;
         Py_INCREF(k);
         Py_INCREF(x);
         e->k = k;
@@ -183,6 +240,10 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         out->n++;
     }
     int str = f->key == T_STRING;
+    if (by_str) {  /* rare: any number of entries, by qsort */
+        qsort(out->e, (size_t)out->n, sizeof *out->e, cmp_str);
+        return 0;
+    }
     if (out->n > 16) {
         qsort(out->e, (size_t)out->n, sizeof *out->e, str ? cmp_utf8 : cmp_order);
         return 0;

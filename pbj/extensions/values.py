@@ -22,6 +22,7 @@ import types
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from pbj.codec.compiler import codec_of
 from pbj.extensions.declare import Extension
 from pbj.schema import info, is_message
 from pbj.schema.values import BadValue, coerce_field
@@ -126,8 +127,13 @@ def extensions_of(obj: Any, /) -> Mapping[Extension[Any], Any]:
 def holder_of(ext: Extension[Any], value: Any) -> Any:
     """A holder instance of ``ext`` with ``value`` checked (``None`` when it is absent).
 
+    The holder's class is compiled first (once), so that no writer meets a holder whose class has
+    no codec yet: the native writers, which run no Python code in the middle of a write, write
+    every holder with its class's plan themselves (issue 23).
+
     Raises:
         TypeError, ValueError: the value does not fit (naming the extension).
+        SchemaError: the holder's class does not compile (as at its first encode or decode).
     """
     try:
         value = coerce_field(ext.field if not ext.message_set else _set_field(ext), value)
@@ -136,6 +142,7 @@ def holder_of(ext: Extension[Any], value: Any) -> Any:
                         f"{bad.reason}") from None
     if value is None or (ext.repeated and not value):
         return None
+    codec_of(ext.holder)
     if ext.message_set:
         item_cls = info(ext.holder).fields[0].type
         return ext.holder(item=item_cls(type_id=ext.number, message=value))
