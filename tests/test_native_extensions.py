@@ -145,19 +145,91 @@ def test_writers_run_extensions_in_c():
     assert buf.to_bytes() == out
 
 
-@native_only
-def test_a_holder_the_engine_cannot_place_is_declined_not_misread():
-    """A holder whose class has no codec yet: the writers hand the object to Python (same bytes)."""
-    @pbj.message(syntax="proto2", extensions=range(5, 9))
+def _fresh_extended(tag: str, syntax: str = "proto2"):
+    """A new class with an extension range and a new int32 extension 5 of it (its holder never compiled)."""
+    @pbj.message(full_name=f"fresh.{tag}", syntax="proto2", extensions=range(5, 9))
     class Fresh:
         a: int | None = pbj.field(1, "int32", optional=True)
 
-    e = pbj.extension(Fresh, 5, "int32", name="fresh.e")
-    obj = pbj.with_extensions(Fresh(a=1), {e: 7})
-    if e.holder.__dict__.get("__pbj_codec__") is None:
-        assert _native._engine.encode(codec_of(Fresh).native, obj) is None
-    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == bytes.fromhex("0801" "2807")
-    assert _native._engine.encode(codec_of(Fresh).native, obj) == bytes.fromhex("0801" "2807")
+    e = pbj.extension(Fresh, 5, "int32", name=f"fresh.{tag}_e")
+    assert e.holder.__dict__.get("__pbj_codec__") is None
+    return Fresh, e
+
+
+def _count_python_writers(monkeypatch, *classes) -> list:
+    """A list that gets a name for each call of a Python writer function of ``classes``' codecs."""
+    calls: list = []
+    for cls in classes:
+        codec = codec_of(cls)
+        for name in ("size", "write", "write_fresh", "write_reverse"):
+            def counted(*args, _f=getattr(codec, name), _n=name):
+                calls.append(_n)
+                return _f(*args)
+            monkeypatch.setattr(codec, name, counted)
+    return calls
+
+
+FRESH_BYTES = bytes.fromhex("0801" "2807")  # a = 1 (field 1, varint), the extension = 7 (field 5, varint)
+
+
+@pytest.mark.parametrize("writer", ["fresh", "cached", "reverse", "buffer", "message set"])
+def test_the_first_write_of_an_extension_never_compiled_is_the_native_writers(writer, monkeypatch):
+    """A holder's class is compiled when a value is attached (pbj.with_extensions, the constructor,
+    a message set's decode), so the native writers write the first holder of a new extension
+    themselves: each writer, on an object no writer has seen, the same bytes, no Python writer call."""
+    Fresh, e = _fresh_extended(f"first_{writer.replace(' ', '_')}")
+    if writer == "message set":  # a message set's holder, made by the Python decoder
+        @pbj.message(full_name="fresh.FirstSet", syntax="proto2", message_set=True)
+        class FirstSet:
+            pass
+
+        item = pbj.extension(FirstSet, 1000, Fresh, name="fresh.first_set_item")
+        assert item.holder.__dict__.get("__pbj_codec__") is None
+        cls, expected = FirstSet, bytes.fromhex("0b" "10e807" "1a02" "0803" "0c")  # item: type_id, message
+        obj = _python_decode(FirstSet, expected)
+        assert item.holder.__dict__.get("__pbj_codec__") is not None  # compiled when the decoder made it
+    else:
+        cls, obj, expected = Fresh, pbj.with_extensions(Fresh(a=1), {e: 7}), FRESH_BYTES
+        assert e.holder.__dict__.get("__pbj_codec__") is not None  # compiled when the value was attached
+    calls = _count_python_writers(monkeypatch, cls, *(type(h) for h in obj._pbj_extensions))
+    before = pbj.engine()
+    try:
+        if _native.available():
+            pbj.use_engine("native")
+        if writer == "reverse":
+            got = pbj.encode(obj, reverse=True)
+        elif writer == "buffer":
+            buf = pbj.ReverseBuffer(1)
+            assert pbj.write_reverse(obj, buf) == len(expected)
+            got = buf.to_bytes()
+        else:
+            got = pbj.encode(obj)
+            if writer == "cached":
+                assert obj._pbj_size == len(expected)
+                got = pbj.encode(obj)
+    finally:
+        pbj.use_engine(before)
+    assert got == expected
+    if _native.available():
+        assert calls == []
+        plan = codec_of(cls).native
+        assert _native._engine.encode(plan, obj) == expected == _native._engine.write_reverse(plan, obj)
+    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == _encode_python(obj) == expected
+
+
+@native_only
+def test_a_holder_made_behind_the_api_without_a_plan_is_declined_not_misread():
+    """A holder instance made by calling its hidden class (no value attached through the API, so its
+    class has no codec) put in behind the constructor's back: the native writers decline it, the
+    Python writer writes it (same bytes)."""
+    Fresh, e = _fresh_extended("behind")
+    obj = Fresh(a=1)
+    object.__setattr__(obj, "_pbj_extensions", (e.holder(value=7),))
+    assert e.holder.__dict__.get("__pbj_codec__") is None
+    plan = codec_of(Fresh).native
+    assert _native._engine.encode(plan, obj) is None and _native._engine.write_reverse(plan, obj) is None
+    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == FRESH_BYTES
+    assert _native._engine.encode(plan, obj) == FRESH_BYTES  # compiled by the Python writer meanwhile
 
 
 @pytest.mark.parametrize("source", ["hand", "loaded"])
