@@ -25,6 +25,7 @@ from pbj import _native, wire
 from pbj.codec import codec_of
 from tests import test_extensions as X
 from tests import test_extensions_message_set as MS
+from tests.test_native_writers import count_python_writers
 
 native_only = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -145,7 +146,7 @@ def test_writers_run_extensions_in_c():
     assert buf.to_bytes() == out
 
 
-def _fresh_extended(tag: str, syntax: str = "proto2"):
+def _fresh_extended(tag: str):
     """A new class with an extension range and a new int32 extension 5 of it (its holder never compiled)."""
     @pbj.message(full_name=f"fresh.{tag}", syntax="proto2", extensions=range(5, 9))
     class Fresh:
@@ -154,19 +155,6 @@ def _fresh_extended(tag: str, syntax: str = "proto2"):
     e = pbj.extension(Fresh, 5, "int32", name=f"fresh.{tag}_e")
     assert e.holder.__dict__.get("__pbj_codec__") is None
     return Fresh, e
-
-
-def _count_python_writers(monkeypatch, *classes) -> list:
-    """A list that gets a name for each call of a Python writer function of ``classes``' codecs."""
-    calls: list = []
-    for cls in classes:
-        codec = codec_of(cls)
-        for name in ("size", "write", "write_fresh", "write_reverse"):
-            def counted(*args, _f=getattr(codec, name), _n=name):
-                calls.append(_n)
-                return _f(*args)
-            monkeypatch.setattr(codec, name, counted)
-    return calls
 
 
 FRESH_BYTES = bytes.fromhex("0801" "2807")  # a = 1 (field 1, varint), the extension = 7 (field 5, varint)
@@ -191,7 +179,7 @@ def test_the_first_write_of_an_extension_never_compiled_is_the_native_writers(wr
     else:
         cls, obj, expected = Fresh, pbj.with_extensions(Fresh(a=1), {e: 7}), FRESH_BYTES
         assert e.holder.__dict__.get("__pbj_codec__") is not None  # compiled when the value was attached
-    calls = _count_python_writers(monkeypatch, cls, *(type(h) for h in obj._pbj_extensions))
+    calls = count_python_writers(monkeypatch, cls, *(type(h) for h in obj._pbj_extensions))
     before = pbj.engine()
     try:
         if _native.available():

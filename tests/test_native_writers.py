@@ -335,19 +335,29 @@ def google_kept(tmp_path_factory):
     return google_class("pbj_hardening.Kept")
 
 
-@pytest.fixture
-def python_writer_calls(monkeypatch):
-    """The calls of the Python writer's functions on Kept, Raw and the extension's holder (each one
-    a hand-over from the native writers): a list that stays empty when only C writes."""
+def _counted(f, label: str, calls: list[str]):
+    def counted(*args):
+        calls.append(label)
+        return f(*args)
+    return counted
+
+
+def count_python_writers(monkeypatch, *classes) -> list[str]:
+    """A list that gets ``Class.function`` for each call of the Python writer's functions (size,
+    write, write_fresh, write_reverse) of ``classes``' codecs: each one a hand-over from the native
+    writers, so it stays empty while only C writes."""
     calls: list[str] = []
-    for cls in (NC.Kept, Raw, NC.KEPT_NOTE.holder):
+    for cls in classes:
         codec = codec_of(cls)
         for name in ("size", "write", "write_fresh", "write_reverse"):
-            def counted(*args, _f=getattr(codec, name), _n=f"{cls.__name__}.{name}"):
-                calls.append(_n)
-                return _f(*args)
-            monkeypatch.setattr(codec, name, counted)
+            monkeypatch.setattr(codec, name, _counted(getattr(codec, name), f"{cls.__name__}.{name}", calls))
     return calls
+
+
+@pytest.fixture
+def python_writer_calls(monkeypatch):
+    """The Python writer's calls on Kept, Raw and the extension's holder (count_python_writers)."""
+    return count_python_writers(monkeypatch, NC.Kept, Raw, NC.KEPT_NOTE.holder)
 
 
 @pytest.mark.parametrize("case", list(KEPT_CASES))

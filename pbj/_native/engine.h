@@ -101,7 +101,8 @@ typedef struct {
 
 /* The writers' table (values.c: pbj_write_table): one entry per write step, with what the walk
  * over present fields (values.h: pbj_step) needs without looking anything else up. */
-enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF, SH_EXT };
+enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF, SH_EXT,
+       SH_KEPT_IMPLICIT, SH_KEPT_EXPLICIT };  /* SH_KEPT_*: a singular string that may keep any bytes */
 typedef struct {
     Py_ssize_t off;      /* the step's slot, as a byte offset into the instance */
     int shape;           /* SH_* */
@@ -162,9 +163,8 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 typedef struct {
     uint64_t u;          /* varint or fixed-width bits */
     const char *s;       /* LEN value */
-    Py_ssize_t n;
-    PyObject *own;       /* set only with kind K_OWNED (values.h): the bytes object s points into, a
-                          * strong reference the one who holds the WV releases */
+    Py_ssize_t n;        /* (kind K_OWNED, values.h: s is the contents of a bytes object the holder
+                          * of the WV owns, wv_owner) */
 } WV;
 int pbj_write_table(NMessage *m);       /* makes m->wsteps; -1: no memory (an error set) */
 void pbj_writer_types(NField *f);       /* sets f->wtype and f->wkey (from type, key, utf8) */

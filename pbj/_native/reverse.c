@@ -177,9 +177,9 @@ static inline void r_number(RW *w, int kind, const WV *x)
 }
 
 /* one converted scalar of `kind` with its tag (nothing of the Python value is read but x->s) */
-static inline int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+PBJ_INLINE int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
-    if (kind == K_LEN || kind == K_OWNED) {
+    if (kind == K_LEN) {
         if (room(w, (size_t)x->n + SCALAR_ROOM) < 0) return -1;
         r_bytes(w, x->s, (size_t)x->n);
         r_varint(w, (uint64_t)x->n);
@@ -191,13 +191,23 @@ static inline int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, con
     return 0;
 }
 
-/* r_scalar, then what a K_OWNED scalar owns released: its bytes object held across the room
- * check (growth runs Python code, which may drop the str it was made from) until it is copied */
-static inline int r_owned(RW *w, int kind, const uint8_t *tag, int tag_len, WV *x)
+/* a K_OWNED scalar (r_scalar's arguments), its bytes object held across the room check (growth runs
+ * Python code, which may drop the str it was made from) until it is copied, then released */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int r_kept(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
-    int r = r_scalar(w, kind, tag, tag_len, x);
+    int r = r_scalar(w, K_LEN, tag, tag_len, x);
     wv_release(kind, x);
     return r;
+}
+
+/* a converted scalar of any kind with its tag (a K_OWNED one's bytes object released) */
+static inline int r_any(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (kind == K_OWNED) return r_kept(w, kind, tag, tag_len, x);
+    return r_scalar(w, kind, tag, tag_len, x);
 }
 
 /* ---- messages ---- */
@@ -280,7 +290,7 @@ static int r_repeated(RW *w, NField *f, PyObject *t, int level)
         }
         WV x;
         int kind = any_scalar(f->wtype, e, &x);
-        if (kind < 0 || r_owned(w, kind, f->tag, f->tag_len, &x) < 0) return -1;
+        if (kind < 0 || r_any(w, kind, f->tag, f->tag_len, &x) < 0) return -1;
     }
     return 0;
 }
@@ -302,10 +312,11 @@ static int r_map(RW *w, NField *f, PyObject *v, int level)
             *--w->p = f->vtag[0];
         } else {
             int kind = any_scalar(f->wtype, x, &xw);
-            if (kind < 0 || r_owned(w, kind, f->vtag, 1, &xw) < 0) goto done;
+            if (kind < 0 || r_any(w, kind, f->vtag, 1, &xw) < 0) goto done;
         }
         int kk = any_scalar(f->wkey, k, &kw);
-        if (kk < 0 || r_owned(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0) goto done;
+        if (kk < 0 || r_any(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0)
+            goto done;
         r_varint(w, (uint64_t)((w->end - w->p) - mark));
         r_tag(w, f->tag, f->tag_len);
     }
@@ -316,10 +327,11 @@ done:
 }
 
 /* what pbj_step found, other than a number (its value held by the caller; what x owns released) */
-static int r_found(RW *w, int kind, NField *f, PyObject *v, WV *x, int level)
+static int r_found(RW *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
     switch (kind) {
-    case K_LEN: case K_OWNED: return r_owned(w, kind, f->tag, f->tag_len, x);
+    case K_LEN: return r_scalar(w, K_LEN, f->tag, f->tag_len, x);
+    case K_OWNED: return r_kept(w, K_OWNED, f->tag, f->tag_len, x);
     case K_MESSAGE: return r_sub(w, f, v, level);
     case K_REPEATED: return r_repeated(w, f, v, level);
     case K_PACKED: return r_packed(w, f, v);

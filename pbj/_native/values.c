@@ -51,6 +51,10 @@ int pbj_write_table(NMessage *m)
         default: s->shape = -1; break;
         }
         s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->wtype) : -1;
+        if (f->wtype == T_ANYSTR && s->op >= 0) {  /* out of the scalars' switch (values.h, pbj_step) */
+            s->shape = s->shape == SH_IMPLICIT ? SH_KEPT_IMPLICIT : SH_KEPT_EXPLICIT;
+            s->op = -1;
+        }
     }
     m->wsteps = t;
     return 0;
@@ -130,10 +134,14 @@ int pbj_str_keep(PyObject *v, WV *out)
     /* "utf-8" with "surrogateescape": CPython's own encoder, its handler by name, in C */
     PyObject *b = PyUnicode_AsEncodedString(v, "utf-8", "surrogateescape");
     if (!b) return -1;
-    out->own = b;
-    out->s = PyBytes_AS_STRING(b);
+    out->s = PyBytes_AS_STRING(b);  /* (wv_owner gives b back) */
     out->n = PyBytes_GET_SIZE(b);
     return 1;
+}
+
+int pbj_kept_scalar(int shape, PyObject *v, WV *x)
+{
+    return shape == SH_KEPT_IMPLICIT ? implicit_scalar(T_ANYSTR, v, x) : explicit_scalar(T_ANYSTR, v, x);
 }
 
 int pbj_in_run(NWrite *w, int field)
@@ -171,10 +179,26 @@ static int cmp_str(const void *a, const void *b)
     return PyUnicode_Compare(((const PMapEntry *)a)->k, ((const PMapEntry *)b)->k);
 }
 
+/* key_order of a string key that may keep any bytes: 0, 1 (it keeps bytes that are not UTF-8: the
+ * map sorts by code point, cmp_str), or -1 (out of line: the other maps' sort stays as it is) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int kept_key_order(PyObject *k, PMapEntry *e)
+{
+    WV w;
+    int r = pbj_wire(T_ANYSTR, k, &w);
+    if (r < 0) return -1;
+    wv_release(r > 0 ? K_OWNED : K_LEN, &w);  /* its order is its code points' (cmp_str), not its bytes' */
+    e->s = r > 0 ? NULL : w.s;
+    e->n = r > 0 ? 0 : w.n;
+    return r;
+}
+
 /* the key's place in the order, from its C value: the key must be of the exact built-in type the
  * constructor stores (int, bool, str); anything else got in behind its back and is declined, so
- * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, 1 (a str key that keeps bytes that
- * are not UTF-8: the map sorts by code point), or -1 (decline or error). */
+ * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, or -1 (decline or error). A string
+ * key that may keep any bytes: kept_key_order. */
 static int key_order(int key, PyObject *k, PMapEntry *e)
 {
     switch (key) {
@@ -185,15 +209,6 @@ static int key_order(int key, PyObject *k, PMapEntry *e)
         e->s = w.s;
         e->n = w.n;
         return 0;
-    }
-    case T_ANYSTR: {
-        WV w;
-        int r = pbj_wire(T_ANYSTR, k, &w);
-        if (r < 0) return -1;
-        if (r > 0) Py_DECREF(w.own);  /* its order is its code points' (cmp_str), not its bytes' */
-        e->s = r > 0 ? NULL : w.s;
-        e->n = r > 0 ? 0 : w.n;
-        return r;
     }
     case T_BOOL:
         if (k != Py_True && k != Py_False) return -1;
@@ -211,7 +226,9 @@ static int key_order(int key, PyObject *k, PMapEntry *e)
     }
 }
 
-int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
+/* pbj_map_sorted; `kept`: the keys are strings that may keep any bytes (a constant: the other
+ * maps' loop has no trace of them) */
+PBJ_INLINE int map_sorted(NField *f, PyObject *map, PMap *out, int kept)
 {
     out->n = 0;
     out->e = out->small;
@@ -230,9 +247,9 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
     /* PyDict_Next reads the table and runs no Python code; the entries own their key and value */
     while (out->n < len && PyDict_Next(map, &pos, &k, &x)) {
         PMapEntry *e = &out->e[out->n];
-        int r = key_order(f->wkey, k, e);
+        int r = kept ? kept_key_order(k, e) : key_order(f->key, k, e);
         if (r < 0) return -1;
-        by_str |= r;
+        if (kept) by_str |= r;
         Py_INCREF(k);
         Py_INCREF(x);
         e->k = k;
@@ -240,7 +257,7 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         out->n++;
     }
     int str = f->key == T_STRING;
-    if (by_str) {  /* rare: any number of entries, by qsort */
+    if (kept && by_str) {  /* rare: any number of entries, by qsort */
         qsort(out->e, (size_t)out->n, sizeof *out->e, cmp_str);
         return 0;
     }
@@ -256,6 +273,12 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         out->e[j] = e;
     }
     return 0;
+}
+
+int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
+{
+    if (f->wkey == T_ANYSTR) return map_sorted(f, map, out, 1);
+    return map_sorted(f, map, out, 0);
 }
 
 void pbj_map_release(PMap *m)

@@ -8,8 +8,8 @@
  * Python writer runs and raises its EncodeError with the path: declines are errors to explain.
  *
  * A string that keeps bytes that are not UTF-8 (pbj_wire returns 1; the walk's kind K_OWNED) is
- * written from a bytes object made for it (surrogateescape), a strong reference in WV.own that
- * whoever holds the WV releases once the bytes are copied: the forward writer's tape entry (after
+ * written from a bytes object made for it (surrogateescape), whose contents WV.s points to: a
+ * strong reference (wv_owner) that whoever holds the WV releases once the bytes are copied: the forward writer's tape entry (after
  * the write pass), the reverse writer after its copy (a ReverseBuffer's growth, which runs Python
  * code, may come between reading the value and copying it, and may drop the str).
  *
@@ -32,6 +32,7 @@
 
 #include "engine.h"
 #include <math.h>
+#include <stddef.h>
 
 /* the writers' per-value helpers are small once their switch on a constant type folds: inline them */
 #if defined(__GNUC__) || defined(__clang__)
@@ -145,8 +146,8 @@ static inline int float32_bits(double d, uint64_t *out)
 }
 
 /* A str of a string field that may keep any bytes, not ASCII (values.c): 0, its UTF-8 in out->s/n;
- * 1, it holds lone surrogates U+DC80..U+DCFF: out->own, a new bytes object with the bytes they
- * stand for (surrogateescape), out->s/n its contents; -1: another surrogate (a decline, no error:
+ * 1, it holds lone surrogates U+DC80..U+DCFF: out->s/n, the contents of a new bytes object (the
+ * caller's: wv_owner) with the bytes they stand for (surrogateescape); -1: another surrogate (a decline, no error:
  * the Python writer raises) or MemoryError (set). Runs no Python code and, on success, allocates
  * no object the cyclic collector tracks (it raises no UnicodeEncodeError to clear). */
 int pbj_str_keep(PyObject *v, WV *out);
@@ -167,7 +168,7 @@ PBJ_INLINE int str_utf8(PyObject *v, WV *out)
 }
 
 /* `v` in type's wire form (WV.u: varint or fixed-width bits; WV.s/.n: a LEN value): 0, or 1 (a
- * T_ANYSTR that keeps other bytes: WV.own to release), or -1 */
+ * T_ANYSTR that keeps other bytes: its bytes object, wv_owner, to release), or -1 */
 PBJ_INLINE int pbj_wire(int type, PyObject *v, WV *out)
 {
     int64_t n;
@@ -184,7 +185,7 @@ PBJ_INLINE int pbj_wire(int type, PyObject *v, WV *out)
     case T_STRING:
         if (!PyUnicode_CheckExact(v)) return -1;
         return str_utf8(v, out);
-    case T_ANYSTR:  /* 1: out->own holds the bytes (see above) */
+    case T_ANYSTR:  /* 1: out->s is in a bytes object of the caller's (see above) */
         if (!PyUnicode_CheckExact(v)) return -1;
         if (PyUnicode_IS_COMPACT_ASCII(v)) {
             out->s = (const char *)(((PyASCIIObject *)v) + 1);
@@ -252,14 +253,28 @@ enum {
     K_PACKED,    /* *v: a non-empty tuple of *f's scalars, one LEN value */
     K_MAP,       /* *v: a non-empty dict of *f's entries */
     K_EXT,       /* *v: a non-empty tuple of extension holders (the step's extension range) */
-    K_OWNED      /* a LEN value (x->s, x->n) in the bytes object x->own, a strong reference the
-                  * caller releases after the copy: a string that keeps bytes that are not UTF-8 */
+    K_OWNED      /* a LEN value (x->s, x->n): the contents of a bytes object (wv_owner), a strong
+                  * reference the caller releases after the copy: a string that keeps bytes that
+                  * are not UTF-8 */
 };
 
-/* release what a converted scalar of `kind` owns (K_OWNED: its bytes) */
-PBJ_INLINE void wv_release(int kind, WV *x)
+/* the bytes object whose contents a K_OWNED value's x->s is (made by pbj_str_keep) */
+PBJ_INLINE PyObject *wv_owner(const WV *x)
 {
-    if (kind == K_OWNED) Py_DECREF(x->own);
+    return (PyObject *)(x->s - offsetof(PyBytesObject, ob_sval));
+}
+
+/* the kind to write a converted scalar as (K_OWNED: a LEN value), for the writers' switches,
+ * which know only the K_* kinds of pbj_wire */
+PBJ_INLINE int as_len(int kind)
+{
+    return kind == K_OWNED ? K_LEN : kind;
+}
+
+/* release what a converted scalar of `kind` owns (K_OWNED: its bytes object) */
+PBJ_INLINE void wv_release(int kind, const WV *x)
+{
+    if (kind == K_OWNED) Py_DECREF(wv_owner(x));
 }
 
 /* the kind of a converted scalar of `type` */
@@ -301,7 +316,7 @@ PBJ_INLINE int explicit_scalar(int type, PyObject *v, WV *x)
     return r < 0 ? -1 : r > 0 ? K_OWNED : wire_kind(type);
 }
 
-/* a scalar of any type: its kind (K_OWNED: x->own to release), or -1 */
+/* a scalar of any type: its kind (K_OWNED: wv_release it), or -1 */
 PBJ_INLINE int any_scalar(int type, PyObject *v, WV *x)
 {
     int r = pbj_wire(type, v, x);
@@ -314,11 +329,16 @@ PBJ_INLINE int any_scalar(int type, PyObject *v, WV *x)
     X(SHAPE, T_DOUBLE) X(SHAPE, T_FLOAT) X(SHAPE, T_INT64) X(SHAPE, T_UINT64) X(SHAPE, T_INT32) \
     X(SHAPE, T_FIXED64) X(SHAPE, T_FIXED32) X(SHAPE, T_BOOL) X(SHAPE, T_STRING) X(SHAPE, T_BYTES) \
     X(SHAPE, T_UINT32) X(SHAPE, T_SFIXED32) X(SHAPE, T_SFIXED64) X(SHAPE, T_SINT32) X(SHAPE, T_SINT64) \
-    X(SHAPE, T_ENUM) X(SHAPE, T_ANYSTR)
+    X(SHAPE, T_ENUM)
+
+/* a string that may keep any bytes, of implicit or explicit presence (shape SH_KEPT_*):
+ * implicit_scalar or explicit_scalar of T_ANYSTR, out of line (values.c), so that the walk of
+ * other messages stays as it is */
+int pbj_kept_scalar(int shape, PyObject *v, WV *x);
 
 /* Step `s` of message `m` in object `o`: a K_* kind, or -1 (decline or error; see above).
  * *hold: the object read out of the slot (what holds *v and the memory *x points into, but for
- * K_OWNED: x->own holds that, and the caller releases it); the reverse writer keeps a strong
+ * K_OWNED: a bytes object holds that, and the caller releases it: wv_release); the reverse writer keeps a strong
  * reference to it while it writes. */
 PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hold, NField **fp, PyObject **vp,
                         WV *x)
@@ -353,6 +373,8 @@ PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hol
     case SH_EXT:
         if (!PyTuple_CheckExact(v)) return -1;
         return PyTuple_GET_SIZE(v) == 0 ? K_ABSENT : K_EXT;
+    case SH_KEPT_IMPLICIT: case SH_KEPT_EXPLICIT:
+        return pbj_kept_scalar(s->shape, v, x);
     case SH_ONEOF: {
         if (v == Py_None) return K_ABSENT;
         if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return -1;
