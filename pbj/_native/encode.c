@@ -481,9 +481,8 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
     }
     case K_MAP:
         return map_size(f, v, level, t);
-    default:  /* K_OWNED here, out of the switch's table: the other kinds' code stays as it is */
-        if (kind != K_OWNED || tape_owned(t, K_OWNED, f->tag, f->tag_len, x) < 0) return -1;
-        return f->tag_len + kind_size(K_LEN, x);
+    default:  /* (K_OWNED: owned_size) */
+        return -1;
     }
 }
 
@@ -512,6 +511,16 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
     return n;
 }
 
+/* what pbj_step found as K_OWNED, with its tag, put on t (found_size's, out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t owned_size(NField *f, const WV *x, Tape *t)
+{
+    if (tape_owned(t, K_OWNED, f->tag, f->tag_len, x) < 0) return -1;
+    return f->tag_len + kind_size(K_LEN, x);
+}
+
 /* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
 static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
@@ -524,7 +533,8 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         WV x;
         int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
         if (kind == K_ABSENT) continue;
-        Py_ssize_t s = kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
+        Py_ssize_t s = kind >= K_EXT ? (kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
+                                                      : owned_size(f, &x, t))  /* (K_OWNED) */
                        : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
         if (s < 0) return -1;
         n += s;

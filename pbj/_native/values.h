@@ -253,7 +253,8 @@ enum {
     K_PACKED,    /* *v: a non-empty tuple of *f's scalars, one LEN value */
     K_MAP,       /* *v: a non-empty dict of *f's entries */
     K_EXT,       /* *v: a non-empty tuple of extension holders (the step's extension range) */
-    K_OWNED      /* a LEN value (x->s, x->n): the contents of a bytes object (wv_owner), a strong
+    K_OWNED      /* (the last: encode.c size_msg tests kind >= K_EXT) a LEN value (x->s, x->n): the
+                  * contents of a bytes object (wv_owner), a strong
                   * reference the caller releases after the copy: a string that keeps bytes that
                   * are not UTF-8 */
 };
