@@ -25,17 +25,16 @@ from pbj import _native, wire
 from pbj.codec import codec_of
 from tests import test_extensions as X
 from tests import test_extensions_message_set as MS
+from tests.test_native_writers import count_python_writers
 
 native_only = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, c_writers: bool = True):
+def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH):
     """Decode ``data`` with both engines: the native one must decode it itself (no decline) to the
-    Python parser's value, and all writers must give the Python writer's bytes. Returns the value.
-
-    ``c_writers`` false: the value holds what the C writers hand to the Python writer (a string
-    with the surrogates that stand for bytes that are not UTF-8): they must decline it (``None``).
+    Python parser's value, and all writers must give the Python writer's bytes (the C writers
+    themselves: a hand-over to the Python writer would be ``None``). Returns the value.
 
     With the pure-Python engine in use (or not built), ``pbj.decode`` and both writers are checked
     against the Python parser and writer alone.
@@ -49,14 +48,12 @@ def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, c_writers: bo
         assert native is not NotImplemented, "declined: handed to Python"
         assert native is not None, "refused what Python accepts"
         assert identical(native, python), (native, python)
-        if c_writers:
-            check_writers(cls, data)
-            # the C writers on the C-decoded value, fresh and with sizes cached
-            expected = _encode_python(_python_decode(cls, data))
-            assert _native._engine.encode(codec.native, native) == expected
-            assert _native._engine.encode(codec.native, native) == expected
-        else:
-            assert _native._engine.encode(codec.native, native) is None
+        check_writers(cls, data)
+        # the C writers on the C-decoded value, fresh and with sizes cached, and the reverse one
+        expected = _encode_python(_python_decode(cls, data))
+        assert _native._engine.encode(codec.native, native) == expected
+        assert _native._engine.encode(codec.native, native) == expected
+        assert _native._engine.write_reverse(codec.native, native) == expected
     got = pbj.decode(cls, data, max_depth=max_depth)
     assert identical(got, python)
     expected = _encode_python(_python_decode(cls, data))
@@ -149,19 +146,78 @@ def test_writers_run_extensions_in_c():
     assert buf.to_bytes() == out
 
 
-@native_only
-def test_a_holder_the_engine_cannot_place_is_declined_not_misread():
-    """A holder whose class has no codec yet: the writers hand the object to Python (same bytes)."""
-    @pbj.message(syntax="proto2", extensions=range(5, 9))
+def _fresh_extended(tag: str):
+    """A new class with an extension range and a new int32 extension 5 of it (its holder never compiled)."""
+    @pbj.message(full_name=f"fresh.{tag}", syntax="proto2", extensions=range(5, 9))
     class Fresh:
         a: int | None = pbj.field(1, "int32", optional=True)
 
-    e = pbj.extension(Fresh, 5, "int32", name="fresh.e")
-    obj = pbj.with_extensions(Fresh(a=1), {e: 7})
-    if e.holder.__dict__.get("__pbj_codec__") is None:
-        assert _native._engine.encode(codec_of(Fresh).native, obj) is None
-    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == bytes.fromhex("0801" "2807")
-    assert _native._engine.encode(codec_of(Fresh).native, obj) == bytes.fromhex("0801" "2807")
+    e = pbj.extension(Fresh, 5, "int32", name=f"fresh.{tag}_e")
+    assert e.holder.__dict__.get("__pbj_codec__") is None
+    return Fresh, e
+
+
+FRESH_BYTES = bytes.fromhex("0801" "2807")  # a = 1 (field 1, varint), the extension = 7 (field 5, varint)
+
+
+@pytest.mark.parametrize("writer", ["fresh", "cached", "reverse", "buffer", "message set"])
+def test_the_first_write_of_an_extension_never_compiled_is_the_native_writers(writer, monkeypatch):
+    """A holder's class is compiled when a value is attached (pbj.with_extensions, the constructor,
+    a message set's decode), so the native writers write the first holder of a new extension
+    themselves: each writer, on an object no writer has seen, the same bytes, no Python writer call."""
+    Fresh, e = _fresh_extended(f"first_{writer.replace(' ', '_')}")
+    if writer == "message set":  # a message set's holder, made by the Python decoder
+        @pbj.message(full_name="fresh.FirstSet", syntax="proto2", message_set=True)
+        class FirstSet:
+            pass
+
+        item = pbj.extension(FirstSet, 1000, Fresh, name="fresh.first_set_item")
+        assert item.holder.__dict__.get("__pbj_codec__") is None
+        cls, expected = FirstSet, bytes.fromhex("0b" "10e807" "1a02" "0803" "0c")  # item: type_id, message
+        obj = _python_decode(FirstSet, expected)
+        assert item.holder.__dict__.get("__pbj_codec__") is not None  # compiled when the decoder made it
+    else:
+        cls, obj, expected = Fresh, pbj.with_extensions(Fresh(a=1), {e: 7}), FRESH_BYTES
+        assert e.holder.__dict__.get("__pbj_codec__") is not None  # compiled when the value was attached
+    calls = count_python_writers(monkeypatch, cls, *(type(h) for h in obj._pbj_extensions))
+    before = pbj.engine()
+    try:
+        if _native.available():
+            pbj.use_engine("native")
+        if writer == "reverse":
+            got = pbj.encode(obj, reverse=True)
+        elif writer == "buffer":
+            buf = pbj.ReverseBuffer(1)
+            assert pbj.write_reverse(obj, buf) == len(expected)
+            got = buf.to_bytes()
+        else:
+            got = pbj.encode(obj)
+            if writer == "cached":
+                assert obj._pbj_size == len(expected)
+                got = pbj.encode(obj)
+    finally:
+        pbj.use_engine(before)
+    assert got == expected
+    if _native.available():
+        assert calls == []
+        plan = codec_of(cls).native
+        assert _native._engine.encode(plan, obj) == expected == _native._engine.write_reverse(plan, obj)
+    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == _encode_python(obj) == expected
+
+
+@native_only
+def test_a_holder_made_behind_the_api_without_a_plan_is_declined_not_misread():
+    """A holder instance made by calling its hidden class (no value attached through the API, so its
+    class has no codec) put in behind the constructor's back: the native writers decline it, the
+    Python writer writes it (same bytes)."""
+    Fresh, e = _fresh_extended("behind")
+    obj = Fresh(a=1)
+    object.__setattr__(obj, "_pbj_extensions", (e.holder(value=7),))
+    assert e.holder.__dict__.get("__pbj_codec__") is None
+    plan = codec_of(Fresh).native
+    assert _native._engine.encode(plan, obj) is None and _native._engine.write_reverse(plan, obj) is None
+    assert pbj.encode(obj) == pbj.encode(obj, reverse=True) == FRESH_BYTES
+    assert _native._engine.encode(plan, obj) == FRESH_BYTES  # compiled by the Python writer meanwhile
 
 
 @pytest.mark.parametrize("source", ["hand", "loaded"])
@@ -336,12 +392,12 @@ def test_closed_enum_non_members_in_c(hex_in):
 ])
 def test_strings_that_keep_any_bytes_in_c(hex_in):
     data = bytes.fromhex(hex_in.replace(" ", ""))
-    value = in_c(Closed, data, c_writers=False)
+    value = in_c(Closed, data)
     assert pbj.encode(value) == pbj.encode(value, reverse=True) == data
 
 
 def test_a_string_that_keeps_any_bytes_holds_surrogates():
-    value = in_c(Closed, bytes.fromhex("3201ff"), c_writers=False)
+    value = in_c(Closed, bytes.fromhex("3201ff"))
     assert value.text == "\udcff"
 
 
@@ -373,19 +429,21 @@ def test_mutated_extension_targets_are_decoded_in_c(data):
     check_same(t.cls, message)
 
 
-def test_an_extension_string_that_keeps_other_bytes_is_written_by_the_python_writer():
+def test_an_extension_string_that_keeps_other_bytes_is_written_by_the_native_writers():
     """Found by the sanitizer run of the merged engine: an extension string holding a byte that is not
-    UTF-8 (0xa8) decodes in C (surrogateescape); the native writers hand that object to the Python
-    writer (their one hand-over), and pbj.encode gives the input's fields back in canonical order."""
-    from fuzz.native_checks import _keeps_other_bytes, check_same
+    UTF-8 (0xa8) decodes in C (surrogateescape); the native writers write that object themselves (no
+    hand-over to the Python writer), and pbj.encode gives the input's fields back in canonical order."""
+    from fuzz.native_checks import check_same, keeps_other_bytes
 
     x = next(t for t in T.native_targets() if t.name == "x")
     data = (b'\x08\x01\x10\x05\x18\x00\x18\x01"\x02\x05\x01*\x01t2\x07\n\x01k\x12\x02\x08\x03:\x02\x08\x02'
             b'\n\x02\x08\x06\xea\x12\x02\x08\n\xe2\x12\x01\xa8\xc3\x06\xc8\x06\t\xc4\x06\xba\x06\x02\x01\x04'
             b'\xb0\x06\x01\xb0\x06\x05\xaa\x06\x02\x08\x08\xa0\x06\x07')
     value = _native._engine.decode(codec_of(x.cls).native, data, pbj.DEFAULT_MAX_DEPTH, True)
-    assert type(value) is x.cls and _keeps_other_bytes(value)
-    assert _native._engine.encode(codec_of(x.cls).native, value) is None
+    assert type(value) is x.cls and keeps_other_bytes(value)
+    expected = _encode_python(_python_decode(x.cls, data))
+    assert _native._engine.encode(codec_of(x.cls).native, value) == expected
+    assert _native._engine.write_reverse(codec_of(x.cls).native, value) == expected
     assert check_same(x.cls, data) is not None
     assert sorted(pbj.encode(value)) == sorted(data)  # the same bytes, fields in canonical order
     assert pbj.decode(x.cls, pbj.encode(value)) == value

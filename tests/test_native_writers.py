@@ -270,3 +270,204 @@ def test_a_warm_scratch_allocates_nothing_but_the_result():
     size = len(NC._encode_python(o))
     assert now - base < 1024                # nothing kept
     assert peak - base < size + 1024        # at most one result at a time, no growth of the storage
+
+
+# ---------------------------------------------------------------- strings that keep any bytes (issue 23)
+#
+# A proto2 string (or editions' utf8_validation = NONE) keeps bytes that are not UTF-8 as the lone
+# surrogates U+DC80..U+DCFF (docs/usage-guide.md, "Strings that keep any bytes"). The native writers
+# write them themselves, as the bytes they stand for: no hand-over to the Python writer.
+
+KEPT = "a\udcff\udc80\u00e9\u4e00"   # a, the bytes ff 80 (not UTF-8), then two characters (UTF-8)
+KEPT_BYTES = b"a\xff\x80\xc3\xa9\xe4\xb8\x80"
+KEPT2 = "\udce9t\udce9"             # e9 74 e9: a 3-byte sequence's start, cut short twice
+
+
+@pbj.message(full_name="pbj_writers.Raw", edition="2023", features={"field_presence": "IMPLICIT"})
+class Raw:
+    """Editions: an implicit-presence string without UTF-8 validation, and a validated one."""
+
+    raw: str = pbj.field(1, "string", features={"utf8_validation": "NONE"})
+    checked: str = pbj.field(2, "string")
+    raws: tuple[str, ...] = pbj.field(3, "string", repeated=True, features={"utf8_validation": "NONE"})
+
+
+@pbj.message(full_name="pbj_writers.Strict")
+class Strict:
+    """proto3: every string must be valid UTF-8."""
+
+    s: str = pbj.field(1, "string")
+    r: tuple[str, ...] = pbj.field(2, "string", repeated=True)
+    m: pbj.FrozenMap[str, str] = pbj.map_field(3, "string", "string")
+
+
+KEPT_PROTO = """syntax = "proto2";
+package pbj_hardening;
+message Kept {
+  optional string name = 1;
+  repeated string names = 2;
+  map<string, string> texts = 3;
+  oneof choice { string pick_text = 4; int32 pick_number = 5; }
+  extensions 100 to 199;
+}
+extend Kept { optional string kept_note = 100; }
+"""
+
+KEPT_CASES = {
+    "field": lambda: NC.Kept(name=KEPT),
+    "repeated": lambda: NC.Kept(names=(KEPT, "plain", KEPT2, "")),
+    "map key and value": lambda: NC.Kept(texts={KEPT: KEPT2, "b": "c", KEPT2: "d", "\udcff": KEPT}),
+    "oneof": lambda: NC.Kept(choice=pbj.OneOf("pick_text", KEPT)),
+    "extension": lambda: pbj.with_extensions(NC.Kept(), {NC.KEPT_NOTE: KEPT2}),
+    "everything": lambda: pbj.with_extensions(
+        NC.Kept(name=KEPT2, names=(KEPT,), texts={KEPT2: KEPT}, choice=pbj.OneOf("pick_text", KEPT2)),
+        {NC.KEPT_NOTE: KEPT}),
+    "editions": lambda: Raw(raw=KEPT, checked="\u00e9", raws=(KEPT2, "x")),
+}
+
+
+@pytest.fixture(scope="module")
+def google_kept(tmp_path_factory):
+    """Google's class of the same schema as fuzz.native_checks.Kept (upb, through protobuf)."""
+    from tests.oracle import google_class, protoc_sources
+
+    protoc_sources(tmp_path_factory.mktemp("kept"), {"pbj_native_writers_kept.proto": KEPT_PROTO})
+    return google_class("pbj_hardening.Kept")
+
+
+def _counted(f, label: str, calls: list[str]):
+    def counted(*args):
+        calls.append(label)
+        return f(*args)
+    return counted
+
+
+def count_python_writers(monkeypatch, *classes) -> list[str]:
+    """A list that gets ``Class.function`` for each call of the Python writer's functions (size,
+    write, write_fresh, write_reverse) of ``classes``' codecs: each one a hand-over from the native
+    writers, so it stays empty while only C writes."""
+    calls: list[str] = []
+    for cls in classes:
+        codec = codec_of(cls)
+        for name in ("size", "write", "write_fresh", "write_reverse"):
+            monkeypatch.setattr(codec, name, _counted(getattr(codec, name), f"{cls.__name__}.{name}", calls))
+    return calls
+
+
+@pytest.fixture
+def python_writer_calls(monkeypatch):
+    """The Python writer's calls on Kept, Raw and the extension's holder (count_python_writers)."""
+    return count_python_writers(monkeypatch, NC.Kept, Raw, NC.KEPT_NOTE.holder)
+
+
+@pytest.mark.parametrize("case", list(KEPT_CASES))
+def test_strings_that_keep_other_bytes_the_same_bytes_from_every_writer(case, google_kept):
+    make = KEPT_CASES[case]
+    expected = assert_all(make())
+    assert NC.keeps_other_bytes(pbj.decode(type(make()), expected))
+    if type(make()) is NC.Kept:  # Google's runtime reads and writes back the same bytes
+        assert google_kept.FromString(expected).SerializeToString(deterministic=True) == expected
+
+
+def test_known_bytes_of_strings_that_keep_other_bytes():
+    """Hand-checked: tag, length, then the bytes the surrogates stand for, beside the other characters' UTF-8."""
+    assert assert_all(NC.Kept(name=KEPT)) == b"\x0a\x08" + KEPT_BYTES
+    assert assert_all(Raw(raw=KEPT2)) == b"\x0a\x03\xe9t\xe9"
+    # map keys in code-point order, as Python's sorted: KEPT ("a..."), "b", "\udcff" (the byte ff)
+    o = NC.Kept(texts={"\udcff": "1", "b": "2", KEPT: "3"})
+    assert assert_all(o) == (b"\x1a\x0d\x0a\x08" + KEPT_BYTES + b"\x12\x013" + b"\x1a\x06\x0a\x01b\x12\x012"
+                             + b"\x1a\x06\x0a\x01\xff\x12\x011")
+
+
+@native_only
+@pytest.mark.parametrize("case", list(KEPT_CASES))
+def test_strings_that_keep_other_bytes_are_never_handed_to_the_python_writer(case, python_writer_calls):
+    """pbj.encode (fresh, sizes cached, reverse=True) and pbj.write_reverse into a ReverseBuffer that
+    grows, on the native engine: the right bytes, and no call of the Python writer's functions."""
+    make = KEPT_CASES[case]
+    expected = NC._encode_python(make())
+    python_writer_calls.clear()
+    before = pbj.engine()
+    pbj.use_engine("native")
+    try:
+        o = make()
+        assert pbj.encode(o) == expected   # fresh
+        assert o._pbj_size == len(expected)
+        assert pbj.encode(o) == expected   # sizes cached
+        assert pbj.encode(make(), reverse=True) == expected
+        buf = pbj.ReverseBuffer(1)
+        assert pbj.write_reverse(make(), buf) == len(expected) and buf.to_bytes() == expected
+        plan = codec_of(type(o)).native
+        assert _native._engine.encode(plan, make()) == expected
+        assert _native._engine.write_reverse(plan, make()) == expected
+    finally:
+        pbj.use_engine(before)
+    assert python_writer_calls == []
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_validated_string_holding_surrogates_is_refused_as_the_python_engine_refuses_it(reverse):
+    """proto3 (utf8 VERIFY): the constructor refuses lone surrogates; put in behind its back, the
+    native writers decline them (an error to explain) and pbj.encode raises the Python writer's error."""
+    from pbj import api
+
+    with pytest.raises(ValueError, match="surrogates not allowed"):
+        Strict(s="\udcff")
+    errors = []
+    for field, value in (("s", "\udcff"), ("r", ("ok", "x\udc80")), ("m", pbj.FrozenMap({"\udcff": "v"})),
+                         ("m", pbj.FrozenMap({"k": "\udcff"}))):
+        o = Strict()
+        object.__setattr__(o, field, value)
+        if _native.available():
+            plan = codec_of(Strict).native
+            assert _native._engine.encode(plan, o) is None and _native._engine.write_reverse(plan, o) is None
+        got = []
+        for engine in ["python", "native"] if _native.available() else ["python"]:
+            before = pbj.engine()
+            pbj.use_engine(engine)
+            try:
+                with pytest.raises(pbj.EncodeError) as exc:
+                    pbj.encode(o, reverse=reverse)
+                got.append((str(exc.value), tuple(exc.value.path)))
+            finally:
+                pbj.use_engine(before)
+        with pytest.raises(pbj.EncodeError) as exc:
+            api.python_encode(o)
+        assert set(got) == {(str(exc.value), tuple(exc.value.path))}
+        assert "surrogates not allowed" in str(exc.value)
+        errors.append(got[0])
+    assert len(set(errors)) == 4  # each names its own field
+
+
+@native_only
+def test_a_surrogate_that_stands_for_no_byte_is_declined_and_explained():
+    """U+D800 is no byte's escape: even a string that keeps any bytes cannot hold it (the native
+    writers decline; the Python writer raises with the path)."""
+    o = NC.Kept()
+    object.__setattr__(o, "name", "x\ud800")
+    plan = codec_of(NC.Kept).native
+    assert _native._engine.encode(plan, o) is None and _native._engine.write_reverse(plan, o) is None
+    with pytest.raises(pbj.EncodeError, match="surrogates not allowed"):
+        pbj.encode(o)
+
+
+@native_only
+def test_a_kept_string_replaced_while_the_buffer_grows_is_written_as_it_was(python_writer_calls):
+    """A ReverseBuffer whose growth (in the middle of writing the string: its room check) replaces the
+    field with object.__setattr__, dropping the str: the native writer copies from the bytes it made
+    and holds, so the bytes are the message's as it was, and the Python writer is not called."""
+    for label in ("kept name", "kept names", "kept texts", "kept choice", "kept extension"):
+        build = dict(NC._held_cases())[label]
+        o, _ = build()
+        expected = NC._encode_python(o)
+        python_writer_calls.clear()
+        o, swap = build()
+        buf = NC.SwapOnGrow(16, swap)
+        buf.write_bytes(b"tail")
+        pos = buf.writer_begin()
+        end = _native._engine.write_reverse(codec_of(type(o)).native, o, buf, pos)
+        assert end is not None, label
+        buf.writer_commit(end)
+        assert buf.grown >= 1 and buf.swap is None, label  # the change ran, inside the write
+        assert buf.to_bytes() == expected + b"tail", label
+        assert python_writer_calls == [], label

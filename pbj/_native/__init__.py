@@ -39,11 +39,14 @@ What the native engine does (see docs/performance.md for figures):
   :mod:`pbj.codec.float32` holds them.
 * ``encode`` (forward writer, sizes cached on the objects as the Python writer
   caches them) and ``write_reverse``: every field kind and the extensions (each
-  holder written with its own plan, where its range falls); they hand to
-  Python an object holding a value of an unexpected Python type or out of its
-  type's range (Python raises the error), a string holding the surrogates that
-  stand for bytes that are not UTF-8, and an extension whose holder class has
-  no codec yet (compiled by that first write).
+  holder written with its own plan, where its range falls; a holder's class is
+  compiled when its value is attached, so the first write of an extension runs
+  in C too), and a string that keeps bytes that are not UTF-8 (its lone
+  surrogates written as those bytes, ``surrogateescape``, from a bytes object
+  the writer holds until it is copied). They hand to Python an object holding a
+  value the Python writer refuses (an unexpected Python type, a value out of its
+  type's range, a surrogate a string cannot hold: Python raises the error) and
+  nesting deeper than 200 levels, nothing else.
 
 :func:`explain_engine` says which engine runs a class, and why.
 """
@@ -256,7 +259,9 @@ def explain_engine(cls: type) -> EngineChoice:
     runs every decode and encode of the class; it hands to the pure-Python engine
     only an input that is an error (which Python then explains with its
     :class:`~pbj.DecodeError`), an object holding a value the writers refuse
-    (:class:`~pbj.EncodeError`), and nesting deeper than the engine's own 200 levels.
+    (:class:`~pbj.EncodeError`), and nesting deeper than the engine's own 200 levels:
+    strings that keep bytes that are not UTF-8 and the first write of an extension
+    are written in C.
     ``"python"``: the extension is not built, the pure-Python engine was chosen
     (``PBJ_ENGINE=python`` or :func:`use_engine`), or the engine declines the class
     (the reason names what it does not handle, or the class it reaches that it declines).

@@ -16,8 +16,8 @@
  *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
- * out of its type's range, a float too large for float32, a str that is not valid UTF-8, a
- * oneof holding something that is not one of its members, a cached size that does not match
+ * out of its type's range, a float too large for float32, a str that is not valid UTF-8 (or,
+ * for a string that keeps any bytes, holds a surrogate that stands for no byte), a oneof holding something that is not one of its members, a cached size that does not match
  * the bytes written (that one it reports apart: NotImplemented). Every store is bounds-checked
  * against the output's size.
  *
@@ -69,10 +69,12 @@ static inline Py_ssize_t kind_size(int kind, const WV *x)
 
 /* ---------------------------------------------------------------- the tape
  * What a fresh encode writes, in order, as its size pass found it. The values it points to stay
- * alive and unchanged until the write pass ends: no Python code runs in between. */
+ * alive and unchanged until the write pass ends: no Python code runs in between; a K_OWNED entry
+ * (a string that keeps bytes that are not UTF-8) holds the bytes object it points into, released
+ * with the tape. */
 
 enum {
-    E_HEAD = K_MAP + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
+    E_HEAD = K_OWNED + 1,  /* a tag and a length (u): a sub-message's, a map entry's; its contents follow */
     E_TAG,               /* a tag alone (a group's start or end) */
     E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
     E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
@@ -82,10 +84,10 @@ enum {
 
 typedef struct {
     const uint8_t *tag;
-    const char *s;       /* K_LEN, E_RAW: the bytes */
-    PyObject *obj;       /* E_PACKED, E_CACHED */
+    const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
+    PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
     uint64_t u;          /* a number's wire bits, or a length */
-    Py_ssize_t n;        /* K_LEN, E_RAW: how many bytes */
+    Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
     union {
         NField *f;       /* E_PACKED */
         NMessage *sub;   /* E_CACHED */
@@ -105,6 +107,7 @@ typedef struct TBlock {
 
 typedef struct {
     TBlock *cur;         /* the block entries are added to */
+    Py_ssize_t owned;    /* K_OWNED entries (each holds a strong reference) */
     TBlock head;
     TE small[64];
 } Tape;
@@ -112,14 +115,32 @@ typedef struct {
 static void tape_init(Tape *t)
 {
     t->cur = &t->head;
+    t->owned = 0;
     t->head.next = NULL;
     t->head.n = 0;
     t->head.cap = (Py_ssize_t)(sizeof t->small / sizeof t->small[0]);
     t->head.e = t->small;
 }
 
-static void tape_free(Tape *t)
+/* the bytes objects of the K_OWNED entries released (out of line: most tapes have none) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void tape_release_owned(Tape *t)
 {
+    for (TBlock *b = &t->head; t->owned && b; b = b->next) {
+        for (Py_ssize_t i = 0; i < b->n; i++) {
+            if (b->e[i].kind == K_OWNED) {
+                Py_DECREF(b->e[i].obj);  /* a bytes object: no Python code */
+                t->owned--;
+            }
+        }
+    }
+}
+
+static inline void tape_free(Tape *t)
+{
+    if (t->owned) tape_release_owned(t);
     TBlock *b = t->head.next;
     while (b) {
         TBlock *next = b->next;
@@ -157,8 +178,28 @@ static inline TE *tape_add(Tape *t, int kind, const uint8_t *tag, int tag_len)
     return e;
 }
 
-/* a converted scalar with its tag */
-static inline int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
+/* a string that keeps bytes that are not UTF-8 (kind K_OWNED, tape_value's arguments): its entry takes
+ * the bytes object (released now without t, and on failure) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int tape_owned(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    (void)kind;
+    TE *e = t ? tape_add(t, K_OWNED, tag, tag_len) : NULL;
+    if (!e) {
+        wv_release(K_OWNED, x);
+        return t ? -1 : 0;
+    }
+    e->s = x->s;
+    e->n = x->n;
+    e->obj = wv_owner(x);
+    t->owned++;
+    return 0;
+}
+
+/* a converted scalar with its tag (not K_OWNED: tape_owned) */
+PBJ_INLINE int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
     if (!t) return 0;
     TE *e = tape_add(t, kind, tag, tag_len);
@@ -167,6 +208,13 @@ static inline int tape_value(Tape *t, int kind, const uint8_t *tag, int tag_len,
     e->s = x->s;
     e->n = x->n;
     return 0;
+}
+
+/* a converted scalar of any kind with its tag (a K_OWNED one's bytes object taken) */
+static inline int tape_any(Tape *t, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (kind == K_OWNED) return tape_owned(t, kind, tag, tag_len, x);
+    return tape_value(t, kind, tag, tag_len, x);
 }
 
 /* ---------------------------------------------------------------- measuring */
@@ -240,27 +288,59 @@ static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
     }
 }
 
-/* a map entry's length: key and value converted (kw, xw), a message value's size cached */
-
-/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n) */
+/* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n);
+ * the caller releases what they own (wv_release) after a success, nothing after a failure */
 static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int *kk, int *xk, int level)
 {
-    if ((*kk = any_scalar(f->key, k, kw)) < 0) return -1;
-    Py_ssize_t e = 1 + kind_size(*kk, kw);
+    if ((*kk = any_scalar(f->wkey, k, kw)) < 0) return -1;
+    Py_ssize_t e = 1 + kind_size(as_len(*kk), kw);
     if (f->type == T_MESSAGE) {
-        if (Py_TYPE(x) != f->subm->cls) return -1;
-        Py_ssize_t s = sub_size(f, x, level);
-        if (s < 0) return -1;
+        Py_ssize_t s = Py_TYPE(x) == f->subm->cls ? sub_size(f, x, level) : -1;
+        if (s < 0) {
+            wv_release(*kk, kw);
+            return -1;
+        }
         xw->n = s;
         *xk = E_CACHED;
         return e + len_field(1, s);
     }
-    if ((*xk = any_scalar(f->type, x, xw)) < 0) return -1;
-    return e + 1 + kind_size(*xk, xw);
+    if ((*xk = any_scalar(f->wtype, x, xw)) < 0) {
+        wv_release(*kk, kw);
+        return -1;
+    }
+    return e + 1 + kind_size(as_len(*xk), xw);
 }
 
-/* a map's entries (in key order on the tape) */
-static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
+/* a map entry (its length e, key and value converted) on the tape: 0, or -1 (no memory); what kw
+ * and xw own is taken either way */
+PBJ_INLINE int tape_entry(Tape *t, NField *f, PyObject *x, Py_ssize_t e, int kk, const WV *kw, int xk, const WV *xw,
+                          int level)
+{
+    TE *h = tape_add(t, E_HEAD, f->tag, f->tag_len);
+    if (!h) {
+        wv_release(kk, kw);
+        wv_release(xk, xw);
+        return -1;
+    }
+    h->u = (uint64_t)e;
+    if (tape_any(t, kk, &f->ktag, 1, kw) < 0) {  /* (takes what kw owns) */
+        wv_release(xk, xw);
+        return -1;
+    }
+    if (xk != E_CACHED) return tape_any(t, xk, f->vtag, 1, xw);
+    TE *c = tape_add(t, E_CACHED, f->vtag, 1);
+    if (!c) return -1;
+    c->u = (uint64_t)xw->n;
+    c->obj = x;
+    c->of.sub = f->subm;
+    c->level = (uint16_t)(level + 1);
+    c->group = 0;
+    return 0;
+}
+
+/* a map's entries (in key order on the tape); `kept` (a constant): its keys or values are strings
+ * that may keep any bytes (K_OWNED), else none is */
+PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, int kept)
 {
     Py_ssize_t n = 0;
     if (t == NULL) {  /* the order does not change a sum */
@@ -271,6 +351,10 @@ static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
             int kk, xk;
             Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
             if (e < 0) return -1;
+            if (kept) {
+                wv_release(kk, &kw);
+                wv_release(xk, &xw);
+            }
             n += len_field(f->tag_len, e);
         }
         return n;
@@ -286,6 +370,14 @@ static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
         WV kw, xw;
         int kk, xk;
         Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
+        if (kept) {
+            if (e < 0 || tape_entry(t, f, map.e[i].x, e, kk, &kw, xk, &xw, level) < 0) {
+                n = -1;
+                goto done;
+            }
+            n += len_field(f->tag_len, e);
+            continue;
+        }
         TE *h;
         if (e < 0 || !(h = tape_add(t, E_HEAD, f->tag, f->tag_len)) || (h->u = (uint64_t)e, 0)
             || tape_value(t, kk, &f->ktag, 1, &kw) < 0) {
@@ -314,6 +406,40 @@ done:
     return n;
 }
 
+/* map_size_of a map with strings that may keep any bytes (out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t map_size_kept(NField *f, PyObject *v, int level, Tape *t)
+{
+    return map_size_of(f, v, level, t, 1);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))  /* (out of size_msg's loop: fewer registers live there) */
+#endif
+static Py_ssize_t map_size(NField *f, PyObject *v, int level, Tape *t)
+{
+    if (f->wkey == T_ANYSTR || f->wtype == T_ANYSTR) return map_size_kept(f, v, level, t);
+    return map_size_of(f, v, level, t, 0);
+}
+
+/* a repeated string that may keep any bytes (found_size's K_REPEATED, out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t repeated_kept_size(NField *f, PyObject *v, Tape *t)
+{
+    Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        WV y;
+        int k = any_scalar(T_ANYSTR, PyTuple_GET_ITEM(v, i), &y);
+        if (k < 0 || tape_any(t, k, f->tag, f->tag_len, &y) < 0) return -1;
+        n += f->tag_len + kind_size(K_LEN, &y);
+    }
+    return n;
+}
+
 /* the bytes of what pbj_step found, with tags and lengths, put on t (or -1) */
 static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int level, Tape *t)
 {
@@ -324,6 +450,7 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
     case K_MESSAGE:
         return sub_field(f, v, level, t);
     case K_REPEATED: {
+        if (f->wtype == T_ANYSTR) return repeated_kept_size(f, v, t);
         Py_ssize_t len = PyTuple_GET_SIZE(v), n = 0;
         for (Py_ssize_t i = 0; i < len; i++) {
             PyObject *e = PyTuple_GET_ITEM(v, i);
@@ -332,7 +459,7 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
                 if (Py_TYPE(e) != f->subm->cls || (s = sub_field(f, e, level, t)) < 0) return -1;
             } else {
                 WV y;
-                int k = any_scalar(f->type, e, &y);
+                int k = any_scalar(f->type, e, &y);  /* (never K_OWNED: not a string that keeps bytes) */
                 if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
                 s = f->tag_len + kind_size(k, &y);
             }
@@ -354,7 +481,7 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
     }
     case K_MAP:
         return map_size(f, v, level, t);
-    default:
+    default:  /* (K_OWNED: owned_size) */
         return -1;
     }
 }
@@ -384,6 +511,16 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
     return n;
 }
 
+/* what pbj_step found as K_OWNED, with its tag, put on t (found_size's, out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t owned_size(NField *f, const WV *x, Tape *t)
+{
+    if (tape_owned(t, K_OWNED, f->tag, f->tag_len, x) < 0) return -1;
+    return f->tag_len + kind_size(K_LEN, x);
+}
+
 /* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
 static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
@@ -396,7 +533,8 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         WV x;
         int kind = pbj_step(m, &m->wsteps[i], o, &hold, &f, &v, &x);
         if (kind == K_ABSENT) continue;
-        Py_ssize_t s = kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
+        Py_ssize_t s = kind >= K_EXT ? (kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
+                                                      : owned_size(f, &x, t))  /* (K_OWNED) */
                        : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
         if (s < 0) return -1;
         n += s;
@@ -478,7 +616,7 @@ static inline void w_value(W *w, int kind, const WV *x)
     }
 }
 
-static inline int w_scalar(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+PBJ_INLINE int w_scalar(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
     if (w_room(w, tag_len + kind_size(kind, x)) < 0) return -1;
     w_tag(w, tag, tag_len);
@@ -581,6 +719,38 @@ static int w_packed(W *w, NField *f, PyObject *v)
     return w_packed_run(w, f, v, n);
 }
 
+/* one map entry of length e (key and value converted; a message value x: its size in xw->n) */
+PBJ_INLINE int w_entry(W *w, NField *f, PyObject *x, Py_ssize_t e, int kk, const WV *kw, int xk, const WV *xw,
+                       int level)
+{
+    if (w_room(w, len_field(f->tag_len, e)) < 0) return -1;
+    w_tag(w, f->tag, f->tag_len);
+    w_varint(w, (uint64_t)e);
+    *w->q++ = f->ktag;
+    w_value(w, kk, kw);
+    *w->q++ = f->vtag[0];
+    if (xk == E_CACHED) {
+        w_varint(w, (uint64_t)xw->n);
+        return w_contents(w, f->subm, x, xw->n, level + 1);
+    }
+    w_value(w, xk, xw);
+    return 0;
+}
+
+/* w_entry of an entry with a string that keeps bytes that are not UTF-8, what it owns released
+ * (out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int w_kept_entry(W *w, NField *f, PyObject *x, Py_ssize_t e, int kk, const WV *kw, int xk, const WV *xw,
+                        int level)
+{
+    int r = w_entry(w, f, x, e, as_len(kk), kw, as_len(xk), xw, level);
+    wv_release(kk, kw);
+    wv_release(xk, xw);
+    return r;
+}
+
 static int w_map(W *w, NField *f, PyObject *v, int level)
 {
     PMap map;
@@ -591,18 +761,9 @@ static int w_map(W *w, NField *f, PyObject *v, int level)
         WV kw, xw;
         int kk, xk;
         Py_ssize_t e = entry_size(f, k, x, &kw, &xw, &kk, &xk, level);
-        if (e < 0 || w_room(w, len_field(f->tag_len, e)) < 0) goto done;
-        w_tag(w, f->tag, f->tag_len);
-        w_varint(w, (uint64_t)e);
-        *w->q++ = f->ktag;
-        w_value(w, kk, &kw);
-        *w->q++ = f->vtag[0];
-        if (xk == E_CACHED) {
-            w_varint(w, (uint64_t)xw.n);
-            if (w_contents(w, f->subm, x, xw.n, level + 1) < 0) goto done;
-        } else {
-            w_value(w, xk, &xw);
-        }
+        if (e < 0) goto done;
+        if ((kk == K_OWNED || xk == K_OWNED ? w_kept_entry(w, f, x, e, kk, &kw, xk, &xw, level)
+                                            : w_entry(w, f, x, e, kk, &kw, xk, &xw, level)) < 0) goto done;
     }
     r = 0;
 done:
@@ -610,14 +771,50 @@ done:
     return r;
 }
 
+/* a K_OWNED scalar with its tag (w_scalar's arguments), its bytes object released after the copy */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int w_kept(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    int r = w_scalar(w, K_LEN, tag, tag_len, x);
+    wv_release(kind, x);
+    return r;
+}
+
+/* a converted scalar of any kind with its tag (a K_OWNED one's bytes object released) */
+static inline int w_any(W *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (kind == K_OWNED) return w_kept(w, kind, tag, tag_len, x);
+    return w_scalar(w, kind, tag, tag_len, x);
+}
+
+/* a repeated string that may keep any bytes (w_found's K_REPEATED, out of line) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int w_repeated_kept(W *w, NField *f, PyObject *v)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); i++) {
+        WV y;
+        int k = any_scalar(T_ANYSTR, PyTuple_GET_ITEM(v, i), &y);
+        if (k < 0 || w_any(w, k, f->tag, f->tag_len, &y) < 0) return -1;
+    }
+    return 0;
+}
+
+/* what pbj_step found (what x owns released) */
 static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
     switch (kind) {
     case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN:
         return w_scalar(w, kind, f->tag, f->tag_len, x);
+    case K_OWNED:
+        return w_kept(w, kind, f->tag, f->tag_len, x);
     case K_MESSAGE:
         return w_sub(w, f, v, level);
     case K_REPEATED: {
+        if (f->wtype == T_ANYSTR) return w_repeated_kept(w, f, v);
         Py_ssize_t len = PyTuple_GET_SIZE(v);
         for (Py_ssize_t i = 0; i < len; i++) {
             PyObject *e = PyTuple_GET_ITEM(v, i);
@@ -626,7 +823,7 @@ static int w_found(W *w, int kind, NField *f, PyObject *v, const WV *x, int leve
                 continue;
             }
             WV y;
-            int k = any_scalar(f->type, e, &y);
+            int k = any_scalar(f->type, e, &y);  /* (never K_OWNED: not a string that keeps bytes) */
             if (k < 0 || w_scalar(w, k, f->tag, f->tag_len, &y) < 0) return -1;
         }
         return 0;
@@ -705,6 +902,11 @@ static int write_tape(W *w, const Tape *t)
             case K_VARINT: case K_FIXED32: case K_FIXED64: case K_LEN: {
                 WV x = {e->u, e->s, e->n};
                 if (w_scalar(w, e->kind, e->tag, e->tag_len, &x) < 0) return -1;
+                break;
+            }
+            case K_OWNED: {  /* a LEN value (its bytes object released with the tape) */
+                WV x = {e->u, e->s, e->n};
+                if (w_scalar(w, K_LEN, e->tag, e->tag_len, &x) < 0) return -1;
                 break;
             }
             case E_HEAD:

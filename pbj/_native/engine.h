@@ -22,6 +22,10 @@ enum {
     T_STRING, T_BYTES, T_UINT32, T_SFIXED32, T_SFIXED64, T_SINT32, T_SINT64, T_ENUM,
     T_MESSAGE
 };
+/* the writers' own code for a string that may keep any bytes (NField.wtype, wkey: a string field
+ * whose utf8 is false): its lone surrogates U+DC80..U+DCFF are written as the bytes they stand for
+ * (surrogateescape), as the Python writer writes them (values.h: pbj_wire) */
+#define T_ANYSTR (T_MESSAGE + 1)
 /* labels (pbj.codec.plan) */
 enum { L_IMPLICIT, L_EXPLICIT, L_REPEATED, L_PACKED, L_MAP, L_MEMBER };
 /* parse forms */
@@ -63,6 +67,8 @@ typedef struct {
     int utf8;          /* a string (map key or value too) must be valid UTF-8; 0: any bytes, kept
                         * as Python keeps them (surrogateescape) */
     int width;         /* fixed width (4/8), 1 for bool, else 0 */
+    int wtype, wkey;   /* type and key as the writers convert them: T_ANYSTR for a string (a map's
+                        * string key, value) that may keep any bytes, else type and key */
     uint8_t tag[5], tag_len;        /* tag written before each value */
     uint8_t end_tag[5], end_tag_len;
     uint8_t vtag[5], vtag_len;      /* the value's own tag (unpacked element, map value tag) */
@@ -95,7 +101,8 @@ typedef struct {
 
 /* The writers' table (values.c: pbj_write_table): one entry per write step, with what the walk
  * over present fields (values.h: pbj_step) needs without looking anything else up. */
-enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF, SH_EXT };
+enum { SH_IMPLICIT, SH_EXPLICIT, SH_MESSAGE, SH_REPEATED, SH_PACKED, SH_MAP, SH_ONEOF, SH_EXT,
+       SH_KEPT_IMPLICIT, SH_KEPT_EXPLICIT };  /* SH_KEPT_*: a singular string that may keep any bytes */
 typedef struct {
     Py_ssize_t off;      /* the step's slot, as a byte offset into the instance */
     int shape;           /* SH_* */
@@ -156,9 +163,11 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 typedef struct {
     uint64_t u;          /* varint or fixed-width bits */
     const char *s;       /* LEN value */
-    Py_ssize_t n;
+    Py_ssize_t n;        /* (kind K_OWNED, values.h: s is the contents of a bytes object the holder
+                          * of the WV owns, wv_owner) */
 } WV;
 int pbj_write_table(NMessage *m);       /* makes m->wsteps; -1: no memory (an error set) */
+void pbj_writer_types(NField *f);       /* sets f->wtype and f->wkey (from type, key, utf8) */
 void pbj_write_table_free(NMessage *m);
 int pbj_oneof_member(NMessage *m, int j, PyObject *v);
 int pbj_in_run(NWrite *w, int field);

@@ -18,7 +18,11 @@
  * back (type_id, then message): see pbj/codec/extensions.py, whose rules this follows.
  *
  * Writing (encode.c, reverse.c, at each EXTENSIONS step of the plan): the holders whose number
- * is in the step's range, in the tuple's order (pbj_holder_of gives each one's plan).
+ * is in the step's range, in the tuple's order (pbj_holder_of gives each one's plan). A holder's
+ * class is compiled before any holder of it exists (pbj.extensions.values.holder_of, the Python
+ * decoder's message-set holder, this decoder's lookup), so the writers, which run no Python code
+ * of their own, find every plan; only a holder made by calling its hidden class directly, put in
+ * behind the constructor's back, has none, and the writers decline it.
  *
  * Python code: a registered extension whose holder has no codec yet is compiled (_holder_plan,
  * through the message record): every object read across that call is held (the registry, the

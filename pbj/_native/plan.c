@@ -123,6 +123,7 @@ static int convert_field(NField *f, PyObject *t)
     if (get_int(t, 16, &f->sub) < 0 || get_int(t, 17, &f->utf8) < 0) return -1;
     if (f->type < 0 || f->type > T_MESSAGE || f->label < 0 || f->label > L_MEMBER) return -1;
     if (f->label == L_MAP && (f->key < 0 || f->key >= T_MESSAGE)) return -1;
+    pbj_writer_types(f);  /* (values.c: structmember.h, included here, has a T_STRING of its own) */
     return 0;
 }
 

@@ -26,7 +26,8 @@
  * whose memory is read after a room check is held by a strong reference from the moment it is
  * read out of its slot to its last use: a field's value, a oneof's OneOf, the unknown-field
  * bytes, a map's keys and values (pbj_map_sorted); a str's UTF-8 and a bytes' contents live as
- * long as the object does, and a tuple's items and a sub-message's slots are read from objects
+ * long as the object does (a string that keeps bytes that are not UTF-8 is copied from a bytes
+ * object made for it, values.h K_OWNED, held until the copy is done), and a tuple's items and a sub-message's slots are read from objects
  * held that way (a scalar is converted to its C value before the check, and nothing of it is read
  * after). Whatever growth raises (KeyboardInterrupt, MemoryError, an error of a buffer subclass)
  * is not the engine's: it leaves unchanged (NULL), never as a decline. The scratch's growth runs
@@ -176,7 +177,7 @@ static inline void r_number(RW *w, int kind, const WV *x)
 }
 
 /* one converted scalar of `kind` with its tag (nothing of the Python value is read but x->s) */
-static inline int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+PBJ_INLINE int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
 {
     if (kind == K_LEN) {
         if (room(w, (size_t)x->n + SCALAR_ROOM) < 0) return -1;
@@ -188,6 +189,25 @@ static inline int r_scalar(RW *w, int kind, const uint8_t *tag, int tag_len, con
     }
     r_tag(w, tag, tag_len);
     return 0;
+}
+
+/* a K_OWNED scalar (r_scalar's arguments), its bytes object held across the room check (growth runs
+ * Python code, which may drop the str it was made from) until it is copied, then released */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int r_kept(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    int r = r_scalar(w, K_LEN, tag, tag_len, x);
+    wv_release(kind, x);
+    return r;
+}
+
+/* a converted scalar of any kind with its tag (a K_OWNED one's bytes object released) */
+static inline int r_any(RW *w, int kind, const uint8_t *tag, int tag_len, const WV *x)
+{
+    if (kind == K_OWNED) return r_kept(w, kind, tag, tag_len, x);
+    return r_scalar(w, kind, tag, tag_len, x);
 }
 
 /* ---- messages ---- */
@@ -269,8 +289,8 @@ static int r_repeated(RW *w, NField *f, PyObject *t, int level)
             continue;
         }
         WV x;
-        int kind = any_scalar(f->type, e, &x);
-        if (kind < 0 || r_scalar(w, kind, f->tag, f->tag_len, &x) < 0) return -1;
+        int kind = any_scalar(f->wtype, e, &x);
+        if (kind < 0 || r_any(w, kind, f->tag, f->tag_len, &x) < 0) return -1;
     }
     return 0;
 }
@@ -291,11 +311,12 @@ static int r_map(RW *w, NField *f, PyObject *v, int level)
             r_varint(w, (uint64_t)((w->end - w->p) - inner));
             *--w->p = f->vtag[0];
         } else {
-            int kind = any_scalar(f->type, x, &xw);
-            if (kind < 0 || r_scalar(w, kind, f->vtag, 1, &xw) < 0) goto done;
+            int kind = any_scalar(f->wtype, x, &xw);
+            if (kind < 0 || r_any(w, kind, f->vtag, 1, &xw) < 0) goto done;
         }
-        int kk = any_scalar(f->key, k, &kw);
-        if (kk < 0 || r_scalar(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0) goto done;
+        int kk = any_scalar(f->wkey, k, &kw);
+        if (kk < 0 || r_any(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0)
+            goto done;
         r_varint(w, (uint64_t)((w->end - w->p) - mark));
         r_tag(w, f->tag, f->tag_len);
     }
@@ -305,11 +326,12 @@ done:
     return r;
 }
 
-/* what pbj_step found, other than a number (its value held by the caller) */
+/* what pbj_step found, other than a number (its value held by the caller; what x owns released) */
 static int r_found(RW *w, int kind, NField *f, PyObject *v, const WV *x, int level)
 {
     switch (kind) {
     case K_LEN: return r_scalar(w, K_LEN, f->tag, f->tag_len, x);
+    case K_OWNED: return r_kept(w, K_OWNED, f->tag, f->tag_len, x);
     case K_MESSAGE: return r_sub(w, f, v, level);
     case K_REPEATED: return r_repeated(w, f, v, level);
     case K_PACKED: return r_packed(w, f, v);

@@ -50,7 +50,11 @@ int pbj_write_table(NMessage *m)
         case L_MAP: s->shape = SH_MAP; break;
         default: s->shape = -1; break;
         }
-        s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->type) : -1;
+        s->op = s->shape == SH_IMPLICIT || s->shape == SH_EXPLICIT ? WOP(s->shape, f->wtype) : -1;
+        if (f->wtype == T_ANYSTR && s->op >= 0) {  /* out of the scalars' switch (values.h, pbj_step) */
+            s->shape = s->shape == SH_IMPLICIT ? SH_KEPT_IMPLICIT : SH_KEPT_EXPLICIT;
+            s->op = -1;
+        }
     }
     m->wsteps = t;
     return 0;
@@ -62,12 +66,18 @@ void pbj_write_table_free(NMessage *m)
     m->wsteps = NULL;
 }
 
+void pbj_writer_types(NField *f)
+{
+    f->wtype = f->type == T_STRING && !f->utf8 ? T_ANYSTR : f->type;
+    f->wkey = f->key == T_STRING && !f->utf8 ? T_ANYSTR : f->key;
+}
+
 /* implicit presence ("Field Presence") of a value pbj_wire declined: 1 when it is a zero of its
  * type all the same (not written, as the Python writer skips it), else 0 (a decline) */
 int pbj_implicit_zero(int type, PyObject *v)
 {
     switch (type) {
-    case T_DOUBLE: case T_FLOAT: case T_STRING: case T_BYTES:
+    case T_DOUBLE: case T_FLOAT: case T_STRING: case T_BYTES: case T_ANYSTR:
         return 0;  /* pbj_wire took every zero of these */
     default: {
         if (!PyLong_Check(v)) return 0;
@@ -100,6 +110,40 @@ int pbj_oneof_member(NMessage *m, int j, PyObject *v)
     return -1;
 }
 
+/* values.h: a str that may keep any bytes, not ASCII. Its lone surrogates are looked for first,
+ * so that a str without one is never encoded with an error raised and cleared (an exception is an
+ * object the cyclic collector tracks: making one may run a collection, and finalizers with it). */
+int pbj_str_keep(PyObject *v, WV *out)
+{
+    int kind = PyUnicode_KIND(v), lone = 0;
+    if (kind != PyUnicode_1BYTE_KIND && !(PyUnicode_IS_COMPACT(v) && ((PyCompactUnicodeObject *)v)->utf8)) {
+        /* no UTF-8 cached by the str (it caches only a valid one): look at its code points */
+        const void *d = PyUnicode_DATA(v);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)d)[i] : ((const Py_UCS4 *)d)[i];
+            if (c < 0xD800 || c > 0xDFFF) continue;
+            if (c < 0xDC80 || c > 0xDCFF) return -1;  /* stands for no byte: the Python writer's error */
+            lone = 1;
+        }
+    }
+    if (!lone) {
+        out->s = PyUnicode_AsUTF8AndSize(v, &out->n);  /* valid: fails only for want of memory */
+        return out->s ? 0 : -1;
+    }
+    /* "utf-8" with "surrogateescape": CPython's own encoder, its handler by name, in C */
+    PyObject *b = PyUnicode_AsEncodedString(v, "utf-8", "surrogateescape");
+    if (!b) return -1;
+    out->s = PyBytes_AS_STRING(b);  /* (wv_owner gives b back) */
+    out->n = PyBytes_GET_SIZE(b);
+    return 1;
+}
+
+int pbj_kept_scalar(int shape, PyObject *v, WV *x)
+{
+    return shape == SH_KEPT_IMPLICIT ? implicit_scalar(T_ANYSTR, v, x) : explicit_scalar(T_ANYSTR, v, x);
+}
+
 int pbj_in_run(NWrite *w, int field)
 {
     for (int k = 0; k < w->nmembers; k++) if (w->members[k] == field) return 1;
@@ -127,9 +171,34 @@ static inline int cmp_utf8(const void *a, const void *b)
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
+/* strings in code-point order, the str's own (Python's sorted): a map one of whose keys keeps
+ * bytes that are not UTF-8, whose surrogates do not sort as the bytes they stand for. Both exact
+ * str: no Python code, no error. */
+static int cmp_str(const void *a, const void *b)
+{
+    return PyUnicode_Compare(((const PMapEntry *)a)->k, ((const PMapEntry *)b)->k);
+}
+
+/* key_order of a string key that may keep any bytes: 0, 1 (it keeps bytes that are not UTF-8: the
+ * map sorts by code point, cmp_str), or -1 (out of line: the other maps' sort stays as it is) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int kept_key_order(PyObject *k, PMapEntry *e)
+{
+    WV w;
+    int r = pbj_wire(T_ANYSTR, k, &w);
+    if (r < 0) return -1;
+    wv_release(r > 0 ? K_OWNED : K_LEN, &w);  /* its order is its code points' (cmp_str), not its bytes' */
+    e->s = r > 0 ? NULL : w.s;
+    e->n = r > 0 ? 0 : w.n;
+    return r;
+}
+
 /* the key's place in the order, from its C value: the key must be of the exact built-in type the
  * constructor stores (int, bool, str); anything else got in behind its back and is declined, so
- * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, or -1 (decline or error). */
+ * no key's __lt__, __eq__ or __hash__ runs in the engine. 0, or -1 (decline or error). A string
+ * key that may keep any bytes: kept_key_order. */
 static int key_order(int key, PyObject *k, PMapEntry *e)
 {
     switch (key) {
@@ -157,7 +226,9 @@ static int key_order(int key, PyObject *k, PMapEntry *e)
     }
 }
 
-int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
+/* pbj_map_sorted; `kept`: the keys are strings that may keep any bytes (a constant: the other
+ * maps' loop has no trace of them) */
+PBJ_INLINE int map_sorted(NField *f, PyObject *map, PMap *out, int kept)
 {
     out->n = 0;
     out->e = out->small;
@@ -172,10 +243,13 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         }
     }
     PyObject *k, *x;
+    int by_str = 0;
     /* PyDict_Next reads the table and runs no Python code; the entries own their key and value */
     while (out->n < len && PyDict_Next(map, &pos, &k, &x)) {
         PMapEntry *e = &out->e[out->n];
-        if (key_order(f->key, k, e) < 0) return -1;
+        int r = kept ? kept_key_order(k, e) : key_order(f->key, k, e);
+        if (r < 0) return -1;
+        if (kept) by_str |= r;
         Py_INCREF(k);
         Py_INCREF(x);
         e->k = k;
@@ -183,6 +257,10 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         out->n++;
     }
     int str = f->key == T_STRING;
+    if (kept && by_str) {  /* rare: any number of entries, by qsort */
+        qsort(out->e, (size_t)out->n, sizeof *out->e, cmp_str);
+        return 0;
+    }
     if (out->n > 16) {
         qsort(out->e, (size_t)out->n, sizeof *out->e, str ? cmp_utf8 : cmp_order);
         return 0;
@@ -195,6 +273,12 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
         out->e[j] = e;
     }
     return 0;
+}
+
+int pbj_map_sorted(NField *f, PyObject *map, PMap *out)
+{
+    if (f->wkey == T_ANYSTR) return map_sorted(f, map, out, 1);
+    return map_sorted(f, map, out, 0);
 }
 
 void pbj_map_release(PMap *m)

@@ -2,9 +2,16 @@
  * message's present fields (values.c has the rest: the write table, oneofs, map order).
  *
  * pbj_wire accepts only what it knows to be right: an int (bool and IntEnum members included)
- * in its type's range, an exact float (float32: not too large), an exact str (valid UTF-8), exact
- * bytes. Anything else returns -1 and the writer declines, so the Python writer runs and raises
- * its EncodeError with the path.
+ * in its type's range, an exact float (float32: not too large), an exact str (valid UTF-8; for a
+ * string that may keep any bytes, T_ANYSTR, also lone surrogates U+DC80..U+DCFF, written as the
+ * bytes they stand for), exact bytes. Anything else returns -1 and the writer declines, so the
+ * Python writer runs and raises its EncodeError with the path: declines are errors to explain.
+ *
+ * A string that keeps bytes that are not UTF-8 (pbj_wire returns 1; the walk's kind K_OWNED) is
+ * written from a bytes object made for it (surrogateescape), whose contents WV.s points to: a
+ * strong reference (wv_owner) that whoever holds the WV releases once the bytes are copied: the forward writer's tape entry (after
+ * the write pass), the reverse writer after its copy (a ReverseBuffer's growth, which runs Python
+ * code, may come between reading the value and copying it, and may drop the str).
  *
  * Declines and errors (both writers): -1 with no exception set is a decline, the engine's own
  * "not mine" (an exception the engine's own checks raise, as an OverflowError for a negative
@@ -25,6 +32,7 @@
 
 #include "engine.h"
 #include <math.h>
+#include <stddef.h>
 
 /* the writers' per-value helpers are small once their switch on a constant type folds: inline them */
 #if defined(__GNUC__) || defined(__clang__)
@@ -137,6 +145,13 @@ static inline int float32_bits(double d, uint64_t *out)
     return 0;
 }
 
+/* A str of a string field that may keep any bytes, not ASCII (values.c): 0, its UTF-8 in out->s/n;
+ * 1, it holds lone surrogates U+DC80..U+DCFF: out->s/n, the contents of a new bytes object (the
+ * caller's: wv_owner) with the bytes they stand for (surrogateescape); -1: another surrogate (a decline, no error:
+ * the Python writer raises) or MemoryError (set). Runs no Python code and, on success, allocates
+ * no object the cyclic collector tracks (it raises no UnicodeEncodeError to clear). */
+int pbj_str_keep(PyObject *v, WV *out);
+
 /* str's UTF-8 (ASCII: the characters themselves, no call); -1: not valid UTF-8 (a decline) */
 PBJ_INLINE int str_utf8(PyObject *v, WV *out)
 {
@@ -152,7 +167,8 @@ PBJ_INLINE int str_utf8(PyObject *v, WV *out)
     return -1;
 }
 
-/* `v` in type's wire form (WV.u: varint or fixed-width bits; WV.s/.n: a LEN value), or -1 */
+/* `v` in type's wire form (WV.u: varint or fixed-width bits; WV.s/.n: a LEN value): 0, or 1 (a
+ * T_ANYSTR that keeps other bytes: its bytes object, wv_owner, to release), or -1 */
 PBJ_INLINE int pbj_wire(int type, PyObject *v, WV *out)
 {
     int64_t n;
@@ -169,6 +185,14 @@ PBJ_INLINE int pbj_wire(int type, PyObject *v, WV *out)
     case T_STRING:
         if (!PyUnicode_CheckExact(v)) return -1;
         return str_utf8(v, out);
+    case T_ANYSTR:  /* 1: out->s is in a bytes object of the caller's (see above) */
+        if (!PyUnicode_CheckExact(v)) return -1;
+        if (PyUnicode_IS_COMPACT_ASCII(v)) {
+            out->s = (const char *)(((PyASCIIObject *)v) + 1);
+            out->n = PyUnicode_GET_LENGTH(v);
+            return 0;
+        }
+        return pbj_str_keep(v, out);
     case T_BYTES:
         if (!PyBytes_CheckExact(v)) return -1;
         out->s = PyBytes_AS_STRING(v);
@@ -228,8 +252,31 @@ enum {
     K_REPEATED,  /* *v: a non-empty tuple of *f's values, each with its own tag */
     K_PACKED,    /* *v: a non-empty tuple of *f's scalars, one LEN value */
     K_MAP,       /* *v: a non-empty dict of *f's entries */
-    K_EXT        /* *v: a non-empty tuple of extension holders (the step's extension range) */
+    K_EXT,       /* *v: a non-empty tuple of extension holders (the step's extension range) */
+    K_OWNED      /* (the last: encode.c size_msg tests kind >= K_EXT) a LEN value (x->s, x->n): the
+                  * contents of a bytes object (wv_owner), a strong
+                  * reference the caller releases after the copy: a string that keeps bytes that
+                  * are not UTF-8 */
 };
+
+/* the bytes object whose contents a K_OWNED value's x->s is (made by pbj_str_keep) */
+PBJ_INLINE PyObject *wv_owner(const WV *x)
+{
+    return (PyObject *)(x->s - offsetof(PyBytesObject, ob_sval));
+}
+
+/* the kind to write a converted scalar as (K_OWNED: a LEN value), for the writers' switches,
+ * which know only the K_* kinds of pbj_wire */
+PBJ_INLINE int as_len(int kind)
+{
+    return kind == K_OWNED ? K_LEN : kind;
+}
+
+/* release what a converted scalar of `kind` owns (K_OWNED: its bytes object) */
+PBJ_INLINE void wv_release(int kind, const WV *x)
+{
+    if (kind == K_OWNED) Py_DECREF(wv_owner(x));
+}
 
 /* the kind of a converted scalar of `type` */
 PBJ_INLINE int wire_kind(int type)
@@ -237,7 +284,7 @@ PBJ_INLINE int wire_kind(int type)
     switch (type) {
     case T_DOUBLE: case T_FIXED64: case T_SFIXED64: return K_FIXED64;
     case T_FLOAT: case T_FIXED32: case T_SFIXED32: return K_FIXED32;
-    case T_STRING: case T_BYTES: return K_LEN;
+    case T_STRING: case T_BYTES: case T_ANYSTR: return K_LEN;
     default: return K_VARINT;
     }
 }
@@ -255,8 +302,10 @@ PBJ_INLINE int implicit_scalar(int type, PyObject *v, WV *x)
         if (d == 0.0 && !signbit(d)) return K_ABSENT;
         return float32_bits(d, &x->u) < 0 ? -1 : K_FIXED32;
     }
-    if (pbj_wire(type, v, x) < 0) return pbj_implicit_zero(type, v) ? K_ABSENT : -1;
-    if (type == T_STRING || type == T_BYTES ? x->n == 0 : x->u == 0) return K_ABSENT;
+    int r = pbj_wire(type, v, x);
+    if (r < 0) return pbj_implicit_zero(type, v) ? K_ABSENT : -1;
+    if (r > 0) return K_OWNED;  /* (a str holding a surrogate is not empty) */
+    if (type == T_STRING || type == T_BYTES || type == T_ANYSTR ? x->n == 0 : x->u == 0) return K_ABSENT;
     return wire_kind(type);
 }
 
@@ -264,13 +313,15 @@ PBJ_INLINE int implicit_scalar(int type, PyObject *v, WV *x)
 PBJ_INLINE int explicit_scalar(int type, PyObject *v, WV *x)
 {
     if (v == Py_None) return K_ABSENT;
-    return pbj_wire(type, v, x) < 0 ? -1 : wire_kind(type);
+    int r = pbj_wire(type, v, x);
+    return r < 0 ? -1 : r > 0 ? K_OWNED : wire_kind(type);
 }
 
-/* a scalar of any type: its kind, or -1 */
+/* a scalar of any type: its kind (K_OWNED: wv_release it), or -1 */
 PBJ_INLINE int any_scalar(int type, PyObject *v, WV *x)
 {
-    return pbj_wire(type, v, x) < 0 ? -1 : wire_kind(type);
+    int r = pbj_wire(type, v, x);
+    return r < 0 ? -1 : r > 0 ? K_OWNED : wire_kind(type);
 }
 
 /* the write table's op of a step: its shape and, for a scalar, its type (one switch finds both) */
@@ -281,9 +332,15 @@ PBJ_INLINE int any_scalar(int type, PyObject *v, WV *x)
     X(SHAPE, T_UINT32) X(SHAPE, T_SFIXED32) X(SHAPE, T_SFIXED64) X(SHAPE, T_SINT32) X(SHAPE, T_SINT64) \
     X(SHAPE, T_ENUM)
 
+/* a string that may keep any bytes, of implicit or explicit presence (shape SH_KEPT_*):
+ * implicit_scalar or explicit_scalar of T_ANYSTR, out of line (values.c), so that the walk of
+ * other messages stays as it is */
+int pbj_kept_scalar(int shape, PyObject *v, WV *x);
+
 /* Step `s` of message `m` in object `o`: a K_* kind, or -1 (decline or error; see above).
- * *hold: the object read out of the slot (what holds *v and the memory *x points into); the
- * reverse writer keeps a strong reference to it while it writes. */
+ * *hold: the object read out of the slot (what holds *v and the memory *x points into, but for
+ * K_OWNED: a bytes object holds that, and the caller releases it: wv_release); the reverse writer keeps a strong
+ * reference to it while it writes. */
 PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hold, NField **fp, PyObject **vp,
                         WV *x)
 {
@@ -317,6 +374,8 @@ PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hol
     case SH_EXT:
         if (!PyTuple_CheckExact(v)) return -1;
         return PyTuple_GET_SIZE(v) == 0 ? K_ABSENT : K_EXT;
+    case SH_KEPT_IMPLICIT: case SH_KEPT_EXPLICIT:
+        return pbj_kept_scalar(s->shape, v, x);
     case SH_ONEOF: {
         if (v == Py_None) return K_ABSENT;
         if (!PyTuple_Check(v) || PyTuple_GET_SIZE(v) != 2) return -1;
@@ -334,7 +393,7 @@ PBJ_INLINE int pbj_step(NMessage *m, const WStep *s, PyObject *o, PyObject **hol
         f = *fp = &m->fields[fi];
         v = *vp = PyTuple_GET_ITEM(v, 1);
         if (f->type == T_MESSAGE) return Py_TYPE(v) == f->subm->cls ? K_MESSAGE : -1;
-        return any_scalar(f->type, v, x);
+        return any_scalar(f->wtype, v, x);
     }
     default:
         return -1;

@@ -143,7 +143,11 @@ def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, b
 
 
 def _set_holder(ext: Any, value: Any) -> Any:
+    """The holder of a message set's extension ``ext`` holding ``value``; its class compiled first,
+    as :func:`pbj.schema.extension_holders.holder_of` does, so the native writers can write it."""
+    from pbj.codec.compiler import codec_of
     from pbj.schema import info
+    codec_of(ext.holder)
     item_cls = info(ext.holder).fields[0].type
     return ext.holder(item=item_cls(type_id=ext.number, message=value))
 

@@ -33,6 +33,7 @@ import typing
 from typing import Any, Generic, TypeVar
 
 from pbj import required
+from pbj.codec.compiler import codec_of
 from pbj.errors import SchemaError
 from pbj.scalars import SCALARS
 from pbj.schema import field as declare_field
@@ -94,6 +95,20 @@ class Extension(Generic[T]):
     def json_name(self) -> str:
         """Its ProtoJSON and text-format name: ``[full_name]``."""
         return f"[{self.full_name}]"
+
+    def compiled_holder(self) -> type:
+        """The holder class, its codec compiled first (once; later calls only look it up).
+
+        A holder is made only through this (:func:`pbj.schema.extension_holders.holder_of`), so
+        no writer meets a holder whose class has no codec yet: the native writers, which run no
+        Python code in the middle of a write, write every holder with its class's plan
+        themselves (issue 23).
+
+        Raises:
+            SchemaError: the holder's class does not compile (as at its first encode or decode).
+        """
+        codec_of(self.holder)
+        return self.holder
 
     def value_of(self, holder: Any) -> Any:
         """The extension's value stored in a holder instance."""

@@ -30,8 +30,14 @@ def _is_extension(ext: Any) -> bool:
 def holder_of(ext: Any, value: Any) -> Any:
     """A holder instance of ``ext`` (a :class:`pbj.Extension`) with ``value`` checked (``None`` when it is absent).
 
+    The holder's class comes from ``ext.compiled_holder()``, which compiles its codec first
+    (once), so that no writer meets a holder whose class has no codec yet: the native writers
+    write every holder themselves (issue 23). The compiler sits above :mod:`pbj.schema`; the
+    extension object, declared above it, reaches it.
+
     Raises:
         TypeError, ValueError: the value does not fit (naming the extension).
+        SchemaError: the holder's class does not compile (as at its first encode or decode).
     """
     try:
         value = coerce_field(ext.field if not ext.message_set else _set_field(ext), value)
@@ -40,10 +46,11 @@ def holder_of(ext: Any, value: Any) -> Any:
                         f"{bad.reason}") from None
     if value is None or (ext.repeated and not value):
         return None
+    holder = ext.compiled_holder()
     if ext.message_set:
-        item_cls = info(ext.holder).fields[0].type
-        return ext.holder(item=item_cls(type_id=ext.number, message=value))
-    return ext.holder(value=value)
+        item_cls = info(holder).fields[0].type
+        return holder(item=item_cls(type_id=ext.number, message=value))
+    return holder(value=value)
 
 
 def _set_field(ext: Any) -> Any:
