@@ -133,13 +133,20 @@ _OUTPUT_RESULT = {1: "protobuf_payload", 2: "json_payload", 4: "text_payload"}
 
 def judge(vector: dict) -> str | None:
     """Replay one vector through the testee's handler; ``None`` if it passes, else why not."""
+    return judge_response(vector, conformance.handle_bytes(bytes.fromhex(vector["request_hex"])))
+
+
+def judge_response(vector: dict, response: bytes) -> str | None:
+    """Judge a testee's ``ConformanceResponse`` bytes to one vector as the runner does; ``None`` if it passes.
+
+    (``benchmarks/conformance_time.py`` judges the answers of the testee process with it.)
+    """
     _google()
     ns = conformance.schema()
-    request = bytes.fromhex(vector["request_hex"])
-    req = decode(ns["conformance.ConformanceRequest"], request)
+    req = decode(ns["conformance.ConformanceRequest"], bytes.fromhex(vector["request_hex"]))
     if req.message_type.startswith("protobuf_test_messages.edition"):
         _google_editions()
-    resp = decode(ns["conformance.ConformanceResponse"], conformance.handle_bytes(request))
+    resp = decode(ns["conformance.ConformanceResponse"], response)
     ref = decode(ns["conformance.ConformanceResponse"], bytes.fromhex(vector["reference_response_hex"]))
     got = resp.result
     if got is None:
