@@ -54,11 +54,17 @@ class Namespace:
         Raises:
             KeyError: no message or enum has that full name.
         """
-        name = full_name[1:] if full_name.startswith(".") else full_name
-        found = self.messages.get(name) or self.enums.get(name)
+        found = self._find(full_name)
         if found is None:
+            name = full_name[1:] if full_name.startswith(".") else full_name
             raise KeyError(f"no message or enum named {full_name!r} in this schema{self.suggest(name)}")
         return found
+
+    def _find(self, full_name: str) -> Any:
+        """The message class or enum named ``full_name`` (a leading dot allowed), or ``None``: no hint
+        is built, so a lookup that may miss (:meth:`get`, ``in``) costs one or two dict lookups."""
+        name = full_name[1:] if full_name.startswith(".") else full_name
+        return self.messages.get(name) or self.enums.get(name)
 
     def suggest(self, name: str) -> str:
         """``"; did you mean 'pkg.Closest'?"`` for a name that is not here (the closest full names), or ``""``."""
@@ -130,14 +136,13 @@ class Namespace:
         return found
 
     def get(self, full_name: str, default: Any = None) -> Any:
-        """The message class or enum named ``full_name``, or ``default``."""
-        try:
-            return self[full_name]
-        except KeyError:
-            return default
+        """The message class or enum named ``full_name`` (a leading dot allowed), or ``default``
+        (no "did you mean" hint is looked for: a miss costs a dict lookup)."""
+        found = self._find(full_name)
+        return default if found is None else found
 
     def __contains__(self, full_name: object) -> bool:
-        return isinstance(full_name, str) and self.get(full_name) is not None
+        return isinstance(full_name, str) and self._find(full_name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.messages)
