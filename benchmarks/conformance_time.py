@@ -36,10 +36,7 @@ type of the run, so that every schema is loaded and every class compiled once) a
 stream (the imports only); *answering* is the full run less the startup run. ``--profile`` adds a
 ``cProfile`` of one pbj run (its top entries by cumulative time). ``--check`` replays pbj's
 answers through the test suite's judge (``tests.test_conformance.judge_response``, the runner's
-rules) and prints how many pass. ``--what-if`` adds a fourth testee, pbj's with one change made
-in its process only: ``Namespace.get`` answers a missing name without building the "did you mean"
-hint of ``Namespace.__getitem__``'s ``KeyError`` (:data:`WHAT_IF_TESTEE`; what the profile points
-at: the testee looks each editions message type up in the proto2/proto3 schema first).
+rules) and prints how many pass.
 """
 
 from __future__ import annotations
@@ -141,24 +138,6 @@ def main():
 
 
 main()
-'''
-
-
-#: pbj's testee with ``Namespace.get`` looking names up directly (``--what-if``); pbj itself unchanged.
-WHAT_IF_TESTEE = r'''
-import sys
-from pbj.loader.namespace import Namespace
-
-
-def get(self, full_name, default=None):
-    name = full_name[1:] if full_name.startswith(".") else full_name
-    found = self.messages.get(name) or self.enums.get(name)
-    return default if found is None else found
-
-
-Namespace.get = get
-from pbj.conformance import main
-sys.exit(main())
 '''
 
 
@@ -313,8 +292,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="only the first N requests of the run")
     parser.add_argument("--check", action="store_true", help="judge pbj's answers as the test suite does")
-    parser.add_argument("--what-if", action="store_true",
-                        help="also time pbj's testee with Namespace.get not building a hint (see above)")
     parser.add_argument("--profile", type=int, default=25, metavar="N",
                         help="print the top N cumulative entries of a cProfile of one pbj run (0: none)")
     args = parser.parse_args(argv)
@@ -336,10 +313,6 @@ def main(argv: list[str] | None = None) -> None:
             "pbj python": (pbj_testee(), environment(pycache, "python")),
             "google": (google_cmd, environment(pycache)),
         }
-        if args.what_if:
-            env = environment(pycache)
-            env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
-            testees["pbj what-if"] = ([sys.executable, "-c", WHAT_IF_TESTEE], env)
         for cmd, env in testees.values():  # untimed: fills the bytecode cache
             run_testee(cmd, startup, env)
         times: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
