@@ -63,11 +63,12 @@ PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t 
 
 /* A LEN value of field f: bytes, or a string: strict UTF-8, or (f->utf8 false: proto2,
  * utf8_validation NONE) any bytes, each byte of an invalid sequence kept as U+DC80..U+DCFF
- * (surrogateescape), as the Python parser keeps them (pbj.codec.emit.str_decode). */
-static PyObject *len_value(NField *f, int type, const uint8_t *p, const uint8_t *e)
+ * (surrogateescape), as the Python parser keeps them (pbj.codec.emit.str_decode; read.h,
+ * pbj_str_value). */
+static inline PyObject *len_value(NField *f, int type, const uint8_t *p, const uint8_t *e)
 {
-    if (type == T_STRING && !f->utf8) return PyUnicode_DecodeUTF8((const char *)p, e - p, "surrogateescape");
-    return pbj_len_value(type, p, e);
+    if (type == T_STRING) return pbj_str_value(p, e, f->utf8);
+    return PyBytes_FromStringAndSize((const char *)p, e - p);
 }
 
 static PyObject *new_oneof(PyObject *name, PyObject *value)
@@ -131,8 +132,8 @@ static int vec_push(Vec *v, PyObject *x)
     return 0;
 }
 
-/* store value `v` (a new reference) of field f */
-static int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+/* store value `v` (a new reference) of field f: a repeated field's, or a oneof member's (store) */
+static __attribute__((noinline)) int store_other(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
 {
     if (!v) return -1;
     PyObject **slot = &s->vals[f->slot];
@@ -154,6 +155,17 @@ static int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
         Py_XSETREF(*slot, v);
         return 0;
     }
+}
+
+/* store value `v` (a new reference, NULL: the read failed) of field f; a singular field's (the
+ * last one on the wire wins) without a call */
+static inline int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+{
+    if (v && (f->label == L_IMPLICIT || f->label == L_EXPLICIT)) {
+        Py_XSETREF(s->vals[f->slot], v);
+        return 0;
+    }
+    return store_other(m, s, f, fidx, v);
 }
 
 /* a sub-message field that is already set: this occurrence is merged into it */
@@ -430,11 +442,15 @@ static void release_young(Ctx *c, int keep)
     c->nyoung = c->cap_young = 0;
 }
 
+/* -1, the cached size of a message not measured yet (a small int: CPython's own object, never
+ * freed), set by pbj_decode_bytes before its first decode */
+static PyObject *minus_one;
+
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
 static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
 {
     /* the values first: nothing can fail once the object exists */
-    for (int i = 0; i < m->nslots; i++) {
+    for (int i = 0; m->nrep && i < m->nslots; i++) {
         int r = m->rep_of_slot[i];
         if (r >= 0 && s->vecs[r].n) {
             Vec *v = &s->vecs[r];
@@ -457,7 +473,7 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
         SLOT(o, m->slot_off[i]) = v ? v : Py_NewRef(m->slot_default[i]);
     }
     SLOT(o, m->unknown_off) = u;
-    SLOT(o, m->size_off) = PyLong_FromLong(-1);
+    SLOT(o, m->size_off) = Py_NewRef(minus_one);
     if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
     else Py_XDECREF(holders);
     if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
@@ -479,7 +495,7 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
 /* Oneof member f (a sub-message) starts afresh after another member replaced it: the later
  * occurrences of its last run are still decoded, and so checked, then dropped, as the Python
  * parser checks them (_check_superseded) */
-static int superseded(Ctx *c, State *s, NField *f, int mi, int depth)
+static inline int superseded(Ctx *c, State *s, NField *f, int mi, int depth)
 {
     if (f->label != L_MEMBER || s->sp[mi].n == 0) return 0;
     PyObject *v = merged(c, f->subm, &s->sp[mi], depth - 1);
@@ -527,19 +543,26 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
     Py_ssize_t k_more = 0;
     if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return NULL; }
     c->level++;
-    s.vals = m->nslots <= STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
-    s.cur = m->noneofs <= STACK_SLOTS ? stack_cur : PyMem_Calloc(m->noneofs, sizeof(int));
-    s.vecs = m->nrep <= 8 ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
-    s.sp = m->nmsgf <= STACK_SPANS ? stack_sp : PyMem_Calloc(m->nmsgf, sizeof(Spans));
     s.unk.buf = NULL;
     s.unk.len = s.unk.cap = 0;
-    if (!s.vals || !s.cur || !s.vecs || !s.sp) {
-        if (s.vals && s.vals != stack_vals) PyMem_Free(s.vals);
-        if (s.cur && s.cur != stack_cur) PyMem_Free(s.cur);
-        if (s.vecs && s.vecs != stack_vecs) PyMem_Free(s.vecs);
-        if (s.sp && s.sp != stack_sp) PyMem_Free(s.sp);
-        c->level--;
-        return NULL;
+    if (m->nslots <= STACK_SLOTS && m->noneofs <= STACK_SLOTS && m->nrep <= 8 && m->nmsgf <= STACK_SPANS) {
+        s.vals = stack_vals;  /* the usual message: its state on the stack, nothing to check */
+        s.cur = stack_cur;
+        s.vecs = stack_vecs;
+        s.sp = stack_sp;
+    } else {
+        s.vals = m->nslots <= STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
+        s.cur = m->noneofs <= STACK_SLOTS ? stack_cur : PyMem_Calloc(m->noneofs, sizeof(int));
+        s.vecs = m->nrep <= 8 ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
+        s.sp = m->nmsgf <= STACK_SPANS ? stack_sp : PyMem_Calloc(m->nmsgf, sizeof(Spans));
+        if (!s.vals || !s.cur || !s.vecs || !s.sp) {
+            if (s.vals && s.vals != stack_vals) PyMem_Free(s.vals);
+            if (s.cur && s.cur != stack_cur) PyMem_Free(s.cur);
+            if (s.vecs && s.vecs != stack_vecs) PyMem_Free(s.vecs);
+            if (s.sp && s.sp != stack_sp) PyMem_Free(s.sp);
+            c->level--;
+            return NULL;
+        }
     }
     for (int i = 0; i < m->nslots; i++) s.vals[i] = NULL;
     for (int i = 0; i < m->noneofs; i++) s.cur[i] = -1;
@@ -637,19 +660,45 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
     result = finish(c, m, &s, holders);
     if (result && after) *after = p;
 done:
-    for (int i = 0; i < m->nslots; i++) Py_XDECREF(s.vals[i]);
+    /* finish, when it made the object, moved every value into it (s.vals all NULL) */
+    for (int i = 0; !result && i < m->nslots; i++) Py_XDECREF(s.vals[i]);
     if (s.vals != stack_vals) PyMem_Free(s.vals);
     if (s.cur != stack_cur) PyMem_Free(s.cur);
     for (int i = 0; i < m->nrep; i++) {
+        if (!s.vecs[i].items) continue;
         for (Py_ssize_t k = 0; k < s.vecs[i].n; k++) Py_DECREF(s.vecs[i].items[k]);
         PyMem_Free(s.vecs[i].items);
     }
     if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
-    for (int i = 0; i < m->nmsgf; i++) PyMem_Free(s.sp[i].more);
+    /* spans are kept (spans_push) only for a repeated sub-message, which sets `repeats` */
+    for (int i = 0; repeats && i < m->nmsgf; i++) PyMem_Free(s.sp[i].more);
     if (s.sp != stack_sp) PyMem_Free(s.sp);
-    PyMem_Free(s.unk.buf);
+    if (s.unk.buf) PyMem_Free(s.unk.buf);
     c->level--;
     return result;
+}
+
+/* Decode `data` (exactly bytes) with plan m and `depth` levels left: the object, or NULL with no
+ * Python error set (the input goes to the pure-Python parser); *declined is then 1 if the input is
+ * valid but left to Python (c->declined). The fixed cost of a call is kept to what a small input
+ * needs: the sharing table (share.c) is set up only for an input that reaches its threshold, the
+ * young messages' list (hold_young) is released only when one was made. */
+PyObject *pbj_decode_bytes(NMessage *m, PyObject *data, int depth, int *declined)
+{
+    const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    if (!minus_one && !(minus_one = PyLong_FromLong(-1))) { PyErr_Clear(); *declined = 0; return NULL; }
+    Ctx c = {0};
+    c.defer_gc = n >= DEFER_GC_BYTES;
+    if (n >= pbj_share_min_input) pbj_share_begin(&c, n);
+    PyObject *r = decode_msg(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
+    if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
+    if (c.young) release_young(&c, r != NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        *declined = c.declined;
+    }
+    return r;
 }
 
 /* decode(plan, data: bytes, max_depth: int[, explain]) -> the object, or None: hand `data` to
@@ -666,16 +715,10 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!m || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
     if (depth > INT32_MAX) depth = INT32_MAX;
     if (depth < INT32_MIN) depth = INT32_MIN;
-    const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
-    Ctx c = {0};
-    c.defer_gc = PyBytes_GET_SIZE(args[1]) >= DEFER_GC_BYTES;
-    pbj_share_begin(&c, PyBytes_GET_SIZE(args[1]));
-    PyObject *r = decode_msg(&c, m, p, p + PyBytes_GET_SIZE(args[1]), (int)depth, 0, NULL, NULL, 0);
-    pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
-    release_young(&c, r != NULL);
+    int declined = 0;
+    PyObject *r = pbj_decode_bytes(m, args[1], (int)depth, &declined);
     if (r == NULL) {
-        PyErr_Clear();
-        if (nargs == 4 && c.declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;
+        if (nargs == 4 && declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;
         Py_RETURN_NONE;
     }
     return r;

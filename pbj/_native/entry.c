@@ -45,6 +45,7 @@ static struct {
     PyObject *py_decode, *py_encode;   /* pbj.api's Python functions */
     PyObject *check_decode, *check_encode;  /* pbj.required's walks */
     PyObject *default_depth;    /* pbj.api.DEFAULT_MAX_DEPTH */
+    int default_depth_c;        /* its value as the engine takes it (at most INT32_MAX) */
     PyObject *s_codec, *s_free, *s_max_depth, *s_max_size, *s_allow_partial, *s_reverse;
     PyObject *zero;
 } E;
@@ -115,6 +116,7 @@ typedef struct {
     PyObject *other;            /* encode: what an object of another class is given to */
     PyObject *catch_, *handler; /* decode: errors of class catch_ are given to handler(exc); or NULL */
     PyObject *codec, *plan;     /* the cache (owned), or NULL */
+    NMessage *nm;               /* decode: plan's message (pbj_message_of), once asked; NULL: not yet */
     unsigned int tag;
     int free;                   /* instances of cls cannot miss a required field (FREE) */
 } Bound;
@@ -143,6 +145,7 @@ static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
     *free = f == (PyObject *)t;
     Py_XSETREF(b->codec, Py_NewRef(*codec));
     Py_XSETREF(b->plan, Py_NewRef(*plan));
+    b->nm = NULL;
     b->free = *free;
     b->tag = t->tp_version_tag;  /* set by the look-ups above (0, or not valid: no cache) */
     return 1;
@@ -159,11 +162,12 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
     *how = TO_PYTHON;
     if (!native_selected() || !Py_IS_TYPE(cls, &PyType_Type) || !PyBytes_CheckExact(data)) return NULL;
     if (partial != Py_False && partial != Py_True) return NULL;
-    int overflow;
+    int overflow, cdepth = E.default_depth_c;
     if (depth != E.default_depth) {
         if (!PyLong_CheckExact(depth)) return NULL;
         long long d = PyLong_AsLongLongAndOverflow(depth, &overflow);
         if (overflow < 0 || (overflow == 0 && d < 0)) return NULL;  /* refused: Python says why */
+        cdepth = overflow > 0 || d > INT32_MAX ? INT32_MAX : (int)d;
     }
     Py_ssize_t n = PyBytes_GET_SIZE(data);
     if (max_size != Py_None) {
@@ -176,11 +180,13 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
     if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec((PyTypeObject *)cls, &codec, &plan))
         return NULL;
     *how = ANSWERED;
-    PyObject *argv[3] = {plan, data, depth};
-    PyObject *r = pbj_decode(NULL, argv, 3);
-    if (r == Py_None) {  /* declined: the Python parser, as pbj.api runs it */
-        Py_DECREF(r);
-        r = NULL;
+    /* the plan's message: a Bound keeps it with the plan it holds (which keeps it alive) */
+    NMessage *m = b && b->nm && plan == b->plan ? b->nm : pbj_message_of(plan);
+    if (b && plan == b->plan) b->nm = m;
+    int declined = 0;
+    PyObject *r = m ? pbj_decode_bytes(m, data, cdepth, &declined) : NULL;
+    if (r == NULL) {  /* declined (or not a plan): the Python parser, as pbj.api runs it */
+        PyErr_Clear();
         PyObject *parse = SLOT(codec, E.parse_off);
         PyObject *end = PyLong_FromSsize_t(n);
         if (parse != NULL && end != NULL) {
@@ -279,6 +285,19 @@ python:
 static PyObject *bound_decode(PyObject *self, PyObject *data)
 {
     Bound *b = (Bound *)self;
+    /* The usual message: the class's cache holds (bound_codec), its plan's message is known, its
+     * instances cannot miss a required field, `data` is bytes. Only the decode itself runs, the
+     * plan held (it keeps the message alive); anything else (a decline, an error) is the
+     * general path's, from the start. */
+    if (b->nm != NULL && b->free && native_selected() && PyBytes_CheckExact(data)
+        && tag_holds((PyTypeObject *)b->cls, b->tag) && SLOT(b->codec, E.native_off) == b->plan) {
+        PyObject *plan = Py_NewRef(b->plan);
+        int declined = 0;
+        PyObject *r = pbj_decode_bytes(b->nm, data, E.default_depth_c, &declined);
+        Py_DECREF(plan);
+        if (r != NULL && (PyObject *)Py_TYPE(r) == b->cls) return r;
+        Py_XDECREF(r);
+    }
     int how;
     PyObject *r = decode_in_c(b->cls, data, E.default_depth, Py_None, Py_False, &how, b);
     if (how != ANSWERED) {
@@ -395,6 +414,7 @@ static PyObject *new_bound(PyObject *cls, PyMethodDef *def, PyObject *other, PyO
     b->catch_ = Py_XNewRef(catch_);
     b->handler = Py_XNewRef(handler);
     b->codec = b->plan = NULL;
+    b->nm = NULL;
     b->tag = 0;
     b->free = 0;
     PyObject_GC_Track(b);
@@ -503,6 +523,12 @@ PyObject *pbj_entry_points(PyObject *self, PyObject *args)
     Py_XSETREF(E.py_encode, Py_NewRef(py_encode));
     Py_XSETREF(E.check_decode, Py_NewRef(check_decode));
     Py_XSETREF(E.check_encode, Py_NewRef(check_encode));
+    long dc = PyLong_AsLong(depth);
+    if (dc == -1 && PyErr_Occurred()) {  /* too large for a long: as the engine clamps any depth */
+        PyErr_Clear();
+        dc = Py_SIZE(depth) < 0 ? INT32_MIN : INT32_MAX;
+    }
+    E.default_depth_c = dc > INT32_MAX ? INT32_MAX : dc < INT32_MIN ? INT32_MIN : (int)dc;
     Py_XSETREF(E.default_depth, Py_NewRef(depth));
     PyObject *dec = make_builtin("decode", entry_decode,
         PyUnicode_FromFormat("decode(cls, data, *, max_depth=%R, max_size=None, allow_partial=False)", depth),

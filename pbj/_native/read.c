@@ -170,7 +170,7 @@ static inline PyObject *enum_member(const struct NEnum *t, int32_t num)
 
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e)
 {
-    if (type == T_STRING) return PyUnicode_DecodeUTF8((const char *)p, e - p, NULL);
+    if (type == T_STRING) return pbj_str_value(p, e, 1);
     return PyBytes_FromStringAndSize((const char *)p, e - p);
 }
 
