@@ -210,8 +210,9 @@ def _google_times(schema: bytes, raw: bytes, progress: _Progress) -> tuple[float
 
 
 def _message_class(args: argparse.Namespace) -> tuple[type, pbj.Namespace]:
-    """The message class ``args.type`` and the schema the arguments name; UserError if there is none."""
-    ns = load_schema(args)
+    """The message class ``args.type`` and the schema the arguments name (a descriptor set's classes
+    that ``args.type`` reaches); UserError if there is none."""
+    ns = load_schema(args, only=(args.type,))
     cls = ns.get(args.type)
     if cls is not None and not pbj.is_message(cls):
         raise UserError(f"{args.type!r} is an enum, not a message type: --type names the message "

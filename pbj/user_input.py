@@ -18,8 +18,14 @@ class UserError(Exception):
     """A problem with the user's input: reported in one line, without a traceback."""
 
 
-def load_schema(args: argparse.Namespace) -> pbj.Namespace:
+def load_schema(args: argparse.Namespace, only: tuple[str, ...] | None = None) -> pbj.Namespace:
     """The schema the arguments name: ``args.descriptor_set`` (a file) or ``args.proto`` (files, with ``args.include``).
+
+    Args:
+        args: the parsed command line.
+        only: full names of the types the command needs: a descriptor set is loaded with
+            ``only=`` (those and what they reach; ``pbj.load_descriptor_set``), or whole when
+            one of them is not in it (so the caller's lookup can suggest close names).
 
     Returns:
         The loaded :class:`pbj.Namespace`.
@@ -35,6 +41,11 @@ def load_schema(args: argparse.Namespace) -> pbj.Namespace:
         except OSError as exc:
             raise UserError(f"cannot read {args.descriptor_set}: {exc.strerror or exc}") from None
         try:
+            if only is not None:
+                try:
+                    return pbj.load_descriptor_set(data, only=only)
+                except KeyError:  # a type the set lacks: the whole set, for the caller's hint
+                    pass
             return pbj.load_descriptor_set(data)
         except (pbj.DecodeError, pbj.SchemaError) as exc:
             raise UserError(f"cannot load {args.descriptor_set} as --descriptor-set: {exc}") from None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from pbj.api import decode
 from pbj.descriptor import FileDescriptorSet
 from pbj.errors import DecodeError, PbjError, SchemaError
-from pbj.loader.messages import build_namespace
+from pbj.loader.messages import UnknownRoot, build_namespace
 from pbj.loader.namespace import Namespace
 from pbj.loader.pickling import register
 from pbj.schema import info
@@ -16,7 +17,8 @@ from pbj.schema import info
 __all__ = ["load_descriptor_set"]
 
 
-def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike) -> Namespace:
+def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike, *,
+                        only: Iterable[str] | None = None) -> Namespace:
     """Build pbj classes for every message and enum of a ``FileDescriptorSet``.
 
     Args:
@@ -24,6 +26,12 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
             ``protoc --include_imports --descriptor_set_out=F`` or ``buf build -o F``),
             or the path of a file holding it (a ``str`` or ``os.PathLike``), which is read.
             Every file a file imports must be in the set.
+        only: full names of messages or enums (``["pkg.Block"]``): build these and every
+            message and enum they reach (their fields' types, map values, and the types of
+            the set's extensions of a reached message), not the whole set; a program that
+            needs a few types of a large schema pays for those only. The namespace then
+            holds just these classes, and the services whose types are all among them; type
+            references are checked for these only. Default: the whole set.
 
     Returns:
         A :class:`Namespace` of the new classes (and of :mod:`pbj.wellknown`
@@ -32,6 +40,7 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
     Raises:
         OSError: ``data`` is a path that cannot be read (``FileNotFoundError`` …).
         TypeError: ``data`` is neither bytes nor a path.
+        KeyError: a name of ``only`` is no message or enum of the set.
         DecodeError: ``data`` is not a valid encoding of a ``FileDescriptorSet``
             (the text says so, and when ``data`` looks like text, that it does).
         SchemaError: ``data`` decodes but holds a file with no name (another
@@ -58,9 +67,11 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
                           "an encoded message of another type? make a set with protoc --include_imports "
                           "--descriptor_set_out=F)")
     try:
-        ns, known = build_namespace(fds)
+        ns, known = build_namespace(fds, only)
         for cls in ns.messages.values():
             info(cls)  # resolve every type reference now: a dangling one fails the load, not a later use
+    except UnknownRoot:
+        raise
     except SchemaError as exc:
         hint = _missing_imports(fds)
         if hint:

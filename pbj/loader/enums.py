@@ -13,8 +13,9 @@ from pbj.loader.pickling import make_enum_reduce, registry_module
 __all__ = ["build_enums"]
 
 
-def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
-    """An ``enum.IntEnum`` for every enum of ``index`` (a :mod:`pbj.wellknown` one where ``known`` has it).
+def build_enums(index: SchemaIndex, known: dict[str, Any], wanted: set[str] | None = None) -> dict[str, type]:
+    """An ``enum.IntEnum`` for every enum of ``index`` (a :mod:`pbj.wellknown` one where ``known`` has it),
+    or for those named in ``wanted`` when it is given.
 
     A closed enum's class has ``__pbj_closed__ = True``: the parser keeps a
     number that is not a member as an unknown field, as Google's runtimes do.
@@ -31,6 +32,8 @@ def build_enums(index: SchemaIndex, known: dict[str, Any]) -> dict[str, type]:
     """
     enums: dict[str, type] = {}
     for full, (ed, package) in index.enum_desc.items():
+        if wanted is not None and full not in wanted:
+            continue
         found = known.get(full)
         if found is not None:
             enums[full] = found

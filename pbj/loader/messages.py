@@ -9,6 +9,8 @@ plain optional field. Messages of Google's well-known types are the classes of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
 from pbj.descriptor import JsonFormat
@@ -21,7 +23,7 @@ from pbj.loader.namespace import Namespace
 from pbj.loader.pickling import message_copy, message_deepcopy, message_reduce, registry_module
 from pbj.schema import OneOf, message
 
-__all__ = ["build_namespace", "well_known"]
+__all__ = ["UnknownRoot", "build_namespace", "reached", "well_known"]
 
 
 def well_known() -> dict[str, Any]:
@@ -87,23 +89,85 @@ def build_message(fields: FieldBuilder, full: str) -> type:
     return cls
 
 
-def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
+#: The well-known type whose value may be a message of any type.
+ANY = "google.protobuf.Any"
+
+
+class UnknownRoot(KeyError):
+    """A type asked for by name (``load_descriptor_set(only=...)``) that the set does not define."""
+
+
+def reached(fields: FieldBuilder, roots: Iterable[str]) -> set[str]:
+    """The full names of the messages and enums ``roots`` reach, ``roots`` included.
+
+    A message reaches the types of its fields (map entries and their value types included)
+    and, for each extension of the set that extends it, the extension's type: every class a
+    value of a root can hold, so the classes built for them resolve every reference. A
+    ``google.protobuf.Any`` reaches every type of the set (it may hold any of them).
+
+    Args:
+        fields: the load's :class:`FieldBuilder` (its index, and type names resolved as
+            the build resolves them).
+        roots: full names of messages or enums (a leading dot is allowed).
+
+    Raises:
+        KeyError: a name of ``roots`` is no message or enum of the set.
+        SchemaError: a field names a type the set does not define.
+    """
+    index = fields.index
+    todo = []
+    for root in roots:
+        name = root[1:] if root.startswith(".") else root
+        if name not in index.msg_desc and name not in index.enum_desc:
+            raise UnknownRoot(f"no message or enum named {root!r} in this descriptor set")
+        todo.append(name)
+    extended: dict[str, list[tuple[str, Any]]] = {}  # extendee -> (scope, extension), for message extendees
+    for full, fdp in index.extensions.items():
+        if fdp.extendee:
+            scope = full.rpartition(".")[0]
+            target = fields.type_name(SimpleNamespace(type_name=fdp.extendee, name=fdp.name), scope)
+            extended.setdefault(target, []).append((scope, fdp))
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in index.msg_desc:
+            seen.add(name)
+            continue
+        seen.add(name)
+        refs = [(fdp, name) for fdp in index.msg_desc[name][0].field]
+        refs += [(fdp, scope) for scope, fdp in extended.get(name, ())]
+        todo.extend(fields.type_name(fdp, owner) for fdp, owner in refs if fdp.type_name)
+    if ANY in seen:  # an Any may hold a message of any type of the set (ProtoJSON resolves it by name)
+        return {*index.msg_desc, *index.enum_desc}
+    return seen
+
+
+def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namespace, dict[str, Any]]:
     """The classes of a decoded ``FileDescriptorSet``, and the well-known classes it reused.
+
+    Args:
+        fds: the decoded ``FileDescriptorSet``.
+        only: full names of messages or enums: build these and what they reach
+            (:func:`reached`) instead of every message and enum of the set; services are
+            built when every type of theirs is.
 
     Returns:
         ``(namespace, known)``: the :class:`Namespace`, and full name ->
         :mod:`pbj.wellknown` class for the types it did not build.
 
     Raises:
+        KeyError: a name of ``only`` is no message or enum of the set.
         SchemaError: the descriptors are inconsistent (see :func:`pbj.load_descriptor_set`).
     """
     known = well_known()
     index = SchemaIndex(fds.file)
-    enums = build_enums(index, known)
     messages: dict[str, type] = {}
-    fields = FieldBuilder(index, enums, messages, known)
+    fields = FieldBuilder(index, {}, messages, known)
+    wanted = None if only is None else reached(fields, only)
+    enums = build_enums(index, known, wanted)
+    fields.enums = enums
     for full in index.msg_desc:
-        if full in index.map_entries:
+        if full in index.map_entries or (wanted is not None and full not in wanted):
             continue
         found = known.get(full)
         messages[full] = found if found is not None else build_message(fields, full)
@@ -118,5 +182,5 @@ def build_namespace(fds: Any) -> tuple[Namespace, dict[str, Any]]:
     from pbj.loader.extensions import build_extensions
     extensions = build_extensions(index, fields, messages)
     from pbj.loader.services import build_services
-    services = build_services(index.files, {**known, **messages})
+    services = build_services(index.files, {**known, **messages}, complete=wanted is None)
     return Namespace(messages, enums, index.files, extensions, services), known

@@ -190,12 +190,14 @@ def service(full_name: str, *methods: tuple) -> Service:
                                for n, i, o, c, s in methods])
 
 
-def build_services(files: Iterable[Any], messages: Mapping[str, type]) -> dict[str, Service]:
+def build_services(files: Iterable[Any], messages: Mapping[str, type], complete: bool = True) -> dict[str, Service]:
     """The services of the ``FileDescriptorProto``s ``files``, by full name.
 
     Args:
         files: the decoded files of a load.
         messages: full name -> message class of the same load (well-known ones included).
+        complete: whether ``messages`` holds every message of ``files``; when it does not
+            (a load of some types only), a service whose types are not all there is left out.
 
     Raises:
         SchemaError: a method has no name, or names an input or output type
@@ -210,6 +212,9 @@ def build_services(files: Iterable[Any], messages: Mapping[str, type]) -> dict[s
             full = f"{package}.{sd.name}" if package else sd.name
             if full in out:
                 raise SchemaError(f"service {full!r} is defined twice")
+            if not complete and any(messages.get((ref or "").lstrip(".")) is None
+                                    for md in sd.method for ref in (md.input_type, md.output_type)):
+                continue
             methods = []
             for md in sd.method:
                 types = []
