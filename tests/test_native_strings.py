@@ -44,7 +44,7 @@ message K { optional string s = 1; repeated string r = 2; map<string, string> m 
 @pytest.fixture(scope="module")
 def classes(tmp_path_factory):
     d = tmp_path_factory.mktemp("ascii")
-    paths, _ = protoc_sources(d, {"s.proto": PROTO3, "k.proto": PROTO2})
+    paths, _ = protoc_sources(d, {"native_ascii_proto3.proto": PROTO3, "native_ascii_proto2.proto": PROTO2})
     ns = pbj.load_proto(paths, include=[d])
     return {"proto3": (ns["pbjascii.S"], google_class("pbjascii.S")),
             "proto2": (ns["pbjascii2.K"], google_class("pbjascii2.K"))}
