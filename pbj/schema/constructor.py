@@ -26,7 +26,6 @@ the hidden slots base (see :mod:`pbj.schema.make_class`), unchecked.
 from __future__ import annotations
 
 import functools
-import linecache
 import unicodedata
 import weakref
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from pbj.errors import DecodeError
 from pbj.generated_text import comment
 from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
+from pbj.schema.generated import run_source
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.resolve import resolve
 from pbj.schema.values import FLOAT_MAX, FLOAT_MIN_NORMAL, construct_field, construct_oneof
@@ -349,24 +349,6 @@ def _extension_values(cls: type, values: Any) -> tuple:
     return stored_extensions(cls, values)
 
 
-_filenames: set[str] = set()
-
-
-def _filename(cls: type) -> str:
-    base = f"<pbj generated init {cls.__module__}.{cls.__qualname__}>"
-    name, n = base, 1
-    while name in _filenames:
-        n += 1
-        name = f"{base[:-1]}-{n}>"
-    _filenames.add(name)
-    return name
-
-
-def _forget(filename: str) -> None:
-    linecache.cache.pop(filename, None)
-    _filenames.discard(filename)
-
-
 def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
     """Resolve ``cls`` and compile its checking ``__init__``.
 
@@ -380,10 +362,7 @@ def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
         init = _generic_init(mi, defaults, slots)
     else:
         source, globals_ = init_source(mi, defaults, slots)
-        filename = _filename(cls)
-        exec(compile(source, filename, "exec"), globals_)  # our own generated source
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind
+        run_source(cls, "init", source, globals_)
         init = globals_["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = f"Build a {cls.__qualname__}: every field an optional keyword, each value checked."

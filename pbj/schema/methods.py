@@ -22,12 +22,12 @@ methods that read the slots through their descriptors instead of compiled code.
 from __future__ import annotations
 
 import keyword
-import linecache
 import threading
 import unicodedata
-import weakref
 from collections.abc import Callable
 from typing import Any
+
+from pbj.schema.generated import run_source
 
 __all__ = ["install_methods", "method_source"]
 
@@ -77,22 +77,6 @@ def method_source(kind: str, eq_names: tuple[str, ...], repr_names: tuple[str, .
 
 
 _showing = threading.local()
-_filenames: set[str] = set()
-
-
-def _filename(cls: type, kind: str) -> str:
-    base = f"<pbj generated {kind} {cls.__module__}.{cls.__qualname__}>"
-    name, n = base, 1
-    while name in _filenames:
-        n += 1
-        name = f"{base[:-1]}-{n}>"
-    _filenames.add(name)
-    return name
-
-
-def _forget(filename: str) -> None:
-    linecache.cache.pop(filename, None)
-    _filenames.discard(filename)
 
 
 def _names(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -141,11 +125,8 @@ def compile_method(cls: type, kind: str) -> Callable[..., Any]:
         fn = _generic(kind, cls, eq_names, repr_names)
     else:
         source = method_source(kind, eq_names, repr_names)
-        filename = _filename(cls, kind)
         globals_: dict[str, Any] = {"_pbj_salt": hash(cls.__qualname__), "_pbj_showing": _showing}
-        exec(compile(source, filename, "exec"), globals_)  # our own generated source
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind
+        run_source(cls, kind, source, globals_)
         fn = globals_[f"__{kind}__"]
     fn.__qualname__ = f"{cls.__qualname__}.__{kind}__"
     return fn

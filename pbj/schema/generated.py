@@ -1,0 +1,45 @@
+"""Run the Python source :mod:`pbj.schema` generates for a message class, readable in tracebacks.
+
+The checking ``__init__`` (:mod:`pbj.schema.constructor`) and ``__eq__``/``__hash__``/``__repr__``
+(:mod:`pbj.schema.methods`) are generated per class. Their source is compiled under a file name
+of its own (``<pbj generated init pkg.Cls>``) and registered in :mod:`linecache`, so a traceback
+and ``inspect.getsource`` show the generated lines, as attrs does for its methods; the entry goes
+when the class does.
+"""
+
+from __future__ import annotations
+
+import linecache
+import weakref
+from typing import Any
+
+__all__ = ["run_source"]
+
+_filenames: set[str] = set()
+
+
+def _filename(cls: type, kind: str) -> str:
+    """A file name no other live generated source holds: ``<pbj generated KIND module.Qualname>``
+    (``-2``, ``-3`` ... before the ``>`` for another class of the same name)."""
+    base = f"<pbj generated {kind} {cls.__module__}.{cls.__qualname__}>"
+    name, n = base, 1
+    while name in _filenames:
+        n += 1
+        name = f"{base[:-1]}-{n}>"
+    _filenames.add(name)
+    return name
+
+
+def _forget(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    _filenames.discard(filename)
+
+
+def run_source(cls: type, kind: str, source: str, globals_: dict[str, Any]) -> None:
+    """Compile and run ``source`` (pbj's own generated text) in ``globals_``, registered in
+    :mod:`linecache` under a file name naming ``kind`` (``"init"``, ``"eq"`` ...) and ``cls``
+    for as long as ``cls`` lives. What it defines is left in ``globals_``."""
+    filename = _filename(cls, kind)
+    exec(compile(source, filename, "exec"), globals_)  # our own generated source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind
