@@ -161,11 +161,11 @@ def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namesp
     """
     known = well_known()
     index = SchemaIndex(fds.file)
+    enums: dict[str, type] = {}
     messages: dict[str, type] = {}
-    fields = FieldBuilder(index, {}, messages, known)
+    fields = FieldBuilder(index, enums, messages, known)  # type names resolve from the index alone
     wanted = None if only is None else reached(fields, only)
-    enums = build_enums(index, known, wanted)
-    fields.enums = enums
+    enums.update(build_enums(index, known, wanted))
     for full in index.msg_desc:
         if full in index.map_entries or (wanted is not None and full not in wanted):
             continue
