@@ -41,6 +41,7 @@ the same code for both clients (its spread between rounds is the noise of pollin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import platform
@@ -49,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -278,19 +280,12 @@ def count_call_instructions(calls: int) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="pbj-grpc-calls-") as tmp:
         folder = Path(tmp)
-        child = subprocess.Popen([sys.executable, "-m", "benchmarks.grpc_stubs", "--serve", tmp],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                 cwd=Path(__file__).resolve().parents[1])
-        try:
-            port = int(child.stdout.readline())  # type: ignore[union-attr]
+        with _server(tmp) as port:
             out = folder / "cg.out"
             subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", "--separate-threads=yes",
                             f"--callgrind-out-file={out}", f"--log-file={folder / 'valgrind.log'}", sys.executable,
                             "-m", "benchmarks.grpc_stubs", "--call-worker", tmp, "--calls", str(calls),
                             "--port", str(port)], check=True, cwd=Path(__file__).resolve().parents[1])
-        finally:
-            child.stdin.close()  # type: ignore[union-attr]
-            child.wait(30)
         names = (folder / "regions.txt").read_text().split("\n")
         rows = []
         for i, name in enumerate(names):  # dump 1: before the first region; then each region, then what follows
@@ -309,6 +304,20 @@ def count_call_instructions(calls: int) -> int:
         cells = " | ".join(f"{parts[label] / calls:,.0f}" if label in parts else "-" for label in labels)
         print(f"| {name} | {total / calls:,.0f} | {cells} |")
     return 0
+
+
+@contextlib.contextmanager
+def _server(tmp: str) -> Iterator[int]:
+    """The benchmark's server (Google's servicer, ``--serve``) in a child process on 127.0.0.1, its
+    files in ``tmp``: yields its port, and stops it (closes its stdin, waits up to 30 s) at the end."""
+    child = subprocess.Popen([sys.executable, "-m", "benchmarks.grpc_stubs", "--serve", tmp],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[1])
+    try:
+        yield int(child.stdout.readline())  # type: ignore[union-attr]
+    finally:
+        child.stdin.close()  # type: ignore[union-attr]
+        child.wait(30)
 
 
 def _round(fn) -> tuple[float, float]:
@@ -354,11 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     import pbj.grpc
     with tempfile.TemporaryDirectory(prefix="pbj-grpc-bench-") as tmp:
         folder = Path(tmp)
-        child = subprocess.Popen([sys.executable, "-m", "benchmarks.grpc_stubs", "--serve", tmp],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                 cwd=Path(__file__).resolve().parents[1])
-        try:
-            port = int(child.stdout.readline())  # type: ignore[union-attr]
+        with _server(tmp) as port:
             pb2, pb2_grpc = compile_google(folder)
             ns = pbj.load_proto(folder / "pbjbench.proto")
             channel = grpc.insecure_channel(f"127.0.0.1:{port}")
@@ -420,9 +425,6 @@ def main(argv: list[str] | None = None) -> int:
                         g_runs.append(_round(fn_g))
                 results[name] = (count, units, p_runs, g_runs)
             channel.close()
-        finally:
-            child.stdin.close()  # type: ignore[union-attr]
-            child.wait(30)
     print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} CPUs, "
           f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
           f"pbj engine {pbj.engine()}; grpcio {grpc.__version__}")
