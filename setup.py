@@ -12,9 +12,10 @@ setup(
         Extension(
             "pbj._native._engine",
             sources=[f"pbj/_native/{name}.c"
-                     for name in ("module", "plan", "read", "decode", "values", "encode", "reverse", "entry",
+                     for name in ("module", "plan", "read", "walk", "decode", "count", "values", "encode", "reverse", "entry",
                                   "extensions", "arrow", "share")],
-            depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h"],
+            depends=["pbj/_native/engine.h", "pbj/_native/compat.h", "pbj/_native/read.h", "pbj/_native/walk.h",
+                     "pbj/_native/values.h"],
             extra_compile_args=["-std=c11", "-O2"],
             optional=True,
         )

@@ -254,8 +254,8 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
-    # the native engine hands back None for an error (or an input it leaves to Python): the
-    # Python parser then raises the DecodeError it always raised
+    # the native engine raises the DecodeError of an input that is not a valid encoding (the
+    # Python parser's, from C) and hands back None for valid input it leaves to the Python parser
     native_decode = CURRENT.engine.decode if codec.native is not None else None
     result = None if native_decode is None else native_decode(codec.native, data, max_depth)
     if result is None:

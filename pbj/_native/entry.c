@@ -13,9 +13,10 @@
  * reverse exactly True or False (reverse False), every keyword one of theirs. They do the
  * required-field check as pbj.api does: the class attribute pbj.required.FREE decides whether
  * the class can miss a required field at all; only then is pbj.required's walk called
- * (check_decode / check_encode, Python). An input the engine declines is parsed by the class's
- * Python parser (codec.parse) exactly as pbj.api does; an object the engine declines is encoded
- * by the Python function.
+ * (check_decode / check_encode, Python). An input that is not a valid encoding raises the
+ * DecodeError the engine makes (the Python parser's, with no Python parse); valid input the engine
+ * declines is parsed by the class's Python parser (codec.parse) exactly as pbj.api does; an object
+ * the engine declines is encoded by the Python function.
  *
  * Every other call (another engine, a class not compiled yet, a bytearray, an argument of
  * another type or value, a keyword they do not know, ...) goes to the Python function with the
@@ -84,16 +85,53 @@ static int is_free(PbjEntry *E, PyObject *o)
     return f == (PyObject *)t;
 }
 
-/* The codec of `t` and its native plan, both new references, if `t` is compiled and the
- * engine runs it; else 0 (no error). */
-static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan)
+/* whether type t still has version tag `tag` (CPython gives a type a new one whenever an attribute
+ * of it or of a base is set or deleted: __pbj_codec__, FREE) */
+static inline int tag_holds(PyTypeObject *t, unsigned int tag)
 {
-    PyObject *c = class_attr(t, st->s_codec);
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+    return tag != 0 && t->tp_version_tag == tag;
+}
+
+/* The codec of `t` and its native plan, both new references, if `t` is compiled and the engine
+ * runs it (*free: 1 if instances of t are known to miss no required field, FREE); else 0 (no
+ * error). A small cache in the module's state (PbjEntry.types, by the type's address) answers
+ * again for the same class while it keeps its version tag and its codec's plan: borrowed pointers,
+ * valid as long as that holds (a living type's tag is unique; the codec is in its namespace; the
+ * plan is compared with the codec's slot, whose object is then used). The look-up on a miss reads
+ * __pbj_codec__ as getattr(cls, ...) does (which also gives the type its version tag). */
+static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan, int *free)
+{
+    PbjEntry *E = &st->entry;
+    TypeCache *e = &E->types[((uintptr_t)t >> 5) & (PBJ_TYPE_CACHE - 1)];
+    if (e->type == t && tag_holds(t, e->tag)) {
+        PyObject *p = SLOT(e->codec, E->native_off);
+        if (p == e->plan && p != NULL) {
+            *codec = Py_NewRef(e->codec);
+            *plan = Py_NewRef(p);
+            *free = e->free;
+            return 1;
+        }
+    }
+    PyObject *c = Py_IS_TYPE(t, &PyType_Type) ? PyObject_GetAttr((PyObject *)t, st->s_codec) : class_attr(t, st->s_codec);
     if (c == NULL) { PyErr_Clear(); return 0; }
-    PyObject *p = Py_IS_TYPE(c, st->entry.codec_type) ? SLOT(c, st->entry.native_off) : NULL;
+    PyObject *p = Py_IS_TYPE(c, E->codec_type) ? SLOT(c, E->native_off) : NULL;
     if (p == NULL || p == Py_None) { Py_DECREF(c); return 0; }
+    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E->s_free) : NULL;
+    if (f == NULL) PyErr_Clear();
+    *free = f == (PyObject *)t;
+    Py_XDECREF(f);
     *codec = c;
     *plan = Py_NewRef(p);
+    if (Py_IS_TYPE(t, &PyType_Type) && tag_holds(t, t->tp_version_tag)) {
+        e->type = t;
+        e->tag = t->tp_version_tag;
+        e->codec = c;
+        e->plan = p;
+        e->free = *free;
+    }
     return 1;
 }
 
@@ -114,13 +152,6 @@ typedef struct {
     int free;                   /* instances of cls cannot miss a required field (FREE) */
 } Bound;
 
-static inline int tag_holds(PyTypeObject *t, unsigned int tag)
-{
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
-    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
-#endif
-    return tag != 0 && t->tp_version_tag == tag;
-}
 
 /* native_codec for a Bound's class, from its cache or filling it; *free: 1 if instances of the
  * class are known free of required fields, 0 if that is to be asked (is_free). */
@@ -134,11 +165,7 @@ static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
         *free = b->free;
         return 1;
     }
-    if (!native_codec(b->st, t, codec, plan)) return 0;
-    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E->s_free) : NULL;
-    if (f == NULL) PyErr_Clear();
-    *free = f == (PyObject *)t;
-    Py_XDECREF(f);
+    if (!native_codec(b->st, t, codec, plan, free)) return 0;
     Py_XSETREF(b->codec, Py_NewRef(*codec));
     Py_XSETREF(b->plan, Py_NewRef(*plan));
     b->nm = NULL;
@@ -174,15 +201,16 @@ static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObje
     }
     PyObject *codec, *plan;
     int known_free = 0;
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, (PyTypeObject *)cls, &codec, &plan))
+    if (b ? !bound_codec(b, &codec, &plan, &known_free)
+          : !native_codec(st, (PyTypeObject *)cls, &codec, &plan, &known_free))
         return NULL;
     *how = ANSWERED;
     /* the plan's message: a Bound keeps it with the plan it holds (which keeps it alive) */
     NMessage *m = b && b->nm && plan == b->plan ? b->nm : pbj_message_of(plan);
     if (b && plan == b->plan) b->nm = m;
-    int declined = 0;
+    int declined = 1;
     PyObject *r = m ? pbj_decode_bytes(st, m, data, cdepth, &declined) : NULL;
-    if (r == NULL) {  /* declined (or not a plan): the Python parser, as pbj.api runs it */
+    if (r == NULL && declined) {  /* valid input left to Python (or not a plan): the Python parser, as pbj.api runs it */
         PyErr_Clear();
         PyObject *parse = SLOT(codec, E->parse_off);
         PyObject *end = PyLong_FromSsize_t(n);
@@ -218,7 +246,8 @@ static PyObject *encode_in_c(PbjState *st, PyObject *obj, PyObject *partial, int
     if (!native_selected(E) || (partial != Py_False && partial != Py_True)) return NULL;
     PyObject *codec, *plan;
     int known_free = 0;  /* b: obj is exactly of b's class */
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, Py_TYPE(obj), &codec, &plan)) return NULL;
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, Py_TYPE(obj), &codec, &plan, &known_free))
+        return NULL;
     *how = ANSWERED;
     PyObject *r = NULL;
     int free = partial == Py_True || known_free ? 1 : is_free(E, obj);
@@ -292,21 +321,25 @@ static PyObject *bound_decode(PyObject *self, PyObject *data)
      * instances cannot miss a required field, `data` is bytes. Only the decode itself runs, the
      * plan held (it keeps the message alive); anything else (a decline, an error) is the
      * general path's, from the start. */
+    PyObject *r = NULL;
     if (b->nm != NULL && b->free && native_selected(E) && PyBytes_CheckExact(data)
         && tag_holds((PyTypeObject *)b->cls, b->tag) && SLOT(b->codec, E->native_off) == b->plan) {
         PyObject *plan = Py_NewRef(b->plan);
         int declined = 0;
-        PyObject *r = pbj_decode_bytes(b->st, b->nm, data, E->default_depth_c, &declined);
+        r = pbj_decode_bytes(b->st, b->nm, data, E->default_depth_c, &declined);
         Py_DECREF(plan);
         if (r != NULL && (PyObject *)Py_TYPE(r) == b->cls) return r;
-        Py_XDECREF(r);
+        Py_CLEAR(r);
+        if (!declined && PyErr_Occurred()) goto failed;  /* refused: its DecodeError is set */
     }
     int how;
-    PyObject *r = decode_in_c(b->st, b->cls, data, E->default_depth, Py_None, Py_False, &how, b);
+    r = decode_in_c(b->st, b->cls, data, E->default_depth, Py_None, Py_False, &how, b);
     if (how != ANSWERED) {
         PyObject *argv[2] = {b->cls, data};
         r = PyObject_Vectorcall(E->py_decode, argv, 2, NULL);
     }
+    if (r != NULL) return r;
+failed:
     if (r == NULL && b->catch_ != NULL && PyErr_ExceptionMatches(b->catch_)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
