@@ -23,6 +23,17 @@
  */
 #include "read.h"
 
+/* CPython's keyed hash of a byte span: public as Py_HashBuffer from 3.14; before, _Py_HashBytes, whose
+ * declaration moved to the internal headers in 3.13 (the function is still exported there). */
+#if PY_VERSION_HEX >= 0x030E0000
+#define share_bytes_hash(p, n) Py_HashBuffer((p), (n))
+#else
+#if PY_VERSION_HEX >= 0x030D0000
+PyAPI_FUNC(Py_hash_t) _Py_HashBytes(const void *, Py_ssize_t);
+#endif
+#define share_bytes_hash(p, n) _Py_HashBytes((p), (n))
+#endif
+
 #define SHARE_PROBES 64
 #define SHARE_INPUT_PER_ENTRY 48
 #define SHARE_FIRST_CAP 256
@@ -57,7 +68,7 @@ void pbj_share_begin(Ctx *c, Py_ssize_t input_len)
 
 static Py_hash_t share_hash(NMessage *m, const uint8_t *p, size_t n, int depth)
 {
-    Py_hash_t h = n ? _Py_HashBytes(p, (Py_ssize_t)n) : 0;
+    Py_hash_t h = n ? share_bytes_hash(p, (Py_ssize_t)n) : 0;
     return (Py_hash_t)(((size_t)h ^ ((size_t)(uintptr_t)m >> 4) * 0x9E3779B97F4A7C15u) + (size_t)depth * 0x100000001B3u);
 }
 
