@@ -13,6 +13,7 @@ that no binary wheel covers). CONTRIBUTING.md has the release steps.
 import os
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 #: The environment switch that builds without the native engine (a pure ``py3-none-any`` wheel).
 NO_EXTENSIONS = os.environ.get("PBJ_NO_EXTENSIONS", "").strip().lower() not in ("", "0", "false", "no")
@@ -22,9 +23,20 @@ SOURCES = ("module", "plan", "read", "decode", "values", "encode", "reverse", "e
 native = Extension(
     "pbj._native._engine",
     sources=[f"pbj/_native/{name}.c" for name in SOURCES],
-    depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h"],
+    depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h", "pbj/_native/msvc.h"],
     extra_compile_args=["-std=c11", "-O2"],
     optional=True,
 )
 
-setup(ext_modules=[] if NO_EXTENSIONS else [native])
+
+class BuildExt(build_ext):
+    """GCC's and Clang's flags, or MSVC's: C11, optimized, and pbj/_native/msvc.h forced into every source."""
+
+    def build_extension(self, ext):
+        if self.compiler.compiler_type == "msvc":
+            shim = os.path.abspath(os.path.join("pbj", "_native", "msvc.h"))
+            ext.extra_compile_args = ["/std:c11", "/O2", f"/FI{shim}"]
+        super().build_extension(ext)
+
+
+setup(ext_modules=[] if NO_EXTENSIONS else [native], cmdclass={"build_ext": BuildExt})
