@@ -99,8 +99,9 @@ def installed_wheel() -> tuple[str, str]:
     """How pbj is installed: (the wheel's tags, how) from the distribution's ``WHEEL`` and ``direct_url.json``.
 
     Returns:
-        (tags joined by ``.``, one of ``"wheel"``, ``"editable install of DIR"``, ``"local wheel"``,
-        ``"not installed"``). Tags are empty when pbj is not installed (run from a source tree).
+        (the wheel's tags joined by ``", "``, how: ``"wheel"`` from an index, ``"editable install of DIR"``,
+        ``"local wheel URL"``, ``"local build URL"`` or ``"not installed ..."``). The tags are empty when
+        pbj is not installed (imported from a source tree).
     """
     try:
         dist = metadata.distribution(DISTRIBUTION)
@@ -115,8 +116,8 @@ def installed_wheel() -> tuple[str, str]:
         if info.get("dir_info", {}).get("editable"):
             how = f"editable install of {info.get('url', '?').removeprefix('file://')}"
         else:
-            how = f"local {'wheel' if info.get('url', '').endswith('.whl') else 'build'} ({info.get('url', '?')})"
-    return ".".join(tags), how
+            how = f"local {'wheel' if info.get('url', '').endswith('.whl') else 'build'} {info.get('url', '?')}"
+    return ", ".join(tags), how
 
 
 def gil_state() -> str:
