@@ -27,10 +27,16 @@ def install_wheels(folder: Path) -> list[str]:
     return names
 
 
-def suite_files(listing: Path) -> list[str]:
-    """The test files (and ``file::test`` ids) of suite.txt: one a line, ``#`` starts a comment."""
+def suite_arguments(listing: Path) -> list[str]:
+    """pytest's arguments for suite.txt: a test file (or ``file::test``) a line, ``-file::test`` deselects one.
+
+    ``#`` starts a comment.
+    """
     entries = [line.split("#", 1)[0].strip() for line in listing.read_text(encoding="utf-8").splitlines()]
-    return [entry for entry in entries if entry]
+    out: list[str] = []
+    for entry in filter(None, entries):
+        out += ["--deselect", entry[1:]] if entry.startswith("-") else [entry]
+    return out
 
 
 def run() -> int:
@@ -50,7 +56,7 @@ def run() -> int:
     import pytest
 
     args = list(pytest_args.to_py()) if "pytest_args" in globals() else []  # noqa: F821 (set by run.mjs)
-    files = [a for a in args if not a.startswith("-")] or suite_files(Path("/repo/tests/pyodide/suite.txt"))
+    files = [a for a in args if not a.startswith("-")] or suite_arguments(Path("/repo/tests/pyodide/suite.txt"))
     options = [a for a in args if a.startswith("-")]
     started = time.perf_counter()
     # no pytest-timeout or xdist here (no signals, no processes): the default options without them
