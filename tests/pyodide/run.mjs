@@ -7,7 +7,7 @@
 // $PBJ_SHARED) at /shared, then runs tests/pyodide/in_pyodide.py there with the remaining arguments: the installed pbj's
 // checks (tests/installed_check.py) and pytest on the suite files of tests/pyodide/suite.txt. Its exit status
 // is the Python side's. Nothing is fetched from the network: Pyodide loads from node_modules/pyodide.
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPyodide } from "pyodide";
@@ -18,6 +18,11 @@ const shared = resolve(process.env.PBJ_SHARED ?? join(repo, "..", "shared"));
 const [wheelsDir, ...pytestArgs] = process.argv.slice(2);
 if (!wheelsDir) {
   console.error("usage: node tests/pyodide/run.mjs WHEELS_DIR [pytest arguments...]");
+  process.exit(2);
+}
+
+if (!existsSync(join(shared, "protos"))) {
+  console.error(`run.mjs: the shared test material is not in ${shared} (set PBJ_SHARED)`);
   process.exit(2);
 }
 
