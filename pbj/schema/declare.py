@@ -155,11 +155,11 @@ def _class_annotations(cls: type) -> dict[str, Any]:
     try:
         return inspect.get_annotations(cls)
     except Exception:  # a name not defined yet (3.14's lazy annotations): read the text
-        if sys.version_info < (3, 14):
-            raise
-        import annotationlib
+        if sys.version_info >= (3, 14):
+            import annotationlib
 
-        return annotationlib.get_annotations(cls, format=annotationlib.Format.STRING)
+            return annotationlib.get_annotations(cls, format=annotationlib.Format.STRING)
+        raise
 
 
 @functools.lru_cache(maxsize=512)
