@@ -25,10 +25,10 @@ import pbj.testing
 import pbj.wire
 from fuzz import targets as T
 from fuzz.native_checks import _encode_python, check_same
-from tests.native_switches import engine_with
 from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import info, is_message
+from tests.native_switches import engine_with
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 
