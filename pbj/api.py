@@ -25,6 +25,7 @@ from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import OneOf, info, is_message
+from pbj.schema.resolve import class_needed
 from pbj.schema.values import none_problem, problem
 
 __all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH", "decoder_of", "encoder_of"]
@@ -244,7 +245,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
     codec = getattr(cls, "__pbj_codec__", None) if cls.__class__ is type else None
     if codec is None:
         if not isinstance(cls, type) or not is_message(cls):
-            raise TypeError(f"{cls!r} is not a pbj message class")
+            raise class_needed(cls, "pbj.decode")
         codec = codec_of(cls)
     if max_depth is not DEFAULT_MAX_DEPTH:
         check_max_depth(max_depth, "decode")

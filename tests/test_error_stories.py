@@ -4,11 +4,16 @@
   code comes out unchanged (it was ``EncodeError: map field needs a FrozenMap, got dict``, a
   dict the writers accept); a list or dict stored behind the constructor's back is not blamed
   for a bad value inside it;
-* a ``SchemaError`` names a type by kind and name, never as the repr of an internal lambda.
+* a ``SchemaError`` names a type by kind and name, never as the repr of an internal lambda;
+* what a new user met: Google's ``json_format`` option names (``ignore_unknown_fields`` …) are
+  taken; a message instance given where its class goes gets one line with the call written
+  right, not the instance's whole repr; gzip input is named as such; ``unpack_details``
+  suggests its own call form.
 """
 
 from __future__ import annotations
 
+import gzip
 import traceback
 
 import pytest
@@ -127,3 +132,68 @@ def test_a_forward_reference_that_fails_is_named_without_a_function_repr() -> No
         cls()
     assert str(caught.value) == ("Holder.k: cannot resolve a message (given by a lambda): "
                                  "NameError: name 'undefined_name' is not defined")
+
+
+@pbj.message
+class Note:
+    memo: str = pbj.field(1, "string")
+    count: int = pbj.field(2, "int32")
+    blob: bytes = pbj.field(3, "bytes")
+
+
+def test_googles_json_option_names_are_taken() -> None:
+    assert pbj.from_json(Note, '{"memo": "x", "extra": 1}', ignore_unknown_fields=True) == Note(memo="x")
+    assert pbj.from_dict(Note, {"memo": "x", "extra": 1}, ignore_unknown_fields=True) == Note(memo="x")
+    assert pbj.to_json(Note(memo="x"), always_print_fields_with_no_presence=True) == '{"memo":"x","count":0,"blob":""}'
+    assert pbj.to_dict(Note(), preserving_proto_field_name=True, always_print_fields_with_no_presence=True,
+                       use_integers_for_enums=True) == {"memo": "", "count": 0, "blob": ""}
+    with pytest.raises(pbj.JSONError, match="extra"):
+        pbj.from_json(Note, '{"extra": 1}', ignore_unknown_fields=False)
+    with pytest.raises(TypeError) as caught:
+        pbj.from_json(Note, "{}", ignore_unknown=True, ignore_unknown_fields=False)
+    assert str(caught.value) == ("pbj.from_json: give ignore_unknown (or Google's name for it, "
+                                 "ignore_unknown_fields), not both")
+
+
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda m: pbj.decode(m, b""), "pbj.decode takes a message class, not a Note message: pbj.decode(Note, ...)"),
+    (lambda m: pbj.from_json(m, "{}"),
+     "pbj.from_json takes a message class, not a Note message: pbj.from_json(Note, ...)"),
+    (lambda m: pbj.from_dict(m, {}),
+     "pbj.from_dict takes a message class, not a Note message: pbj.from_dict(Note, ...)"),
+    (lambda m: pbj.from_text(m, ""),
+     "pbj.from_text takes a message class, not a Note message: pbj.from_text(Note, ...)"),
+    (lambda m: pbj.decode(m.blob, b""), "pbj.decode takes a pbj message class, not bytes b'" + "x" * 35 + "..."),
+    (lambda m: pbj.decode(int, b""), "pbj.decode takes a pbj message class, not the class int"),
+])
+def test_a_message_given_for_its_class_gets_one_line(call, text: str) -> None:
+    with pytest.raises(TypeError) as caught:
+        call(Note(memo="m" * 1000, blob=b"x" * 1000))
+    assert str(caught.value) == text
+
+
+def test_gzip_input_is_named_as_such() -> None:
+    data = gzip.compress(pbj.encode(Note(memo="x")))
+    with pytest.raises(pbj.DecodeError) as caught:
+        pbj.decode(Note, data)
+    assert str(caught.value) == ("wire type 7 is not a valid wire type (the input starts with 1f 8b, as gzip data "
+                                 "does: decompress it first, gzip.decompress(data)) - at `$` at byte 0")
+    with pytest.raises(pbj.DecodeError) as caught:
+        pbj.decode(Note, b"\x1f\x8c")  # the same first byte, not gzip
+    assert str(caught.value) == "wire type 7 is not a valid wire type - at `$` at byte 0"
+
+
+def test_unpack_details_suggests_its_own_call_form() -> None:
+    pytest.importorskip("grpc")
+    from pbj.grpc.status import Status, unpack_details
+    from pbj.wkt import UnknownTypeError, pack
+
+    @pbj.message
+    class Hidden:
+        a: int = pbj.field(1, "int32")
+    Hidden.__pbj_info__.full_name = "nowhere.Hidden"  # a type no schema or registry knows
+    status = Status(code=9, message="no", details=[pack(Hidden(a=1))])
+    with pytest.raises(UnknownTypeError) as caught:
+        unpack_details(status)
+    assert str(caught.value).endswith("or pass the class: pbj.grpc.unpack_details(status, Hidden)")
+    assert unpack_details(status, Hidden) == [Hidden(a=1)]

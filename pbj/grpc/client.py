@@ -164,27 +164,18 @@ class _AioStreamRequest(_AioUnaryRequest):
 def _checked_requests(requests: Any, check: Callable[[Any], None], m: Method) -> Any:
     """``requests`` (an iterable or an async iterable), each message's type checked as it is taken."""
 
-    def refuse(exc: TypeError) -> None:
-        _LOGGER.error("%s: a request iterator gave a message of another type; the call is cancelled: %s",
-                      m.path, exc)
+    def checked(request: Any) -> Any:
+        try:
+            check(request)
+        except TypeError as exc:
+            _LOGGER.error("%s: a request iterator gave a message of another type; the call is cancelled: %s",
+                          m.path, exc)
+            raise
+        return request
 
     if hasattr(requests, "__aiter__"):
         async def each_async() -> Any:
-            async for r in requests:
-                try:
-                    check(r)
-                except TypeError as exc:
-                    refuse(exc)
-                    raise
-                yield r
+            async for request in requests:
+                yield checked(request)
         return each_async()
-
-    def each() -> Any:
-        for r in requests:
-            try:
-                check(r)
-            except TypeError as exc:
-                refuse(exc)
-                raise
-            yield r
-    return each()
+    return map(checked, requests)

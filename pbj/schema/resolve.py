@@ -18,7 +18,8 @@ from pbj.errors import SchemaError
 from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
 from pbj.schema.records import FieldInfo, MessageInfo, is_message
 
-__all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem", "type_text"]
+__all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem", "type_text",
+           "class_needed"]
 
 M = TypeVar("M")
 
@@ -107,6 +108,20 @@ def type_text(t: Any) -> str:
             return f"message {name}"
         return f"a message (given by a {'lambda' if name.endswith('<lambda>') else 'callable'})"
     return repr(t)
+
+
+def class_needed(obj: Any, call: str) -> TypeError:
+    """The error of ``call`` (``"pbj.decode"`` …) given ``obj`` where a message class goes: for a
+    message instance, the call written with its class; else what was given, in a few words
+    (never an object's whole repr)."""
+    if is_message(obj) and not isinstance(obj, type):
+        name = type(obj).__qualname__
+        return TypeError(f"{call} takes a message class, not a {name} message: {call}({name}, ...)")
+    if isinstance(obj, type):
+        return TypeError(f"{call} takes a pbj message class, not the class {obj.__qualname__}")
+    text = repr(obj)
+    return TypeError(f"{call} takes a pbj message class, not {type(obj).__qualname__} "
+                     f"{text if len(text) <= 40 else text[:37] + '...'}")
 
 
 def check_type(t: Any, cls_name: str, fname: str, *, map_key: bool = False) -> None:
