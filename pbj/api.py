@@ -339,7 +339,7 @@ def _write_measured(codec: Any, obj: Any) -> bytes:
 
     Runs when a writer finds that the bytes of ``obj`` do not add up to a size cached in its tree:
     something changed behind the constructor's back (``object.__setattr__``) after it was measured,
-    such as a ``bytearray`` grown since, or a sub-message of another class (issue 20, item 9). So
+    such as a ``bytearray`` grown since, or a sub-message of another class (a hand-made object). So
     that the bytes are right or the error names the field, never invalid bytes, every cached size
     in the tree is forgotten (and each sub-message's class checked), then measured again.
 
