@@ -55,6 +55,10 @@ class Stub:
 
     Raises:
         TypeError: ``service`` is not a :class:`pbj.Service`.
+
+    A method called with a request of another message type fails the call with ``INTERNAL``,
+    "Exception serializing request!" (``grpc.RpcError`` on a ``grpc.Channel``,
+    ``grpc.aio.AioRpcError`` before anything is sent on a ``grpc.aio.Channel``; see the module).
     """
 
     def __init__(self, channel: Any, service: Service) -> None:
