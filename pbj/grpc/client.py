@@ -115,13 +115,10 @@ def _refused(m: Method, exc: TypeError) -> grpc.aio.AioRpcError:
                                 debug_error_string=f"{m.path}: {exc}")
 
 
-class _AioUnaryRequest:
-    """An aio method taking one request: grpcio's multi-callable, with the request's type checked
-    first (grpcio's aio call would send an empty message for a request its serializer refuses).
-
-    Raises (when called):
-        grpc.aio.AioRpcError: ``INTERNAL``, "Exception serializing request!": a request of another type.
-    """
+class _AioMethod:
+    """A method of a stub on a ``grpc.aio.Channel``: grpcio's multi-callable, with the type of each
+    request checked before grpcio sees it (grpcio's aio call sends an empty message for a request
+    its serializer refuses). Everything else is the multi-callable's."""
 
     __slots__ = ("_check", "_method", "_multi_callable")
 
@@ -130,6 +127,19 @@ class _AioUnaryRequest:
         self._method = method
         self._check = type_check(method.input)
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._multi_callable, name)
+
+
+class _AioUnaryRequest(_AioMethod):
+    """An aio method taking one request.
+
+    Raises (when called):
+        grpc.aio.AioRpcError: ``INTERNAL``, "Exception serializing request!": a request of another type.
+    """
+
+    __slots__ = ()
+
     def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             self._check(request)
@@ -137,14 +147,11 @@ class _AioUnaryRequest:
             raise _refused(self._method, exc) from exc
         return self._multi_callable(request, *args, **kwargs)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._multi_callable, name)
 
-
-class _AioStreamRequest(_AioUnaryRequest):
-    """An aio method taking a stream of requests: each one's type is checked before grpcio sees it
-    (``call.write(request)`` raises ``AioRpcError`` and cancels the call; a request iterator's wrong
-    message cancels it, with the ``TypeError`` logged)."""
+class _AioStreamRequest(_AioMethod):
+    """An aio method taking a stream of requests (``call.write(request)`` of another type raises
+    ``AioRpcError`` and cancels the call; a request iterator's message of another type cancels it,
+    with the ``TypeError`` logged)."""
 
     __slots__ = ()
 
