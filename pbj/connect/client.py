@@ -101,7 +101,15 @@ def _checked(request: Any, m: Method) -> Any:
     return request
 
 
-def _checked_each(requests: Iterable[Any], m: Method) -> Iterator[Any]:
+def _checked_each(requests: Iterable[Any], m: Method) -> Iterator[Any] | list[Any]:
+    """The requests of a client stream, each checked: a list stays a list (connectrpc sends it as one body,
+    with its length: HTTP/1.1 servers that cannot read a chunked body take it), others are read as sent."""
+    if isinstance(requests, (list, tuple)):
+        return [r if r.__class__ is m.input else _checked(r, m) for r in requests]
+    return _checked_lazily(requests, m)
+
+
+def _checked_lazily(requests: Iterable[Any], m: Method) -> Iterator[Any]:
     cls = m.input
     for r in requests:
         yield r if r.__class__ is cls else _checked(r, m)

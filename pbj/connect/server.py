@@ -332,6 +332,20 @@ class WSGIApplication(ConnectWSGIApplication):  # type: ignore[misc]
         super().__init__(endpoints=served, interceptors=interceptors, read_max_bytes=read_max_bytes,
                          compressions=compressions, codecs=default_codecs() if codecs is None else codecs)
 
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        """Answer one request (PEP 3333).
+
+        An HTTP/1.x request with neither ``Content-Length`` nor ``Transfer-Encoding`` has an empty
+        body (RFC 9112, "Message Body Length"); such a request is given ``CONTENT_LENGTH`` 0 first,
+        so that its body is not read until the connection closes (``wsgiref`` hands the socket
+        itself as ``wsgi.input``, and an empty protobuf message is an empty body).
+        """
+        if (not environ.get("CONTENT_LENGTH") and not environ.get("HTTP_TRANSFER_ENCODING")
+                and not environ.get("wsgi.input_terminated")
+                and str(environ.get("SERVER_PROTOCOL", "")).startswith("HTTP/1")):
+            environ["CONTENT_LENGTH"] = "0"
+        return super().__call__(environ, start_response)
+
     @property
     def path(self) -> str:
         """``"/"``: the application answers its methods' paths (``/pkg.Service/Method``) itself."""
