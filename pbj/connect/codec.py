@@ -44,7 +44,7 @@ class ProtoCodec:
     __slots__ = ("_decoders",)
 
     def __init__(self) -> None:
-        self._decoders: dict[type, Callable[[Any], Any]] = {}
+        self._decoders: dict[type, Callable[[Any], Any]] = {}  # decoder_of(cls), which reads any buffer
 
     def name(self) -> str:
         """``"proto"`` (``application/proto``, ``application/connect+proto``, ``application/grpc+proto`` ...)."""
@@ -68,7 +68,8 @@ class ProtoCodec:
         """
         decoder = self._decoders.get(message_class)
         if decoder is None:
-            decoder = self._decoders[message_class] = decoder_of(_message_class(message_class))
+            made: Callable[[Any], Any] = decoder_of(_message_class(message_class))  # reads any buffer
+            decoder = self._decoders[message_class] = made
         return decoder(data)
 
 

@@ -185,14 +185,12 @@ def _implementation(implementation: Any, name: str) -> Callable[..., Any] | None
     return fn  # type: ignore[no-any-return]
 
 
-_ASYNC_MAKERS = {"unary_unary": Endpoint.unary, "unary_stream": Endpoint.server_stream,
-                 "stream_unary": Endpoint.client_stream, "stream_stream": Endpoint.bidi_stream}
-
-
-def _sync_maker(kind: str) -> Callable[..., Any]:
-    make = {"unary_unary": EndpointSync.unary, "unary_stream": EndpointSync.server_stream,
-            "stream_unary": EndpointSync.client_stream, "stream_stream": EndpointSync.bidi_stream}[kind]
-    return lambda method, function: make(method=method, function=function)
+_ASYNC_MAKERS: dict[str, Callable[..., Any]] = {
+    "unary_unary": Endpoint.unary, "unary_stream": Endpoint.server_stream,
+    "stream_unary": Endpoint.client_stream, "stream_stream": Endpoint.bidi_stream}
+_SYNC_MAKERS: dict[str, Callable[..., Any]] = {
+    "unary_unary": EndpointSync.unary, "unary_stream": EndpointSync.server_stream,
+    "stream_unary": EndpointSync.client_stream, "stream_stream": EndpointSync.bidi_stream}
 
 
 def endpoints(service: Service, implementation: Any, *, asyncio: bool) -> dict[str, Any]:
@@ -224,7 +222,7 @@ def endpoints(service: Service, implementation: Any, *, asyncio: bool) -> dict[s
             out[m.path] = _ASYNC_MAKERS[m.kind](method_info(m), function)
         else:
             function = _sync_unimplemented(m) if fn is None else _sync_function(m, fn)
-            out[m.path] = _sync_maker(m.kind)(method_info(m), function)
+            out[m.path] = _SYNC_MAKERS[m.kind](method=method_info(m), function=function)  # keywords only
     return out
 
 
