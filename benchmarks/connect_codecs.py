@@ -328,28 +328,11 @@ def count_worker(folder: Path, calls: int, messages: int) -> None:
 
 
 def count_instructions(args: argparse.Namespace) -> int:
-    import shutil
-
     import pbj
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        print("--instructions needs valgrind (callgrind) on PATH", file=sys.stderr)
+    from benchmarks.callgrind_regions import count_regions
+    counts = count_regions("benchmarks.connect_codecs", "--calls", str(args.calls), "--messages", str(args.messages))
+    if counts is None:
         return 2
-    with tempfile.TemporaryDirectory(prefix="pbj-connect-count-") as tmp:
-        folder = Path(tmp)
-        out = folder / "cg.out"
-        subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
-                        f"--log-file={folder / 'valgrind.log'}", sys.executable, "-m", "benchmarks.connect_codecs",
-                        "--count-worker", tmp, "--calls", str(args.calls), "--messages", str(args.messages)],
-                       check=True, cwd=ROOT)
-        names = (folder / "regions.txt").read_text().split("\n")
-
-        def total(n: int) -> int:  # dump 1: before the first region; then each region, then what follows it
-            for line in (folder / f"cg.out.{n}").read_text().splitlines():
-                if line.startswith(("summary:", "totals:")):
-                    return int(line.split()[1])
-            raise ValueError(f"dump {n} has no total")
-        counts = {name: total(2 + 2 * i) for i, name in enumerate(names)}
     base = counts["base"] / args.calls
     per = {"unary": ("a whole unary call (client and server)", args.calls, args.calls),
            "stream": (f"a streamed message (one stream of {args.messages:,})", args.messages, 1),

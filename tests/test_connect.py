@@ -259,7 +259,7 @@ def test_reflection_and_health_on_the_same_application(servers, server, protocol
 def test_health_watch_streams_each_change(servers):
     health = servers["health"]
     from pbj.connect.health import SERVICE as HEALTH
-    from pbj.connect.health import _Request
+    from pbj.grpc._common import HealthCheckRequest as _Request
     for server in ("uvicorn", "wsgi"):
         url = servers[server][0]
         health.set("watched", ServingStatus.NOT_SERVING)

@@ -197,19 +197,6 @@ class _Call:
         from pbj.connect._require import Code
         if exc.code is Code.UNAVAILABLE:
             return CallError(f"{self.args.target} is unavailable: {exc.message}")
-        return CallError(f"{exc.code.name}: {exc.message}{_details(exc, ns)}")
-
-
-def _details(exc: Any, ns: Any) -> str:
-    """`` (details: {...}; {...})``: an error's details as ProtoJSON when the schema has their type (else the
-    type's name); ``""`` without any."""
-    import pbj
-    from pbj.errors import PbjError
-    parts = []
-    for d in exc.details:
-        cls = ns.messages.get(d.type_name) if ns is not None else None
-        try:
-            parts.append(pbj.to_json(pbj.decode(cls, d.message_bytes)) if cls is not None else d.type_name)
-        except PbjError:
-            parts.append(d.type_name)
-    return f" (details: {'; '.join(parts)})" if parts else ""
+        from pbj.grpc.cli import details_text
+        return CallError(f"{exc.code.name}: {exc.message}"
+                         f"{details_text([(d.type_name, d.message_bytes) for d in exc.details], ns)}")

@@ -41,6 +41,7 @@ from pbj.connect._require import (
 )
 from pbj.connect.codec import JSONCodec, ProtoCodec
 from pbj.connect.server import method_info
+from pbj.grpc._common import MethodLookup
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
@@ -177,34 +178,30 @@ class _Method:
         return f"<pbj.connect method {self._m.path}>"
 
 
-class _Methods:
-    """What both clients share: the methods as attributes and items."""
+class _Client(MethodLookup):
+    """What both clients share: the options checked, connectrpc's client made, a callable per method."""
 
-    _pbj_service: Service
+    _asyncio = False
 
-    def _add_methods(self, client: Any, service: Service, asyncio: bool) -> None:
+    def __init__(self, address: str, service: Service, *, protocol: Any = "connect", codec: Any = None,
+                 timeout: float | None = None, accept_compression: Iterable[Any] | None = None,
+                 send_compression: Any = None, read_max_bytes: int | None = None,
+                 interceptors: Iterable[Any] = (), http_client: Any = None) -> None:
+        options = _Options(address, service, protocol, codec, timeout, accept_compression, send_compression,
+                           read_max_bytes)
+        aio = self._asyncio
         self._pbj_service = service
+        self._pbj_transport: Any = None
+        if http_client is None and options.h2c:
+            self._pbj_transport = (HTTPTransport if aio else SyncHTTPTransport)(http_version=HTTPVersion.HTTP2)
+            http_client = (HTTPClient if aio else SyncHTTPClient)(self._pbj_transport)
+        self._pbj_client = (ConnectClient if aio else ConnectClientSync)(
+            options.address, interceptors=interceptors, http_client=http_client, **options.kwargs)
         for m in service:
-            self.__dict__[m.name] = _Method(client, m, asyncio)
-
-    def __getitem__(self, name: str) -> Any:
-        """The callable of method ``name``.
-
-        Raises:
-            KeyError: the service has no such method.
-        """
-        self._pbj_service[name]  # the KeyError naming the methods
-        return self.__dict__[name]
-
-    def __getattr__(self, name: str) -> Any:
-        service = self.__dict__.get("_pbj_service")
-        raise AttributeError(f"service {service.full_name if service else '?'} has no method {name!r}")
-
-    def __repr__(self) -> str:
-        return f"<pbj.connect.{type(self).__name__} {self._pbj_service.full_name}>"
+            self.__dict__[m.name] = _Method(self._pbj_client, m, aio)
 
 
-class ClientSync(_Methods):
+class ClientSync(_Client):
     """A client of one service, blocking: ``ClientSync("http://127.0.0.1:8080", service).SayHello(req)``.
 
     Args:
@@ -215,7 +212,8 @@ class ClientSync(_Methods):
         codec: ``"proto"`` (default), ``"json"``, or a connectrpc ``Codec``
             (:class:`pbj.connect.codec.JSONCodec` with options).
         timeout: the default deadline of every call, in seconds (``None``: none).
-        accept_compression: connectrpc ``Compression``\\ s accepted in responses (default: gzip).
+        accept_compression: connectrpc ``Compression``\\ s accepted in responses (default: gzip;
+            ``()``: none).
         send_compression: the ``Compression`` requests are sent with (default: none).
         read_max_bytes: the largest response message accepted, in bytes (``None``: no limit).
         interceptors: connectrpc's sync interceptors.
@@ -229,19 +227,7 @@ class ClientSync(_Methods):
             codec name or timeout is not one of the above.
     """
 
-    def __init__(self, address: str, service: Service, *, protocol: Any = "connect", codec: Any = None,
-                 timeout: float | None = None, accept_compression: Iterable[Any] | None = None,
-                 send_compression: Any = None, read_max_bytes: int | None = None,
-                 interceptors: Iterable[Any] = (), http_client: Any = None) -> None:
-        options = _Options(address, service, protocol, codec, timeout, accept_compression, send_compression,
-                           read_max_bytes)
-        self._pbj_transport = None
-        if http_client is None and options.h2c:
-            self._pbj_transport = SyncHTTPTransport(http_version=HTTPVersion.HTTP2)
-            http_client = SyncHTTPClient(self._pbj_transport)
-        self._pbj_client = ConnectClientSync(options.address, interceptors=interceptors, http_client=http_client,
-                                             **options.kwargs)
-        self._add_methods(self._pbj_client, service, asyncio=False)
+    _pbj_label = "pbj.connect.ClientSync"
 
     def close(self) -> None:
         """Close the client (and the HTTP/2 transport it made for gRPC, if any)."""
@@ -257,8 +243,7 @@ class ClientSync(_Methods):
         self.close()
 
 
-
-class Client(_Methods):
+class Client(_Client):
     """A client of one service, for asyncio: ``await Client(url, service).SayHello(req)``.
 
     Unary and client-streaming calls are coroutines; server-streaming and bidirectional calls
@@ -272,19 +257,8 @@ class Client(_Methods):
         TypeError, ValueError: as :class:`ClientSync`.
     """
 
-    def __init__(self, address: str, service: Service, *, protocol: Any = "connect", codec: Any = None,
-                 timeout: float | None = None, accept_compression: Iterable[Any] | None = None,
-                 send_compression: Any = None, read_max_bytes: int | None = None,
-                 interceptors: Iterable[Any] = (), http_client: Any = None) -> None:
-        options = _Options(address, service, protocol, codec, timeout, accept_compression, send_compression,
-                           read_max_bytes)
-        self._pbj_transport = None
-        if http_client is None and options.h2c:
-            self._pbj_transport = HTTPTransport(http_version=HTTPVersion.HTTP2)
-            http_client = HTTPClient(self._pbj_transport)
-        self._pbj_client = ConnectClient(options.address, interceptors=interceptors, http_client=http_client,
-                                         **options.kwargs)
-        self._add_methods(self._pbj_client, service, asyncio=True)
+    _pbj_label = "pbj.connect.Client"
+    _asyncio = True
 
     async def close(self) -> None:
         """Close the client (and the HTTP/2 transport it made for gRPC, if any)."""

@@ -21,11 +21,12 @@ answers too, each round's requests being sent together.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from pbj.connect._require import Code, ConnectError
-from pbj.connect.client import Client, ClientSync
+from pbj.connect.client import ClientSync
 from pbj.connect.server import endpoints
 from pbj.grpc._reflection import Answers, ReflectionError, collect, load_files, serving_index
 from pbj.grpc._schemas import REFLECTION_PACKAGES, reflection_schema
@@ -107,23 +108,10 @@ def reflect(address: str, *, protocol: Any = "connect", host: str = "", timeout:
 
 async def reflect_async(address: str, *, protocol: Any = "connect", host: str = "", timeout: float | None = 10.0,
                         headers: Any = None, http_client: Any = None) -> Namespace:
-    """:func:`reflect` for asyncio: ``ns = await reflect_async(url)``.
+    """:func:`reflect` for asyncio: ``ns = await reflect_async(url)``, run in a worker thread so that the event
+    loop goes on (a few short calls, once per schema).
 
-    Same arguments, result and errors (``http_client`` a ``pyqwest.Client``).
+    Same arguments, result and errors (``http_client`` a ``pyqwest.SyncClient``).
     """
-    own = reflection_schema()
-    for i, package in enumerate(REFLECTION_PACKAGES):
-        async with Client(address, own.service(f"{package}.ServerReflection"), protocol=protocol, timeout=timeout,
-                          http_client=http_client) as client:
-            questions = collect(own[f"{package}.ServerReflectionRequest"], host)
-            try:
-                requests = next(questions)
-                while True:
-                    call = client.ServerReflectionInfo(requests, headers=headers)
-                    requests = questions.send([r async for r in call])
-            except StopIteration as done:
-                return load_files(done.value)
-            except ConnectError as exc:
-                if exc.code is not Code.UNIMPLEMENTED or i + 1 == len(REFLECTION_PACKAGES):
-                    raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    return await asyncio.to_thread(reflect, address, protocol=protocol, host=host, timeout=timeout, headers=headers,
+                                   http_client=http_client)

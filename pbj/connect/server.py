@@ -35,10 +35,9 @@ their use in gRPC"):
 from __future__ import annotations
 
 import contextlib
-import difflib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pbj.connect._require import (
     DEFAULT_READ_MAX_BYTES,
@@ -53,6 +52,7 @@ from pbj.connect._require import (
 from pbj.connect.codec import default_codecs
 from pbj.connect.errors import RpcError, from_grpc_error
 from pbj.errors import PbjError
+from pbj.grpc._common import ServicerBase
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
@@ -350,7 +350,7 @@ class WSGIApplication(ConnectWSGIApplication):  # type: ignore[misc]
         return "/"
 
 
-class Servicer:
+class Servicer(ServicerBase):
     """Base class of a service's implementation: ``class Greeter(pbj.connect.Servicer, service=svc)``.
 
     Define a method per RPC method, named as in the schema, taking ``(self, request,
@@ -364,20 +364,4 @@ class Servicer:
             spelt nearly like one (a typo: ``Unry`` for ``Unary``); other helpers are left alone.
     """
 
-    pbj_service: ClassVar[Service]
-
-    def __init_subclass__(cls, service: Service | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if service is not None:
-            if not isinstance(service, Service):
-                raise TypeError(f"{cls.__name__}: service= needs a pbj.Service, not {type(service).__name__}")
-            cls.pbj_service = service
-        svc = getattr(cls, "pbj_service", None)
-        if svc is None:
-            raise TypeError(f"{cls.__name__} needs a service: class {cls.__name__}(pbj.connect.Servicer, service=...)")
-        for name, value in vars(cls).items():
-            if callable(value) and not name.startswith("_") and name not in svc.methods:
-                close = difflib.get_close_matches(name, list(svc.methods), n=1, cutoff=0.8)
-                if close:
-                    raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
-                                    f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+    _pbj_base = "pbj.connect.Servicer"

@@ -266,23 +266,28 @@ def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
 def _rich_details(exc: Any, ns: Any) -> str:
     """`` (details: {...}; {...})``: the messages of a ``grpc-status-details-bin`` trailer, as ProtoJSON
     when the schema has their type (else the type's name); ``""`` without one."""
-    import pbj
     from pbj.grpc.status import status_of
     try:
         rich = status_of(exc) if hasattr(exc, "trailing_metadata") else None
     except (ValueError, PbjError):
         return " (details: unreadable grpc-status-details-bin)"
-    if rich is None or not rich.details:
+    if rich is None:
         return ""
+    return details_text([(d.type_url.rpartition("/")[2], d.value) for d in rich.details], ns)
+
+
+def details_text(details: list[tuple[str, bytes]], ns: Any) -> str:
+    """`` (details: {...}; {...})``: an error's details, ``(type full name, encoded value)`` pairs, as ProtoJSON
+    when the schema ``ns`` has their type (else the type's name); ``""`` for none."""
+    import pbj
     parts = []
-    for d in rich.details:
-        type_name = d.type_url.rpartition("/")[2]
+    for type_name, value in details:
         cls = ns.messages.get(type_name) if ns is not None else None
         try:
-            parts.append(pbj.to_json(pbj.decode(cls, d.value)) if cls is not None else type_name)
+            parts.append(pbj.to_json(pbj.decode(cls, value)) if cls is not None else type_name)
         except PbjError:
             parts.append(type_name)
-    return f" (details: {'; '.join(parts)})"
+    return f" (details: {'; '.join(parts)})" if parts else ""
 
 
 class _Verbose:

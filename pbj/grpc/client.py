@@ -22,13 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from pbj.grpc._codec import decoder, encoder
+from pbj.grpc._common import MethodLookup
 from pbj.grpc._require import grpc as _grpc  # noqa: F401  (without grpcio: the ImportError naming the extra)
 from pbj.loader.services import Service
 
 __all__ = ["Stub", "stub"]
 
 
-class Stub:
+class Stub(MethodLookup):
     """A client of one service on one channel.
 
     ``Stub(channel, service).SayHello(request, timeout=2.0)`` calls
@@ -44,6 +45,8 @@ class Stub:
         TypeError: ``service`` is not a :class:`pbj.Service`.
     """
 
+    _pbj_label = "pbj.grpc.Stub"
+
     def __init__(self, channel: Any, service: Service) -> None:
         if not isinstance(service, Service):
             raise TypeError(f"Stub needs a pbj.Service, not {type(service).__name__}")
@@ -55,22 +58,6 @@ class Stub:
             callable_ = make(m.path, request_serializer=encoder(m.input), response_deserializer=decoder(m.output),
                              _registered_method=True)
             self.__dict__[m.name] = callable_
-
-    def __getitem__(self, name: str) -> Any:
-        """The multi-callable of method ``name``.
-
-        Raises:
-            KeyError: the service has no such method.
-        """
-        self._pbj_service[name]  # the KeyError naming the methods
-        return self.__dict__[name]
-
-    def __getattr__(self, name: str) -> Any:
-        service = self.__dict__.get("_pbj_service")
-        raise AttributeError(f"service {service.full_name if service else '?'} has no method {name!r}")
-
-    def __repr__(self) -> str:
-        return f"<pbj.grpc.Stub {self._pbj_service.full_name}>"
 
 
 def stub(channel: Any, service: Service) -> Stub:

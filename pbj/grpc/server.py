@@ -33,13 +33,13 @@ Requests are decoded and responses encoded by pbj's codec directly (grpcio's
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from pbj.errors import DecodeError
 from pbj.grpc._codec import decoder, encoder
+from pbj.grpc._common import ServicerBase
 from pbj.grpc._require import grpc
 from pbj.grpc.status import RpcError, to_grpc_status
 from pbj.loader.services import Method, Service
@@ -292,7 +292,7 @@ def add_to_server(server: Any, service: Service, implementation: Any) -> None:
         register(service.full_name, handlers)
 
 
-class Servicer:
+class Servicer(ServicerBase):
     """Base class of a service's implementation: ``class Greeter(pbj.grpc.Servicer, service=svc)``.
 
     Define a method per RPC method, named as in the schema, taking
@@ -307,24 +307,8 @@ class Servicer:
             helper methods are left alone.
     """
 
-    pbj_service: ClassVar[Service]
-
-    def __init_subclass__(cls, service: Service | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if service is not None:
-            if not isinstance(service, Service):
-                raise TypeError(f"{cls.__name__}: service= needs a pbj.Service, not {type(service).__name__}")
-            cls.pbj_service = service
-        svc = getattr(cls, "pbj_service", None)
-        if svc is None:
-            raise TypeError(f"{cls.__name__} needs a service: class {cls.__name__}(pbj.grpc.Servicer, service=...)")
-        for name, value in vars(cls).items():
-            if not callable(value) or name.startswith("_") or name in svc.methods or name == "add_to_server":
-                continue
-            close = difflib.get_close_matches(name, list(svc.methods), n=1, cutoff=0.8)
-            if close:  # a helper method of another name is fine; one spelt like a method is a typo
-                raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
-                                f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+    _pbj_base = "pbj.grpc.Servicer"
+    _pbj_own = frozenset({"add_to_server"})
 
     def add_to_server(self, server: Any) -> None:
         """Serve this implementation on ``server`` (``grpc.Server`` or ``grpc.aio.Server``): :func:`add_to_server`."""
