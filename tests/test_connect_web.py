@@ -54,7 +54,7 @@ def _need(what: str, present: bool, hint: str) -> None:
 def _node() -> str:
     node = shutil.which("node")
     _need("Node.js", node is not None, "install Node.js 20 or newer")
-    _need("the npm packages of tests/web/connect", MODULES.is_dir(), "run `npm ci` in tests/web/connect")
+    _need("tests/web/connect/node_modules", MODULES.is_dir(), "run `npm ci` in tests/web/connect")
     return node  # type: ignore[return-value]
 
 
