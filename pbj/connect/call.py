@@ -155,17 +155,9 @@ class _Call:
         import pbj
         from pbj.connect._require import ConnectError, ResponseMetadata
         from pbj.connect.client import ClientSync
-        from pbj.grpc.cli import _requests, _service, _split, _Verbose
+        from pbj.grpc.cli import _Verbose, method_and_requests
         args = self.args
-        service_name, method_name = _split(args.method)
-        svc = _service(ns, service_name)
-        if method_name not in svc.methods:
-            raise CallError(f"service {svc.full_name} has no method {method_name!r} (its methods: "
-                            f"{', '.join(svc.methods)})")
-        method = svc.methods[method_name]
-        requests = _requests(args, method)
-        if not method.client_streaming and len(requests) != 1:
-            raise CallError(f"{method.name} takes one request, not {len(requests)}")
+        svc, method, requests = method_and_requests(args, ns)
         verbose = _Verbose(args.verbose)
         verbose.section("Request metadata to send", self.metadata)
         indent = 2 if args.pretty else None
@@ -173,7 +165,7 @@ class _Call:
         meta = ResponseMetadata()
         try:
             with meta:
-                result = client[method_name](requests if method.client_streaming else requests[0],
+                result = client[method.name](requests if method.client_streaming else requests[0],
                                              timeout=args.timeout, headers=self.headers or None)
                 replies = result if method.server_streaming else [result]
                 for reply in replies:

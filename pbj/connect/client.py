@@ -195,7 +195,7 @@ class _Client(MethodLookup):
         if http_client is None and options.h2c:
             self._pbj_transport = (HTTPTransport if aio else SyncHTTPTransport)(http_version=HTTPVersion.HTTP2)
             http_client = (HTTPClient if aio else SyncHTTPClient)(self._pbj_transport)
-        self._pbj_client = (ConnectClient if aio else ConnectClientSync)(
+        self._pbj_client: Any = (ConnectClient if aio else ConnectClientSync)(
             options.address, interceptors=interceptors, http_client=http_client, **options.kwargs)
         for m in service:
             self.__dict__[m.name] = _Method(self._pbj_client, m, aio)

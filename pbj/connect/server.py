@@ -52,7 +52,7 @@ from pbj.connect._require import (
 from pbj.connect.codec import default_codecs
 from pbj.connect.errors import RpcError, from_grpc_error
 from pbj.errors import PbjError
-from pbj.grpc._common import ServicerBase
+from pbj.grpc._common import ServicerBase, implementation_of
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
@@ -176,14 +176,6 @@ def _sync_unimplemented(m: Method) -> Callable[..., Any]:
 
 # ------------------------------------------------------------------ endpoints
 
-def _implementation(implementation: Any, name: str) -> Callable[..., Any] | None:
-    if isinstance(implementation, Mapping):
-        return implementation.get(name)  # type: ignore[no-any-return]
-    fn = getattr(implementation, name, None)
-    if fn is None or getattr(fn, "__pbj_unimplemented__", False):
-        return None
-    return fn  # type: ignore[no-any-return]
-
 
 _ASYNC_MAKERS: dict[str, Callable[..., Any]] = {
     "unary_unary": Endpoint.unary, "unary_stream": Endpoint.server_stream,
@@ -216,7 +208,7 @@ def endpoints(service: Service, implementation: Any, *, asyncio: bool) -> dict[s
             service[name]  # the KeyError naming the methods
     out: dict[str, Any] = {}
     for m in service:
-        fn = _implementation(implementation, m.name)
+        fn = implementation_of(implementation, m.name)
         if asyncio:
             function = _async_unimplemented(m) if fn is None else _async_function(m, fn)
             out[m.path] = _ASYNC_MAKERS[m.kind](method_info(m), function)

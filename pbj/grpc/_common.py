@@ -17,15 +17,15 @@ from __future__ import annotations
 import asyncio
 import difflib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from pbj.grpc._schemas import health_schema
 from pbj.loader.services import Service
 from pbj.schema import FrozenMap
 
-__all__ = ["ServicerBase", "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA", "HEALTH_SERVICE", "ServingStatus",
-           "LIST_LIMIT"]
+__all__ = ["ServicerBase", "implementation_of", "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA", "HEALTH_SERVICE",
+           "ServingStatus", "LIST_LIMIT"]
 
 
 class ServicerBase:
@@ -62,6 +62,17 @@ class ServicerBase:
             if close:  # a helper method of another name is fine; one spelt like a method is a typo
                 raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
                                 f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+
+
+def implementation_of(implementation: Any, name: str) -> Callable[..., Any] | None:
+    """The function serving method ``name`` in an implementation (an object with the methods, or a mapping of
+    method name to function); ``None`` when it has none (or the object's is marked ``__pbj_unimplemented__``)."""
+    if isinstance(implementation, Mapping):
+        return implementation.get(name)  # type: ignore[no-any-return]
+    fn = getattr(implementation, name, None)
+    if fn is None or getattr(fn, "__pbj_unimplemented__", False):
+        return None
+    return fn  # type: ignore[no-any-return]
 
 
 class MethodLookup:
@@ -182,6 +193,12 @@ class HealthStatuses:
             status = self._statuses.get(service, ServingStatus.SERVICE_UNKNOWN)
             return (-1 if self._closed else self._version), status
 
+    def _step(self, service: str, last: Any) -> tuple[int, Any, Any]:
+        """One look of ``Watch``: ``(version, status, reply)``, the reply ``None`` unless the status is not ``last``;
+        version -1 once closed."""
+        version, status = self._now(service)
+        return version, status, (None if status == last else HealthCheckResponse(status=status))
+
     def _changes(self, service: str, go_on: Callable[[], float | None]) -> Iterator[Any]:
         """``Watch``'s replies in a thread: the status now, then each change, until :meth:`close`.
 
@@ -190,12 +207,11 @@ class HealthStatuses:
         """
         last = None
         while True:
-            version, status = self._now(service)
+            version, last, reply = self._step(service, last)
             if version < 0:
                 return
-            if status != last:
-                last = status
-                yield HealthCheckResponse(status=status)
+            if reply is not None:
+                yield reply
             wait = go_on()
             if wait is not None and wait < 0:
                 return
@@ -214,12 +230,11 @@ class HealthStatuses:
             last = None
             while True:
                 event.clear()
-                version, status = self._now(service)
+                version, last, reply = self._step(service, last)
                 if version < 0:
                     return
-                if status != last:
-                    last = status
-                    yield HealthCheckResponse(status=status)
+                if reply is not None:
+                    yield reply
                 await event.wait()
         finally:
             with self._changed:

@@ -221,6 +221,25 @@ def _signature(m: Any) -> str:
     return f"rpc {m.name}({arg}) returns ({ret});"
 
 
+def method_and_requests(args: argparse.Namespace, ns: Any) -> tuple[Any, Any, list[Any]]:
+    """The service and method ``args.method`` names in ``ns``, and the requests the arguments give.
+
+    Raises:
+        CallError: no such service or method, a request that does not parse, or several requests
+            to a method that takes one.
+    """
+    service_name, method_name = _split(args.method)
+    svc = _service(ns, service_name)
+    if method_name not in svc.methods:
+        raise CallError(f"service {svc.full_name} has no method {method_name!r} (its methods: "
+                        f"{', '.join(svc.methods)})")
+    method = svc.methods[method_name]
+    requests = _requests(args, method)
+    if not method.client_streaming and len(requests) != 1:
+        raise CallError(f"{method.name} takes one request, not {len(requests)}")
+    return svc, method, requests
+
+
 def _requests(args: argparse.Namespace, method: Any) -> list[Any]:
     import pbj
     text = args.json if args.json is not None else args.text
@@ -354,16 +373,8 @@ def run(args: argparse.Namespace) -> int:
         if args.describe:
             print(_describe(ns, args.describe))
             return 0
-        service_name, method_name = _split(args.method)
-        svc = _service(ns, service_name)
-        if method_name not in svc.methods:
-            raise CallError(f"service {svc.full_name} has no method {method_name!r} (its methods: "
-                            f"{', '.join(svc.methods)})")
-        method = svc.methods[method_name]
-        requests = _requests(args, method)
-        if not method.client_streaming and len(requests) != 1:
-            raise CallError(f"{method.name} takes one request, not {len(requests)}")
-        call = Stub(channel, svc)[method_name]
+        svc, method, requests = method_and_requests(args, ns)
+        call = Stub(channel, svc)[method.name]
         argument: Any = iter(requests) if method.client_streaming else requests[0]
         indent = 2 if args.pretty else None
         result = None

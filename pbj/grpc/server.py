@@ -39,7 +39,7 @@ from typing import Any
 
 from pbj.errors import DecodeError
 from pbj.grpc._codec import decoder, encoder
-from pbj.grpc._common import ServicerBase
+from pbj.grpc._common import ServicerBase, implementation_of
 from pbj.grpc._require import grpc
 from pbj.grpc.status import RpcError, to_grpc_status
 from pbj.loader.services import Method, Service
@@ -220,15 +220,6 @@ _MAKERS = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": g
            "stream_stream": grpc.stream_stream_rpc_method_handler}
 
 
-def _implementation(implementation: Any, name: str) -> Callable[..., Any] | None:
-    if isinstance(implementation, Mapping):
-        return implementation.get(name)  # type: ignore[no-any-return]
-    fn = getattr(implementation, name, None)
-    if fn is None or getattr(fn, "__pbj_unimplemented__", False):
-        return None
-    return fn  # type: ignore[no-any-return]
-
-
 def method_handlers(service: Service, implementation: Any, *, asyncio: bool = False) -> dict[str, Any]:
     """grpcio ``RpcMethodHandler``s of every method of ``service``, by method name.
 
@@ -254,7 +245,7 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
             service[name]  # the KeyError naming the methods
     out: dict[str, Any] = {}
     for m in service:
-        fn = _implementation(implementation, m.name)
+        fn = implementation_of(implementation, m.name)
         behaviour = (_unimplemented(m, asyncio) if fn is None
                      else _async_handler(m, fn) if asyncio else _sync_handler(m, fn))
         out[m.name] = _MAKERS[m.kind](behaviour, request_deserializer=_deserializer(m.input),
