@@ -115,15 +115,9 @@ class _Call:
         ns = None
         try:
             ns = self.schema(http)
-            if args.list:
-                for name in ns.services:
-                    print(name)
-                return 0
-            if args.describe:
-                from pbj.grpc.cli import _describe
-                print(_describe(ns, args.describe))
-                return 0
-            self.call(ns, http)
+            from pbj.grpc.cli import listed_or_described
+            if not listed_or_described(args, ns):
+                self.call(ns, http)
             return 0
         except ConnectError as exc:
             raise self.error(exc, ns) from None

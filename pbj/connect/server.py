@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pbj.connect._require import (
@@ -52,7 +52,7 @@ from pbj.connect._require import (
 from pbj.connect.codec import default_codecs
 from pbj.connect.errors import RpcError, from_grpc_error
 from pbj.errors import PbjError
-from pbj.grpc._common import ServicerBase, implementation_of
+from pbj.grpc._common import ServicerBase, implementations
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
@@ -203,12 +203,8 @@ def endpoints(service: Service, implementation: Any, *, asyncio: bool) -> dict[s
     if not isinstance(service, Service):
         raise TypeError(f"pbj.connect serves a pbj.Service (ns.service(name) or pbj.service(...)), "
                         f"not {type(service).__name__}")
-    if isinstance(implementation, Mapping):
-        for name in implementation:
-            service[name]  # the KeyError naming the methods
     out: dict[str, Any] = {}
-    for m in service:
-        fn = implementation_of(implementation, m.name)
+    for m, fn in implementations(service, implementation):
         if asyncio:
             function = _async_unimplemented(m) if fn is None else _async_function(m, fn)
             out[m.path] = _ASYNC_MAKERS[m.kind](method_info(m), function)

@@ -24,8 +24,8 @@ from pbj.grpc._schemas import health_schema
 from pbj.loader.services import Service
 from pbj.schema import FrozenMap
 
-__all__ = ["ServicerBase", "implementation_of", "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA", "HEALTH_SERVICE",
-           "ServingStatus", "LIST_LIMIT"]
+__all__ = ["ServicerBase", "implementations", "implementation_of", "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA",
+           "HEALTH_SERVICE", "ServingStatus", "LIST_LIMIT"]
 
 
 class ServicerBase:
@@ -62,6 +62,19 @@ class ServicerBase:
             if close:  # a helper method of another name is fine; one spelt like a method is a typo
                 raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
                                 f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+
+
+def implementations(service: Service, implementation: Any) -> Iterator[tuple[Any, Callable[..., Any] | None]]:
+    """``(method, function or None)`` for each method of ``service`` (:func:`implementation_of`).
+
+    Raises:
+        KeyError: ``implementation`` is a mapping naming a method the service does not have.
+    """
+    if isinstance(implementation, Mapping):
+        for name in implementation:
+            service[name]  # the KeyError naming the methods
+    for m in service:
+        yield m, implementation_of(implementation, m.name)
 
 
 def implementation_of(implementation: Any, name: str) -> Callable[..., Any] | None:

@@ -221,6 +221,16 @@ def _signature(m: Any) -> str:
     return f"rpc {m.name}({arg}) returns ({ret});"
 
 
+def listed_or_described(args: argparse.Namespace, ns: Any) -> bool:
+    """Print the services (``--list``) or what ``--describe`` names; whether the arguments asked for one."""
+    if args.list:
+        for name in ns.services:
+            print(name)
+    elif args.describe:
+        print(_describe(ns, args.describe))
+    return bool(args.list or args.describe)
+
+
 def method_and_requests(args: argparse.Namespace, ns: Any) -> tuple[Any, Any, list[Any]]:
     """The service and method ``args.method`` names in ``ns``, and the requests the arguments give.
 
@@ -366,12 +376,7 @@ def run(args: argparse.Namespace) -> int:
                 raise CallError(f"{args.target} does not serve reflection: give the schema with "
                                 f"--descriptor-set or --proto") from None
             raise _rpc_error(exc, args.target) from None
-        if args.list:
-            for name in ns.services:
-                print(name)
-            return 0
-        if args.describe:
-            print(_describe(ns, args.describe))
+        if listed_or_described(args, ns):
             return 0
         svc, method, requests = method_and_requests(args, ns)
         call = Stub(channel, svc)[method.name]

@@ -34,12 +34,12 @@ Requests are decoded and responses encoded by pbj's codec directly (grpcio's
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from pbj.errors import DecodeError
 from pbj.grpc._codec import decoder, encoder
-from pbj.grpc._common import ServicerBase, implementation_of
+from pbj.grpc._common import ServicerBase, implementations
 from pbj.grpc._require import grpc
 from pbj.grpc.status import RpcError, to_grpc_status
 from pbj.loader.services import Method, Service
@@ -240,12 +240,8 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
     """
     if not isinstance(service, Service):
         raise TypeError(f"add_to_server needs a pbj.Service (ns.service(name)), not {type(service).__name__}")
-    if isinstance(implementation, Mapping):
-        for name in implementation:
-            service[name]  # the KeyError naming the methods
     out: dict[str, Any] = {}
-    for m in service:
-        fn = implementation_of(implementation, m.name)
+    for m, fn in implementations(service, implementation):
         behaviour = (_unimplemented(m, asyncio) if fn is None
                      else _async_handler(m, fn) if asyncio else _sync_handler(m, fn))
         out[m.name] = _MAKERS[m.kind](behaviour, request_deserializer=_deserializer(m.input),
