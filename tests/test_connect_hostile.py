@@ -80,6 +80,8 @@ CASES = [
     ("an envelope that is not a message", CLIENT, "application/connect+proto", {}, envelope(b"\x0a\x05ab"),
      ("stream", "invalid_argument")),
     ("a wrong stream codec", STREAM, "application/connect+xml", {}, envelope(GOOD), ("unary", 415, None)),
+    ("gRPC where the server has no trailers", UNARY, "application/grpc+proto", {}, envelope(GOOD),
+     ("unary", 415, None)),
 ]
 
 

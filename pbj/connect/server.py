@@ -34,6 +34,7 @@ their use in gRPC"):
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import inspect
 from collections.abc import Callable, Iterable
@@ -81,7 +82,6 @@ def _translated(exc: BaseException, ctx: Any, m: Method) -> BaseException:
         error = RpcError("unimplemented", str(exc) or _unimplemented_text(m))
     if error is None:
         return exc
-    import base64
     for key, value in error.metadata:
         ctx.response_trailers.add(key, base64.b64encode(value).decode() if isinstance(value, bytes) else value)
     return error
@@ -248,6 +248,18 @@ def _all_endpoints(implementations: Iterable[Any], reflection: Any, health: Any,
     return out
 
 
+#: What a server that cannot send trailers answers a gRPC request with: HTTP 415 and the content types it takes
+#: (gRPC over HTTP/2, "Requests": a server answers an unsupported content type with 415).
+_NO_GRPC_HEADERS = [("accept-post", "application/proto, application/json, application/connect+proto, "
+                                    "application/connect+json, application/grpc-web+proto, application/grpc-web+json")]
+
+
+def _is_grpc(content_type: str) -> bool:
+    """Whether a content type is gRPC's (``application/grpc``, ``application/grpc+proto`` ...), not gRPC-Web's."""
+    ct = content_type.partition(";")[0].strip().lower()
+    return ct == "application/grpc" or ct.startswith("application/grpc+")
+
+
 class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
     """An ASGI application serving pbj services over Connect, gRPC and gRPC-Web (connectrpc's).
 
@@ -273,6 +285,9 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
         codecs: the codecs served (default: :func:`pbj.connect.codec.default_codecs`, binary
             and ProtoJSON).
 
+    Attributes:
+        endpoint_paths: the URL paths served (``"/pkg.Service/Method"``), in order.
+
     Raises:
         TypeError: an implementation is none of the above, or a handler is not ``async``.
         ValueError: a method is served twice.
@@ -284,8 +299,21 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
                  compressions: Iterable[Any] | None = None, codecs: Iterable[Any] | None = None) -> None:
         served = _all_endpoints(implementations, reflection, health, asyncio=True)
         self.endpoint_paths = tuple(served)
+        # connectrpc resolves the endpoints from its "service" when it starts: here, a copy of the mapping
         super().__init__(service=served, endpoints=dict, interceptors=interceptors, read_max_bytes=read_max_bytes,
                          compressions=compressions, codecs=default_codecs() if codecs is None else codecs)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Answer one ASGI event (connectrpc's), except a gRPC request on a server without ASGI's trailers
+        extension (uvicorn): HTTP 415, where connectrpc would raise to the server."""
+        if scope.get("type") == "http" and "http.response.trailers" not in scope.get("extensions", {}):
+            content_type = next((v for k, v in scope.get("headers", ()) if k.lower() == b"content-type"), b"")
+            if _is_grpc(content_type.decode("latin-1")):
+                await send({"type": "http.response.start", "status": 415,
+                            "headers": [(k.encode(), v.encode()) for k, v in _NO_GRPC_HEADERS]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await super().__call__(scope, receive, send)
 
     @property
     def path(self) -> str:
@@ -324,12 +352,17 @@ class WSGIApplication(ConnectWSGIApplication):  # type: ignore[misc]
         An HTTP/1.x request with neither ``Content-Length`` nor ``Transfer-Encoding`` has an empty
         body (RFC 9112, "Message Body Length"); such a request is given ``CONTENT_LENGTH`` 0 first,
         so that its body is not read until the connection closes (``wsgiref`` hands the socket
-        itself as ``wsgi.input``, and an empty protobuf message is an empty body).
+        itself as ``wsgi.input``, and an empty protobuf message is an empty body). A gRPC request
+        on a server without the ``wsgi.ext.http.send_trailers`` extension is answered HTTP 415.
         """
         if (not environ.get("CONTENT_LENGTH") and not environ.get("HTTP_TRANSFER_ENCODING")
                 and not environ.get("wsgi.input_terminated")
                 and str(environ.get("SERVER_PROTOCOL", "")).startswith("HTTP/1")):
             environ["CONTENT_LENGTH"] = "0"
+        if _is_grpc(environ.get("CONTENT_TYPE", "")) and not environ.get("wsgi.ext.http.send_trailers"):
+            # connectrpc would raise, log it and answer a gRPC status the client cannot read
+            start_response("415 Unsupported Media Type", _NO_GRPC_HEADERS)
+            return []
         return super().__call__(environ, start_response)
 
     @property
