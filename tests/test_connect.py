@@ -383,3 +383,22 @@ def test_a_gzip_body_the_server_cannot_inflate_is_invalid_argument(servers):
                             gzip.compress(pbj.encode(Request(text="gz"))), "application/proto",
                             [("content-encoding", "gzip")])
     assert (status, pbj.decode(Reply, body).text) == (200, "gz")
+
+
+def test_a_grpc_servicer_serves_under_wsgi_too():
+    """A pbj.grpc.Servicer whose methods use only the request (and raise pbj.grpc.RpcError) is a WSGI implementation."""
+    import grpc
+
+    import pbj.grpc
+
+    class Shared(pbj.grpc.Servicer, service=echo):
+        def Unary(self, request, context):
+            if request.fail:
+                raise pbj.grpc.RpcError(grpc.StatusCode.OUT_OF_RANGE, request.fail)
+            return Reply(text=request.text)
+
+    with wsgi_server(pbj.connect.WSGIApplication(Shared())) as url, pbj.connect.ClientSync(url, echo) as c:
+        assert c.Unary(Request(text="shared")).text == "shared"
+        with pytest.raises(ConnectError) as caught:
+            c.Unary(Request(fail="too far"))
+        assert (caught.value.code, caught.value.message) == (Code.OUT_OF_RANGE, "too far")
