@@ -24,11 +24,11 @@ For each unit the calling thread's CPU time (``time.thread_time``) is taken; the
 its process's user + system time over the whole run, per call. The ratios are protobuf-py's time
 over pbj's (above 1.0: pbj is faster). The machine, Python and versions are printed.
 
-``--instructions`` counts instead, with valgrind's callgrind, in one process and every thread of
-it: whole unary calls (connectrpc's WSGI application and client over pyqwest's in-process WSGI
-transport: the server's and the client's work together), one 10,000-message stream, and the
-codec alone, for each side, each in a marked region (between two calls of ``os.getppid``,
-callgrind's ``--dump-before``), less the same loop calling nothing.
+``--instructions`` counts instead, with valgrind's callgrind, in one process: whole unary calls
+(connectrpc's asyncio client calling the side's ASGI application through pyqwest's in-process
+ASGI transport: the server's and the client's work together, in one thread, without sockets),
+one 10,000-message stream, and the codec alone, for each side, each in a marked region (between
+two calls of ``os.getppid``, callgrind's ``--dump-before``), less the same loop calling nothing.
 """
 
 from __future__ import annotations
@@ -140,16 +140,18 @@ def application(sides: dict[str, Any], side: str, *, asyncio: bool) -> Any:
     return module.BenchWSGIApplication(BenchSync())
 
 
-def client(sides: dict[str, Any], side: str, url: str, http_client: Any = None) -> tuple[Any, Any]:
-    """The side's client, no compression either way: (unary callable, stream callable)."""
+def client(sides: dict[str, Any], side: str, url: str, http_client: Any = None, *,
+           asyncio: bool = False) -> tuple[Any, Any]:
+    """The side's client (sync, or asyncio's), no compression either way: (unary callable, stream callable)."""
     import pbj.connect
     s = sides[side]
     if side == "pbj":
-        c = pbj.connect.ClientSync(url, s["service"], accept_compression=(), send_compression=None,
-                                   http_client=http_client)
+        make = pbj.connect.Client if asyncio else pbj.connect.ClientSync
+        c = make(url, s["service"], accept_compression=(), send_compression=None, http_client=http_client)
         return c.Unary, c.Stream
-    c = s["module"].BenchClientSync(url, accept_compression=(), send_compression=None, http_client=http_client)
-    return c.unary, c.stream
+    made = (s["module"].BenchClient if asyncio else s["module"].BenchClientSync)(
+        url, accept_compression=(), send_compression=None, http_client=http_client)
+    return made.unary, made.stream
 
 
 def serve(folder: Path, side: str) -> None:
@@ -278,53 +280,69 @@ def timed(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ instructions
 
 def count_worker(folder: Path, calls: int, messages: int) -> None:
-    """Under callgrind: each side's whole unary calls, one stream and the codec alone, each a marked region."""
+    """Under callgrind: each side's whole unary calls, one stream and the codec alone, each a marked region.
+
+    The calls go from connectrpc's asyncio client to the side's ASGI application through pyqwest's
+    in-process ASGI transport: the client's and the server's work in one thread, as uvicorn runs it,
+    without the sockets.
+    """
+    import asyncio
     import gc
 
-    from pyqwest import SyncClient
-    from pyqwest.testing import WSGITransport
+    from pyqwest import Client as HTTPClient
+    from pyqwest.testing import ASGITransport
     sides = prepare(folder)
-    mark = os.getppid
-    regions: list[tuple[str, Any]] = []
+    marking = [False]  # the warm-up runs the regions unmarked
 
-    def base() -> None:
+    def mark() -> None:
+        if marking[0]:
+            os.getppid()
+
+    async def base() -> None:
         mark()
         for _ in range(calls):
             pass
         mark()
-    regions.append(("base", base))
-    units = {}
-    for side in sides:
-        http = SyncClient(WSGITransport(application(sides, side, asyncio=False)))
-        unary, stream = client(sides, side, "http://bench", http)
-        units[side] = _units(sides, side, unary, stream, messages)
-    for side, u in units.items():
-        def calls_region(fn: Any = u["unary"]) -> None:
+
+    def regions_of(side: str) -> list[tuple[str, Any]]:
+        s = sides[side]
+        http = HTTPClient(ASGITransport(application(sides, side, asyncio=True)))
+        unary, stream = client(sides, side, "http://bench", http, asyncio=True)
+        request, streamed = s["request"], type(s["request"])(text="hello", count=messages)
+        codec = _units(sides, side, unary, stream, messages)["codec"]
+
+        async def unary_calls() -> None:
             mark()
             for _ in range(calls):
-                fn()
+                await unary(request)
             mark()
 
-        def stream_region(fn: Any = u["stream"]) -> None:
+        async def one_stream() -> None:
             mark()
-            fn()
+            n = 0
+            async for _ in stream(streamed):
+                n += 1
             mark()
+            assert n == messages
 
-        def codec_region(fn: Any = u["codec"]) -> None:
+        async def codec_only() -> None:
             mark()
             for _ in range(calls // 100):
-                fn()
+                codec()
             mark()
-        regions += [(f"{side} unary", calls_region), (f"{side} stream", stream_region),
-                    (f"{side} codec", codec_region)]
-    for u in units.values():  # warm up, unmarked
-        for fn in u.values():
-            for _ in range(3):
-                fn()
-    gc.collect()
-    for _, fn in regions:
-        fn()
-    (folder / "regions.txt").write_text("\n".join(name for name, _ in regions))
+        return [(f"{side} unary", unary_calls), (f"{side} stream", one_stream), (f"{side} codec", codec_only)]
+
+    async def run() -> list[str]:
+        regions = [("base", base)] + [r for side in sides for r in regions_of(side)]
+        for _, fn in regions[1:] * 2:  # warm up: connections made, classes compiled
+            await fn()
+        gc.collect()
+        marking[0] = True
+        for _, fn in regions:
+            await fn()
+        return [name for name, _ in regions]
+    names = asyncio.run(run())
+    (folder / "regions.txt").write_text("\n".join(names))
 
 
 def count_instructions(args: argparse.Namespace) -> int:
