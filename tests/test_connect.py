@@ -143,19 +143,17 @@ def test_a_deadline_expires_on_both_sides(servers, server, protocol):
     servicer = servers[server][1]
     before = len(servicer.ended)
     with client(servers, server, protocol) as c:
-        started = time.monotonic()
         with pytest.raises(ConnectError) as caught:
             c.Unary(Request(delay=5.0), timeout=0.3)
         assert caught.value.code is Code.DEADLINE_EXCEEDED
-        assert time.monotonic() - started < 4.0  # not the handler's 5 s (a bound, not a timing)
         with pytest.raises(ConnectError) as caught:
-            list(c.ServerStream(Request(count=100, delay=0.05), timeout=0.5))
+            list(c.ServerStream(Request(count=200, delay=0.05), timeout=0.5))  # 10 s of replies
         assert caught.value.code is Code.DEADLINE_EXCEEDED
-    # the server cancelled the handler at the deadline: its stream ended, well short of 100 replies
+    # the server cancelled the handler at the deadline: its stream ended, well short of 200 replies
     deadline = time.monotonic() + TIMEOUT
     while len(servicer.ended) == before and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert len(servicer.ended) > before and servicer.ended[-1] < 100
+    assert len(servicer.ended) > before and servicer.ended[-1] < 200
 
 
 def test_a_wsgi_handler_sees_its_deadline(servers):
@@ -166,8 +164,8 @@ def test_a_wsgi_handler_sees_its_deadline(servers):
         return Reply()
     app = pbj.connect.WSGIApplication((echo, {"Unary": unary}))
     with wsgi_server(app) as url, pbj.connect.ClientSync(url, echo) as c:
-        c.Unary(Request(), timeout=2.5)
-    assert 0 < seen[0] <= 2500
+        c.Unary(Request(), timeout=60)
+    assert 0 < seen[0] <= 60_000
 
 
 def test_compression_both_ways(servers):
@@ -256,21 +254,25 @@ def test_reflection_and_health_on_the_same_application(servers, server, protocol
     assert caught.value.code is Code.NOT_FOUND
 
 
-def test_health_watch_streams_each_change(servers):
-    health = servers["health"]
+@pytest.mark.parametrize("kind", ["asgi", "wsgi"])
+def test_health_watch_streams_each_change(kind):
     from pbj.connect.health import SERVICE as HEALTH
-    from pbj.grpc._common import HealthCheckRequest as _Request
-    for server in ("uvicorn", "wsgi"):
-        url = servers[server][0]
-        health.set("watched", ServingStatus.NOT_SERVING)
+    from pbj.grpc._common import HealthCheckRequest
+    health = Health({"watched": ServingStatus.NOT_SERVING})
+    app = (pbj.connect.ASGIApplication(health=health) if kind == "asgi" else pbj.connect.WSGIApplication(health=health))
+    with (uvicorn_server if kind == "asgi" else wsgi_server)(app) as url:
+        with pbj.connect.ClientSync(url, HEALTH) as c:  # a watch nothing changes ends at its deadline
+            with pytest.raises(ConnectError) as caught:
+                list(c.Watch(HealthCheckRequest(service="new"), timeout=1.0))
+            assert caught.value.code is Code.DEADLINE_EXCEEDED
         with pbj.connect.ClientSync(url, HEALTH, timeout=TIMEOUT) as c:
-            stream = iter(c.Watch(_Request(service="watched"), timeout=1.0))
+            stream = iter(c.Watch(HealthCheckRequest(service="watched")))
             assert next(stream).status is ServingStatus.NOT_SERVING
             health.set("watched", ServingStatus.SERVING)
             assert next(stream).status is ServingStatus.SERVING
-            with pytest.raises(ConnectError) as caught:  # nothing more changes: the deadline ends it
-                next(stream)
-            assert caught.value.code is Code.DEADLINE_EXCEEDED
+            health.set("other", ServingStatus.SERVING)  # another name's change sends nothing
+            health.close()  # the server's end: the stream ends
+            assert list(stream) == []
 
 
 def test_a_declared_service_with_reflection_from_its_classes():
