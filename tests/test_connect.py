@@ -404,3 +404,21 @@ def test_a_grpc_servicer_serves_under_wsgi_too():
         with pytest.raises(ConnectError) as caught:
             c.Unary(Request(fail="too far"))
         assert (caught.value.code, caught.value.message) == (Code.OUT_OF_RANGE, "too far")
+
+
+def test_the_json_codec_reads_any_with_pbjs_registry_and_unknown_members_as_asked():
+    from pbj.connect.codec import JSONCodec
+    from pbj.wellknown import Any as AnyMessage
+    from pbj.wkt import pack
+    codec = JSONCodec()
+    packed = pack(Detail(reason="r", meta={"k": "v"}))
+    text = codec.encode(packed)
+    assert json.loads(text) == {"@type": "type.googleapis.com/pbjtest.common.v1.Detail", "reason": "r",
+                                "meta": {"k": "v"}}
+    assert codec.decode(bytearray(text), AnyMessage) == packed
+    assert codec.decode(b'{"text": "t", "later": 1}', Request) == Request(text="t")  # Connect's default
+    with pytest.raises(pbj.JSONError, match="later"):
+        JSONCodec(ignore_unknown=False).decode(b'{"text": "t", "later": 1}', Request)
+    assert JSONCodec(emit_defaults=True).encode(Reply()).startswith(b'{"text":"","index":0')
+    with pytest.raises(TypeError, match="pbj message classes"):
+        codec.decode(b"{}", dict)
