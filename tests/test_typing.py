@@ -58,8 +58,9 @@ def _run_mypy(root: Path, files: list[str]) -> dict[str, set[int]]:
 
 def _run_pyright(root: Path, files: list[str]) -> dict[str, set[int]]:
     (root / "pyrightconfig.json").write_text(json.dumps({"include": files, "extraPaths": [str(REPO)]}))
-    out = subprocess.run([sys.executable, "-m", "pyright", "--outputjson"], cwd=root, capture_output=True,
-                         text=True, timeout=600)
+    # --pythonpath: the packages of this interpreter's environment (the docs import connectrpc, starlette ...)
+    out = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable], cwd=root,
+                         capture_output=True, text=True, timeout=600)
     found: dict[str, set[int]] = {f: set() for f in files}
     report = json.loads(out.stdout)
     for d in report["generalDiagnostics"]:
