@@ -20,7 +20,7 @@
  *   count.c   values per field (the worked example of docs/codec-protobuf.md, "How to add a sink")
  *
  * Every failure leaves through one exit, with the field path and the byte offset of the failing
- * field's tag built as the walk unwinds (explain.c): the DecodeError pbj.decode raises, with the
+ * field's tag built as the walk unwinds (walk.c): the DecodeError pbj.decode raises, with the
  * text, path and offset the Python parser gives. A sink answers -1 for an error (the walker
  * explains it), and sets c->declined for valid input it leaves to Python.
  */
@@ -89,7 +89,7 @@ struct PbjSink {
 int pbj_spans_push(Spans *sp, const uint8_t *s, const uint8_t *e);
 int pbj_keep_packed_enum(UBuf *unk, uint32_t number, const uint8_t *vs, const uint8_t *e);
 int pbj_find_dispatch_slow(NMessage *m, uint32_t tag);
-/* the place of a failure, for explain.c */
+/* the place of a failure, for walk.c's error exit */
 typedef struct {
     NMessage *m;
     const uint8_t *msg;        /* where the message's (current span's) bytes begin */
@@ -101,7 +101,7 @@ typedef struct {
     Py_ssize_t count;          /* a repeated field: its elements so far (count()), else 0 */
 } FailAt;
 /* a failure at a field of this message (not inside a sub-message): the error it is, as the Python
- * parser gives it (explain.c), unless one is set or the input is declined; always -1 */
+ * parser gives it (walk.c), unless one is set or the input is declined; always -1 */
 int pbj_walk_failed(Ctx *c, const FailAt *at);
 /* a sub-message (or group, or map entry's value) of field f failed: this message's part of the path */
 int pbj_walk_child_failed(Ctx *c, const FailAt *at, NField *f, int merge);
