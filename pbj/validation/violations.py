@@ -13,6 +13,7 @@ message (:attr:`Violation.proto`) and renders it two ways:
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 import attrs
@@ -98,9 +99,9 @@ def field_path_text(path: FieldPath | None) -> str:
         sub = e.subscript
         if sub is not None:
             v = sub.value
-            if sub.name == "string_key":
+            if sub.which == "string_key":
                 text += f"[{json.dumps(v, ensure_ascii=False)}]"
-            elif sub.name == "bool_key":
+            elif sub.which == "bool_key":
                 text += "[true]" if v else "[false]"
             else:
                 text += f"[{v}]"
@@ -128,7 +129,7 @@ def pbj_path(root: Any, path: FieldPath | None, for_key: bool) -> tuple[tuple, A
         sub = e.subscript
         if sub is None:
             continue
-        if sub.name == "index":
+        if sub.which == "index":
             out.append(sub.value)
             value = value[sub.value] if isinstance(value, tuple) and sub.value < len(value) else None
         else:
@@ -137,18 +138,42 @@ def pbj_path(root: Any, path: FieldPath | None, for_key: bool) -> tuple[tuple, A
     return tuple(out), value
 
 
+_BY_NUMBER: weakref.WeakKeyDictionary[type, dict[int, Any]] = weakref.WeakKeyDictionary()
+
+
 def _field_by_number(obj: Any, number: int | None) -> Any:
     if obj is None or not is_message(obj) or number is None:
         return None
-    for f in info(type(obj)).all_fields():
-        if f.number == number:
-            return f
-    return None
+    cls = type(obj)
+    table = _BY_NUMBER.get(cls)
+    if table is None:
+        table = _BY_NUMBER[cls] = {f.number: f for f in info(cls).all_fields()}
+    return table.get(number)
+
+
+def pbj_value(root: Any, value: Any) -> Any:
+    """A rule's value as protovalidate gives it, with its messages (protobuf-py's: a CEL rule's
+    ``buf.validate.Rule``, a ``Duration`` bound) made pbj messages of ``root``'s load (or
+    :mod:`pbj.wellknown`'s) through their bytes; a message of a type neither knows stays as it is."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(pbj_value(root, v) for v in value) if isinstance(value, tuple) else \
+            [pbj_value(root, v) for v in value]
+    desc = getattr(value, "desc", None)
+    if desc is None or not hasattr(value, "to_binary"):
+        return value
+    from pbj.api import decode
+    from pbj.wellknown import WELL_KNOWN
+
+    full = desc().type_name
+    ns = type(root).__dict__.get("__pbj_namespace__")
+    cls = WELL_KNOWN.get(full) or (ns.messages.get(full) if ns is not None else None)
+    return value if cls is None else decode(cls, value.to_binary())
 
 
 def violation_of(root: Any, proto: ViolationMessage, rule_value: Any) -> Violation:
     """The :class:`Violation` of protovalidate's ``buf.validate.Violation`` about message ``root``."""
     for_key = bool(proto.for_key)
+    rule_value = pbj_value(root, rule_value)
     path, value = pbj_path(root, proto.field, for_key)
     return Violation(field_path=field_path_text(proto.field), path=path, rule_id=proto.rule_id or "",
                      message=proto.message or "", rule_path=field_path_text(proto.rule), for_key=for_key,
