@@ -292,7 +292,26 @@ def _own_pool(cls: type) -> Any:
         for data in files:
             pool.Add(descriptor_pb2.FileDescriptorProto.FromString(data))
         _OWN_POOLS[id(owner)] = (owner, pool)
+        # this pool's messages convert back into the very classes it was built from
+        classes = {**ns.messages, **ns.enums} if ns is not None else _reached(cls)
+        _BY_POOL[id(pool)] = (pool, dict(classes))
         return pool
+
+
+def _reached(cls: type) -> dict[str, Any]:
+    """Full name -> every message class a declared class reaches (its fields' types, its extensions')."""
+    out: dict[str, Any] = {}
+    todo = [cls]
+    while todo:
+        c = todo.pop()
+        name = info(c).full_name
+        if name in out:
+            continue
+        out[name] = c
+        types = [f.map_value if f.is_map else f.type for f in info(c).all_fields()]
+        types += [ext.type for ext in info(c).extensions.values()]
+        todo.extend(t for t in types if isinstance(t, type) and is_message(t))
+    return out
 
 
 def to_google(obj: Any, target: Any = None, /) -> Any:

@@ -140,12 +140,15 @@ def test_a_valid_message_has_no_violations_and_validate_returns_it() -> None:
 
 
 @pytest.mark.parametrize(("change", "path", "rule_id", "text"), [
-    ({"i32": 8}, ("scalars", "i32"), "int32.gte_lte", "must be greater than or equal to -6 and less than or equal to 6"),
+    ({"i32": 8}, ("scalars", "i32"), "int32.gte_lte",
+     "must be greater than or equal to -6 and less than or equal to 6"),
     ({"i32": 3}, ("scalars", "i32"), "int32.even", "must be even"),
-    ({"i64": 10**12}, ("scalars", "i64"), "int64.gt_lt", "must be greater than -1000000000000 and less than 1000000000000"),
+    ({"i64": 10**12}, ("scalars", "i64"), "int64.gt_lt",
+     "must be greater than -1000000000000 and less than 1000000000000"),
     ({"u32": 4}, ("scalars", "u32"), "uint32.in", "must be in list [0, 1, 2, 3, 7]"),
     ({"fx64": 7}, ("scalars", "fx64"), "fixed64.gt_lt_exclusive", "must be greater than 10 or less than 5"),
-    ({"d": 100.0}, ("scalars", "d"), "double.gte_lt", "must be greater than or equal to -10.5 and less than 100"),
+    ({"d": 100.0}, ("scalars", "d"), "double.gte_lt",
+     "must be greater than or equal to -10.5 and less than 100"),
     ({"text": "ABC"}, ("scalars", "text"), "string.pattern", "does not match regex pattern `^[a-z]*$`"),
     ({"blob": b"12345"}, ("scalars", "blob"), "bytes.max_len", "must be at most 4 bytes"),
     ({"color": 7}, ("scalars", "color"), "enum.defined_only", "value must be one of the defined enum values"),
@@ -232,7 +235,7 @@ def test_validate_on_build_of_a_namespace_and_bad_arguments() -> None:
     finally:
         validate_on_build(ns, False)
     ns[f"{vc.PKG}.Item"](qty=1)
-    with pytest.raises(TypeError, match="Namespace or a message class"):
+    with pytest.raises(TypeError, match=r"Namespace or a message class"):
         validate_on_build(42)
 
 
@@ -257,7 +260,7 @@ def test_a_rule_that_does_not_compile_is_a_schema_error(tmp_path) -> None:
     from tests.oracle import GOOGLE_PROTOS
 
     ns = pbj.load_proto(tmp_path / "bad.proto", include=[tmp_path, PROTOS, GOOGLE_PROTOS])
-    with pytest.raises(pbj.SchemaError, match="pbjtest.bad.Bad: a buf.validate rule does not compile"):
+    with pytest.raises(pbj.SchemaError, match=r"pbjtest\.bad\.Bad: a buf\.validate rule does not compile"):
         violations(ns["pbjtest.bad.Bad"](s="a"))
 
 
