@@ -17,10 +17,10 @@ Where they come from:
   ``pbj.get_extension(opts, ns.extension("buf.validate.field"))`` is a ``buf.validate.FieldRules``
   message. Otherwise it is :mod:`pbj.descriptor`'s class, standard options only, custom ones
   kept as unknown fields (``pbj.unknown_fields``), byte for byte;
-* a declared class or enum: the options its declaration implies, as
+* a declared class: the options its declaration implies, as
   :func:`pbj.descriptor_writer.describe` writes them (``packed``, ``features``,
-  ``message_set_wire_format``, ``allow_alias``); a declared service or method: the options it was
-  declared with.
+  ``message_set_wire_format``); a declared enum: ``allow_alias`` when members share a number;
+  a declared service or method: the options it was declared with.
 
 An element with no options gives an empty options message, never ``None``.
 """
@@ -172,30 +172,19 @@ def _oneof_decl_name(md: Any, o: Any) -> str | None:
 
 def _enum_options(cls: type[enum.IntEnum], member: enum.IntEnum | None) -> Any:
     ns = cls.__dict__.get("__pbj_namespace__")
-    if ns is not None:
-        ed = _index(ns)[next(n for n, e in ns.enums.items() if e is cls)]
-    else:
-        ed = _declared_enum(cls)
+    if ns is None:  # a declared enum: what its declaration implies (aliases need allow_alias)
+        from pbj import descriptor
+
+        if member is not None:
+            return descriptor.EnumValueOptions()
+        aliased = len(cls.__members__) > len(cls)
+        return descriptor.EnumOptions(allow_alias=True) if aliased else descriptor.EnumOptions()
+    ed = _index(ns)[next(n for n, e in ns.enums.items() if e is cls)]
     if member is None:
         return _finish(ns, "enum", ed.options)
     wanted = getattr(cls, "__pbj_proto_names__", {}).get(member.name, member.name)
     vd = next((v for v in ed.value if v.name == wanted), None)
     return _finish(ns, "enum_value", vd.options if vd is not None else None)
-
-
-def _declared_enum(cls: type) -> Any:
-    """The ``EnumDescriptorProto`` :func:`pbj.descriptor_writer.describe` writes for a declared enum."""
-    from pbj.descriptor_writer import describe
-
-    todo = list(describe(cls))
-    while todo:
-        d = todo.pop()
-        for e in getattr(d, "enum_type", ()):
-            if e.name == cls.__name__:
-                return e
-        todo.extend(getattr(d, "message_type", ()))
-        todo.extend(getattr(d, "nested_type", ()))
-    raise KeyError(f"no descriptor of {cls.__qualname__}")  # pragma: no cover - describe writes the enum
 
 
 def _method_options(svc: Any, method: Any) -> Any:
