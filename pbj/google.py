@@ -95,7 +95,7 @@ def _files_of(source: Any, names: Iterable[str] | None) -> tuple[Any, list[Any]]
     pool = None
     files = []
     for item in items:
-        fd = None
+        fd: Any = None
         if isinstance(item, gdesc.FileDescriptor):
             fd = item
         elif isinstance(item, (gdesc.Descriptor, gdesc.EnumDescriptor, gdesc.ServiceDescriptor)):

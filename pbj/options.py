@@ -173,8 +173,9 @@ def _oneof_decl_name(md: Any, o: Any) -> str | None:
 def _enum_options(cls: type[enum.IntEnum], member: enum.IntEnum | None) -> Any:
     ns = cls.__dict__.get("__pbj_namespace__")
     if ns is None:  # a declared enum: what its declaration implies (aliases need allow_alias)
-        from pbj import descriptor
+        from pbj import descriptor as _descriptor
 
+        descriptor: Any = _descriptor  # declared through a helper the type checkers do not see through
         if member is not None:
             return descriptor.EnumValueOptions()
         aliased = len(cls.__members__) > len(cls)

@@ -52,7 +52,7 @@ def core_schema(cls: type, handler: Any) -> Any:
                                        f"{info(type(value)).full_name}"), value)
         try:
             if isinstance(value, (str, bytes, bytearray)):
-                return from_json(cls, value)
+                return from_json(cls, bytes(value) if isinstance(value, bytearray) else value)
             return from_dict(cls, value)
         except (PbjError, TypeError, ValueError) as exc:
             raise _fail(cls, exc, value) from None

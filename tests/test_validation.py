@@ -24,7 +24,7 @@ import pbj
 from pbj.errors import format_path
 from pbj.python_dict import from_python
 from pbj.testing import equivalent
-from pbj.validation import ValidationError, Violation, validate, validate_on_build, violations
+from pbj.validation import PROTO_INCLUDE, ValidationError, Violation, validate, validate_on_build, violations
 from pbj.validation.messages import ViolationMessage
 from tests import validation_cases as vc
 from tests.conftest import SUMMARY_PROPERTY
@@ -256,10 +256,9 @@ def test_a_rule_that_does_not_compile_is_a_schema_error(tmp_path) -> None:
         import "buf/validate/validate.proto";
         message Bad { string s = 1 [(buf.validate.field).cel = {id: "x", expression: "this +"}]; }
     """))
-    from tests.everything_classes import PROTOS
     from tests.oracle import GOOGLE_PROTOS
 
-    ns = pbj.load_proto(tmp_path / "bad.proto", include=[tmp_path, PROTOS, GOOGLE_PROTOS])
+    ns = pbj.load_proto(tmp_path / "bad.proto", include=[tmp_path, PROTO_INCLUDE, GOOGLE_PROTOS])
     with pytest.raises(pbj.SchemaError, match=r"pbjtest\.bad\.Bad: a buf\.validate rule does not compile"):
         violations(ns["pbjtest.bad.Bad"](s="a"))
 

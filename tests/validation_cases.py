@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 import pbj
+from pbj.validation import PROTO_INCLUDE
 from tests.everything_classes import PROTOS
 from tests.oracle import GOOGLE_PROTOS, google_class, protoc
 
@@ -26,7 +27,7 @@ PKG = "pbjtest.validate"
 @cache
 def namespace() -> Any:
     """The pbj namespace of validate_cases.proto (its imports included; compiled once)."""
-    return pbj.load_descriptor_set(protoc([PROTOS / "validate_cases.proto"], [PROTOS, GOOGLE_PROTOS]))
+    return pbj.load_descriptor_set(protoc([PROTOS / "validate_cases.proto"], [PROTOS, PROTO_INCLUDE, GOOGLE_PROTOS]))
 
 
 def google_root() -> Any:

@@ -190,5 +190,5 @@ def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namesp
         if known.get(name) is not owned:
             type.__setattr__(owned, "__pbj_namespace__", namespace)
     for svc in services.values():
-        svc.__pbj_namespace__ = namespace
+        setattr(svc, "__pbj_namespace__", namespace)  # noqa: B010 (a dunder the Service class does not declare)
     return namespace, known

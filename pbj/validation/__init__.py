@@ -24,11 +24,16 @@ always validates.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeVar
 
-from pbj.validation.violations import ValidationError, Violation
+from pbj.validation.records import ValidationError, Violation
 
-__all__ = ["validate", "violations", "validate_on_build", "ValidationError", "Violation"]
+__all__ = ["validate", "violations", "validate_on_build", "ValidationError", "Violation", "PROTO_INCLUDE"]
+
+#: The folder holding ``buf/validate/validate.proto`` (protovalidate's schema, shipped with pbj): give it
+#: to :func:`pbj.load_proto` (``include=[..., PROTO_INCLUDE]``) to compile files that import it.
+PROTO_INCLUDE = Path(__file__).resolve().parent.parent / "data" / "protovalidate"
 
 M = TypeVar("M")
 
@@ -64,7 +69,7 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
     from pbj.google import to_google
     from pbj.schema import info, is_message
     from pbj.validation.messages import ViolationMessage
-    from pbj.validation.violations import violation_of
+    from pbj.validation.records import violation_of
 
     pv = _protovalidate()
     if not is_message(msg) or isinstance(msg, type):
@@ -139,8 +144,8 @@ def _switch(cls: type, enabled: bool) -> None:
         return
     if plain is not None:
         return
-    blank = cls.__new__(cls)
-    cls.__init__(blank)  # the first call compiles the class's checking __init__ and installs it
+    build: Any = cls
+    build.__init__(object.__new__(cls))  # the first call compiles the class's checking __init__ and installs it
     plain = cls.__dict__["__init__"]
 
     def __init__(self: Any, /, **kwargs: Any) -> None:
