@@ -24,6 +24,7 @@ Needs Google's ``protobuf`` package (``pip install protobuf``); this module impo
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -40,6 +41,12 @@ _lock = threading.RLock()
 _BY_POOL: dict[int, tuple[Any, dict[str, Any]]] = {}
 # id(namespace or declared class) -> (owner, google pool built from its descriptors)
 _OWN_POOLS: dict[int, tuple[Any, Any]] = {}
+# pbj class -> the Google class of its own pool
+_OWN_CLASSES: weakref.WeakKeyDictionary[type, Any] = weakref.WeakKeyDictionary()
+# What each conversion found on its first call, so later calls are a dict lookup and the bytes round trip:
+# Google class -> pbj class (from_google); (pbj class, id(target)) -> (target, Google class) (to_google).
+_FROM: dict[Any, Any] = {}
+_TO: dict[tuple[type, int], tuple[Any, Any]] = {}
 
 
 def _google() -> Any:
@@ -222,18 +229,31 @@ def from_google(message: Any, /) -> Any:
         EncodeError: a proto2 ``required`` field is not set (Google's ``SerializeToString`` refuses it too).
         ImportError: Google's ``protobuf`` package is not installed.
     """
-    from google.protobuf.message import EncodeError as GoogleEncodeError
+    cls = _FROM.get(type(message))
+    if cls is None:
+        cls = _first_from(message)
+    try:
+        data = message.SerializeToString()
+    except Exception as exc:
+        from google.protobuf.message import EncodeError as GoogleEncodeError
+
+        if not isinstance(exc, GoogleEncodeError):
+            raise
+        from pbj.errors import EncodeError
+        raise EncodeError(f"{message.DESCRIPTOR.full_name}: {exc}") from None
+    return decode(cls, data)
+
+
+def _first_from(message: Any) -> Any:
+    """The pbj class of a Google message's class, found (and remembered) on its first conversion."""
     from google.protobuf.message import Message
 
     if not isinstance(message, Message):
         raise TypeError(f"from_google takes a Google protobuf message, not {type(message).__name__}")
     cls = _pbj_class_of(message)
-    try:
-        data = message.SerializeToString()
-    except GoogleEncodeError as exc:
-        from pbj.errors import EncodeError
-        raise EncodeError(f"{message.DESCRIPTOR.full_name}: {exc}") from None
-    return decode(cls, data)
+    with _lock:
+        _FROM[type(message)] = cls
+    return cls
 
 
 def google_class(cls: type, target: Any = None) -> Any:
@@ -254,6 +274,10 @@ def google_class(cls: type, target: Any = None) -> Any:
         KeyError: the pool or module has no message of that full name.
         ImportError: Google's ``protobuf`` package is not installed.
     """
+    if target is None:
+        found = _OWN_CLASSES.get(cls)
+        if found is not None:
+            return found
     message_factory = _google()[2]
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
@@ -271,7 +295,10 @@ def google_class(cls: type, target: Any = None) -> Any:
         desc = pool.FindMessageTypeByName(full)
     except KeyError:
         raise KeyError(f"the DescriptorPool has no message {full}") from None
-    return message_factory.GetMessageClass(desc)
+    gcls = message_factory.GetMessageClass(desc)
+    if target is None:
+        _OWN_CLASSES[cls] = gcls
+    return gcls
 
 
 def _own_pool(cls: type) -> Any:
@@ -337,6 +364,14 @@ def to_google(obj: Any, target: Any = None, /) -> Any:
         SchemaError: a declared class cannot be described (see :func:`pbj.descriptor_writer.describe`).
         ImportError: Google's ``protobuf`` package is not installed.
     """
+    entry = _TO.get((type(obj), id(target)))
+    if entry is not None and entry[0] is target:
+        return entry[1].FromString(encode(obj))
+    return _first_to(obj, target).FromString(encode(obj))
+
+
+def _first_to(obj: Any, target: Any) -> Any:
+    """The Google class ``to_google(obj, target)`` parses into, found (and remembered) on first use."""
     from google.protobuf.message import Message
 
     cls = type(obj)
@@ -349,4 +384,6 @@ def to_google(obj: Any, target: Any = None, /) -> Any:
         gcls = target
     else:
         gcls = google_class(cls, target)
-    return gcls.FromString(encode(obj))
+    with _lock:
+        _TO[cls, id(target)] = (target, gcls)
+    return gcls

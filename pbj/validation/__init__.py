@@ -27,7 +27,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pbj.validation.records import ValidationError, Violation
+from pbj.api import decode
+from pbj.errors import SchemaError
+from pbj.google import to_google
+from pbj.schema import info, is_message
+from pbj.validation.messages import ViolationMessage
+from pbj.validation.records import ValidationError, Violation, violation_of
 
 __all__ = ["validate", "violations", "validate_on_build", "ValidationError", "Violation", "PROTO_INCLUDE"]
 
@@ -38,12 +43,18 @@ PROTO_INCLUDE = Path(__file__).resolve().parent.parent / "data" / "protovalidate
 M = TypeVar("M")
 
 
+_PV: list = []  # the protovalidate module, once imported
+
+
 def _protovalidate() -> Any:
+    if _PV:
+        return _PV[0]
     try:
         import protovalidate
     except ImportError as exc:
         raise ImportError("pbj.validate needs Buf's protovalidate package: pip install 'pbj-protobuf[validate]'") \
             from exc
+    _PV.append(protovalidate)
     return protovalidate
 
 
@@ -65,12 +76,6 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
         EncodeError: a proto2 ``required`` field of ``msg`` is not set.
         ImportError: ``protovalidate`` (or Google's ``protobuf``) is not installed.
     """
-    from pbj.errors import SchemaError
-    from pbj.google import to_google
-    from pbj.schema import info, is_message
-    from pbj.validation.messages import ViolationMessage
-    from pbj.validation.records import violation_of
-
     pv = _protovalidate()
     if not is_message(msg) or isinstance(msg, type):
         raise TypeError(f"pbj.validate takes a pbj message, not {type(msg).__name__}")
@@ -82,9 +87,9 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
             from None
     except pv.EvaluationError as exc:
         raise ValueError(f"{info(type(msg)).full_name}: a buf.validate rule failed to run: {exc}") from None
-    from pbj.api import decode
-
-    return [violation_of(msg, decode(ViolationMessage, v.proto.to_binary()), v.rule_value) for v in found]
+    if not found:
+        return []
+    return [violation_of(msg, decode(ViolationMessage, v.proto.to_binary()), v) for v in found]
 
 
 def validate(msg: M, /, *, fail_fast: bool = False) -> M:
@@ -103,8 +108,6 @@ def validate(msg: M, /, *, fail_fast: bool = False) -> M:
     """
     found = violations(msg, fail_fast=fail_fast)
     if found:
-        from pbj.schema import info
-
         raise ValidationError(info(type(msg)).full_name, found)
     return msg
 
@@ -123,8 +126,6 @@ def validate_on_build(target: Any, /, enabled: bool = True) -> None:
         TypeError: ``target`` is neither. The constructor then raises :class:`ValidationError`
             for a message that breaks a rule (after its own type and range checks).
     """
-    from pbj.schema import is_message
-
     if isinstance(target, type) and is_message(target):
         classes = [target]
     elif hasattr(target, "messages") and isinstance(target.messages, dict):

@@ -42,9 +42,10 @@ class Violation:
         for_key: the violation is about a map entry's key rather than its value.
         field_value: the pbj value at :attr:`path` (the key itself when :attr:`for_key`);
             ``None`` for a message-level rule.
-        rule_value: the rule's value (``3`` for ``min_len = 3``), as protovalidate gives it.
         proto: the ``buf.validate.Violation`` message (:mod:`pbj.validation.messages`),
             to send as it is.
+        rule_value: (a property, read on use) the rule's value (``3`` for ``min_len = 3``), as
+            protovalidate gives it, a message of the rule schema as a pbj message.
     """
 
     field_path: str
@@ -54,8 +55,16 @@ class Violation:
     rule_path: str
     for_key: bool
     field_value: Any
-    rule_value: Any
     proto: ViolationMessage
+    #: ``(validated message, protovalidate's violation)``: what :attr:`rule_value` is read from
+    _source: tuple = attrs.field(eq=False, repr=False, alias="source")
+
+    @property
+    def rule_value(self) -> Any:
+        """The rule's value (``3`` for ``min_len = 3``; a CEL rule: its ``buf.validate.Rule``), read
+        from protovalidate's violation on use (reading it parses the rule's options)."""
+        root, raw = self._source
+        return pbj_value(root, raw.rule_value) if raw is not None else None
 
     def __str__(self) -> str:
         where = format_path(list(self.path)) if self.path else "$"
@@ -170,11 +179,11 @@ def pbj_value(root: Any, value: Any) -> Any:
     return value if cls is None else decode(cls, value.to_binary())
 
 
-def violation_of(root: Any, proto: ViolationMessage, rule_value: Any) -> Violation:
-    """The :class:`Violation` of protovalidate's ``buf.validate.Violation`` about message ``root``."""
+def violation_of(root: Any, proto: ViolationMessage, raw: Any) -> Violation:
+    """The :class:`Violation` of message ``root`` from protovalidate's violation ``raw`` and its
+    ``buf.validate.Violation`` message ``proto`` (read by pbj)."""
     for_key = bool(proto.for_key)
-    rule_value = pbj_value(root, rule_value)
     path, value = pbj_path(root, proto.field, for_key)
     return Violation(field_path=field_path_text(proto.field), path=path, rule_id=proto.rule_id or "",
                      message=proto.message or "", rule_path=field_path_text(proto.rule), for_key=for_key,
-                     field_value=value, rule_value=rule_value, proto=proto)
+                     field_value=value, proto=proto, source=(root, raw))
