@@ -96,6 +96,7 @@ def test_random_messages_convert_exactly_both_ways(case: tuple) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)
 @pytest.mark.parametrize("case", CASES)
 def test_1000_random_messages_convert_exactly_both_ways(case: tuple, record_property) -> None:
     n = _run(case, 1000)

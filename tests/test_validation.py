@@ -100,6 +100,7 @@ def test_pbj_validate_agrees_with_protovalidate(value: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)  # minutes of CPU; on a loaded machine, many more of wall time
 def test_pbj_validate_agrees_with_protovalidate_on_10000_messages(record_property) -> None:
     """The whole differential run: 10,000 random messages, every one agreeing."""
     seen = {"messages": 0, "violations": 0, "invalid": 0}
