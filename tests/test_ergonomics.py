@@ -119,7 +119,7 @@ def test_from_python_names_what_is_wrong() -> None:
 @pytest.mark.parametrize("cls", [ec.Everything, ec.Presence, ec.Unpacked, ec.Maps, ec.Node, ec.Choice],
                          ids=lambda c: pbj.schema.info(c).full_name)
 def test_the_python_form_round_trips_random_messages(cls: type) -> None:
-    @settings(max_examples=15, deadline=None, database=None,
+    @settings(max_examples=8, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.data())
     def run(data: Any) -> None:

@@ -6,8 +6,8 @@ Each random pbj message ``p`` (pbj.testing.values, unknown fields included) goes
 protoc made for its schema and back: ``from_google(to_google(p, G))`` is ``p`` again (as the wire
 sees it), and the Google message made from that pbj message again serializes (deterministically)
 to the same bytes; the same through the pool pbj builds for the class itself (``to_google(p)``),
-which converts back into the very class ``p`` came from. 10 messages per schema in the default
-selection, 1,000 with ``-m slow``.
+which converts back into the very class ``p`` came from. 3 to 10 messages per schema in the default
+selection (the conformance messages' values cost the most to draw), 1,000 with ``-m slow``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,11 @@ def _run(case: tuple, examples: int) -> int:
 
 @pytest.mark.parametrize("case", CASES)
 def test_random_messages_convert_exactly_both_ways(case: tuple) -> None:
-    assert _run(case, 10) == 10
+    if case[0] == "declared":
+        examples = 10
+    else:
+        examples = 3 if case[2].startswith("protobuf_test_messages") else 5
+    assert _run(case, examples) == examples
 
 
 @pytest.mark.slow
@@ -130,10 +134,11 @@ def test_the_shipped_block_converts_exactly_both_ways() -> None:
     assert type(gblock) is pg.google_class(block_cls, pool) and gblock.SerializeToString() == raw
     again = pg.from_google(gblock)
     assert type(again) is loaded["com.hedera.hapi.block.stream.Block"] and pbj.encode(again) == raw
-    assert pg.to_google(again, pool) == gblock and len(again.items) == 2442
+    assert pg.to_google(again, pool).SerializeToString() == raw and len(again.items) == 2442
     own = pg.to_google(block)  # pbj's own pool for the load block_cls comes from
-    assert own.SerializeToString() == raw and pg.from_google(own) == block
-    assert type(pg.from_google(own)) is block_cls
+    assert own.SerializeToString() == raw
+    back = pg.from_google(own)
+    assert type(back) is block_cls and pbj.encode(back) == raw
 
 
 def test_load_google_of_a_pb2_module_keeps_options_and_names(tmp_path) -> None:

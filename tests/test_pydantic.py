@@ -124,7 +124,7 @@ def test_the_schema_accepts_what_to_dict_writes(cls: type) -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
 
-    @settings(max_examples=10, deadline=None, database=None,
+    @settings(max_examples=6, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.data())
     def run(data: Any) -> None:

@@ -89,7 +89,7 @@ def check_one(value: dict) -> int:
 _counts: dict[str, int] = {"messages": 0, "violations": 0, "invalid": 0}
 
 
-@settings(max_examples=50)
+@settings(max_examples=30)
 @given(vc.roots())
 def test_pbj_validate_agrees_with_protovalidate(value: dict) -> None:
     """The default-selection slice of the differential test (deterministic under the ``ci`` profile)."""
