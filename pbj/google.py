@@ -26,14 +26,12 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any
 
 from pbj.api import decode, encode
 from pbj.schema import info, is_message
 
 __all__ = ["from_google", "to_google", "load_google", "google_class"]
-
-M = TypeVar("M")
 
 _lock = threading.RLock()
 # id(pool) -> (pool, {full name: pbj class}): the classes each Google pool's messages decode into.
