@@ -4,25 +4,19 @@
 integers are strings, bytes are base64 text and enums are names ("ProtoJSON Format"). A
 program that stays in Python usually wants the values themselves; :func:`to_python` gives them:
 
-=====================  ==================================  ====================================
-value                  ``to_python``                       ``to_dict`` (ProtoJSON)
-=====================  ==================================  ====================================
-int64, uint64 ...      ``int``                             decimal ``str``
-bytes                  ``bytes``                           base64 ``str``
-enum                   the ``IntEnum`` member (an ``int``  the value's name (a number for an
-                       for a number the enum lacks)        unknown one)
-float NaN, infinity    ``float``                           ``"NaN"``, ``"Infinity"``
-message                ``dict``                            ``dict``
-repeated               ``list``                            ``list``
-map                    ``dict`` with the typed keys        ``dict`` with ``str`` keys
-oneof                  the set member's name: its value    the set member's JSON name
-keys                   Python attribute names              ``json_name`` (lowerCamelCase)
-unset field            ``None`` (explicit presence),       left out
-                       its zero value (implicit)
-Timestamp, Duration …  a ``dict`` of ``seconds``/``nanos``  RFC 3339 / ``"1.5s"`` text
-extensions             ``"[full.name]"`` keys              ``"[full.name]"`` keys
-unknown fields         left out                            left out
-=====================  ==================================  ====================================
+* 64-bit integers: ``int`` (ProtoJSON: a decimal string);
+* ``bytes``: ``bytes`` (ProtoJSON: base64 text);
+* an enum: its ``IntEnum`` member, an ``int`` for a number the enum lacks (ProtoJSON: the
+  value's name, a number for an unknown one);
+* ``float``/``double`` NaN and infinities: ``float`` (ProtoJSON: ``"NaN"``, ``"Infinity"``);
+* a message: a ``dict``; a repeated field: a ``list``; a map: a ``dict`` with the typed keys
+  (ProtoJSON: string keys);
+* a oneof: the set member's name and its value (ProtoJSON: the member's JSON name);
+* keys: Python attribute names (ProtoJSON: ``json_name``, lowerCamelCase);
+* an unset field: ``None`` with explicit presence, its zero value without (ProtoJSON: left out);
+* ``Timestamp``, ``Duration`` and the other well-known types: a ``dict`` of their fields
+  (ProtoJSON: RFC 3339 text, ``"1.5s"`` ...);
+* extensions: ``"[full.name]"`` keys (as ProtoJSON); unknown fields: left out (as ProtoJSON).
 
 ``from_python(cls, to_python(m)) == m`` for every message without unknown fields, and
 ``from_python`` also takes ``.proto`` names, messages in place of their dicts, tuples for lists,
