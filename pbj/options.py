@@ -64,6 +64,8 @@ def options_of(x: Any, name: str | None = None, /) -> Any:
     Raises:
         TypeError: ``x`` is none of these, or ``name`` is given with an enum or a method.
         KeyError: the message has no field or oneof ``name``, or the service no method ``name``.
+        SchemaError: a declared class cannot be described (a class declared inside a function
+            without ``full_name=``, see :func:`pbj.descriptor_writer.describe`).
     """
     from pbj.loader.services import Method, Service
 

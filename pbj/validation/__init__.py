@@ -115,8 +115,9 @@ def validate(msg: M, /, *, fail_fast: bool = False) -> M:
 def validate_on_build(target: Any, /, enabled: bool = True) -> None:
     """Validate every message of ``target`` when it is built (its constructor, ``pbj.replace``).
 
-    Decoding (``pbj.decode``, ``pbj.from_json`` ...) does not validate: data read from the wire is
-    checked where the program chooses, with :func:`validate`.
+    Decoding (``pbj.decode``, ``pbj.from_json`` ...) and unpickling do not validate: data read from
+    the wire is checked where the program chooses, with :func:`validate`. ``copy.copy`` and
+    ``copy.deepcopy`` of a loaded message build through the constructor, so they do.
 
     Args:
         target: a :class:`pbj.Namespace` (each of its message classes) or one message class.
