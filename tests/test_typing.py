@@ -46,8 +46,8 @@ def _run_mypy(root: Path, files: list[str]) -> dict[str, set[int]]:
     env = {**os.environ, "MYPYPATH": os.pathsep.join([str(REPO), str(root)])}
     # pbj's own mypy settings (its overrides for untyped packages: the docs import grpc_tools ...)
     out = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-                          "--cache-dir", str(root / ".mypy_cache"), "--no-error-summary", "--no-pretty", *files], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=600)
+                          "--cache-dir", str(root / ".mypy_cache"), "--no-error-summary", "--no-pretty", *files],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600)
     found: dict[str, set[int]] = {f: set() for f in files}
     for line in out.stdout.splitlines():
         m = re.match(r"^([^:]+\.py):(\d+): error:", line)
