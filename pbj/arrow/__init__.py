@@ -34,13 +34,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pbj.arrow.convert import decode_to_arrow, from_arrow, to_arrow
     from pbj.arrow.files import read_parquet, write_parquet
+    from pbj.arrow.lost import UnknownFieldsWarning
     from pbj.arrow.mapping import ENUMS_AS, arrow_schema
 
 __all__ = ["arrow_schema", "to_arrow", "from_arrow", "decode_to_arrow", "write_parquet", "read_parquet",
-           "ENUMS_AS", "require_pyarrow"]
+           "ENUMS_AS", "UnknownFieldsWarning", "require_pyarrow"]
 
 _HOME = {"arrow_schema": "mapping", "ENUMS_AS": "mapping", "to_arrow": "convert", "from_arrow": "convert",
-         "decode_to_arrow": "convert", "write_parquet": "files", "read_parquet": "files"}
+         "decode_to_arrow": "convert", "write_parquet": "files", "read_parquet": "files",
+         "UnknownFieldsWarning": "lost"}
 
 
 def require_pyarrow() -> None:
@@ -51,7 +53,16 @@ def require_pyarrow() -> None:
         raise ImportError("pbj.arrow needs pyarrow: install the extra with pip install 'pbj-protobuf[arrow]'") from exc
 
 
+#: The submodules, loaded on first use as attributes (``pbj.arrow.native.explain(cls)`` after ``import pbj.arrow``).
+_SUBMODULES = ("blocks", "columns", "conform", "convert", "files", "lost", "mapping", "native")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        require_pyarrow()
+        module = importlib.import_module(f"pbj.arrow.{name}")
+        globals()[name] = module
+        return module
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module 'pbj.arrow' has no attribute {name!r}")

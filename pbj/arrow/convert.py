@@ -13,7 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, arrow_schema, plan_of
+from pbj.arrow.lost import counting
+from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.schema import info, is_message
 
 __all__ = ["to_arrow", "from_arrow", "decode_to_arrow"]
@@ -58,7 +59,8 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
         if type(m) is not cls:
             raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}")
     options = Options(enums, well_known_types, recursion_depth)
-    return _table(cls, options, rows)
+    with counting():
+        return _table(cls, options, rows)
 
 
 def _table(cls: type, options: Options, rows: list) -> pa.Table:
@@ -70,68 +72,93 @@ def _table(cls: type, options: Options, rows: list) -> pa.Table:
     return pa.Table.from_arrays(plan.children(rows, []), schema=schema)
 
 
-def from_arrow(table: pa.Table | pa.RecordBatch, cls: type, *, enums: str = "name", well_known_types: bool = True,
+def from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: bool = True,
                recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> list[Any]:
-    """The messages of a table made by :func:`to_arrow` (or read back from Parquet), one per row.
+    """The messages of the rows of a table, one per row: the inverse of :func:`to_arrow`.
+
+    Takes what :func:`to_arrow` made and what engines give back after
+    reading or rewriting it: the columns are found by name (others are
+    ignored) and may differ from :func:`pbj.arrow.arrow_schema` in
+    nullability (a null under a null struct is no value), in width
+    (``large_string``, ``large_binary``, ``large_list``, views), in encoding
+    (enum names as a dictionary of any index type or as plain strings), in
+    their maps' form (a list of ``struct<key, value>``) and in the unit or time
+    zone of timestamps and durations; :mod:`pbj.arrow.conform` lists every
+    form taken. A stream is read one record batch at a time.
 
     Args:
-        table: a ``pyarrow.Table`` or ``RecordBatch`` with the schema
-            :func:`pbj.arrow.arrow_schema` gives ``cls`` with the same options
-            (a table whose columns can be cast to it is cast first).
+        data: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``, or
+            any object with the Arrow PyCapsule interface
+            (``__arrow_c_stream__``: a Polars ``DataFrame``, a DuckDB
+            relation; ``__arrow_c_array__``: a record batch).
         cls: the message class of the rows.
         enums, well_known_types, recursion_depth: the options the table was made with.
 
     Returns:
-        A list of ``cls`` messages (built with the checking constructor).
+        A list of ``cls`` messages, in row order.
 
     Raises:
-        TypeError: ``cls`` is not a message class, or ``table`` is not a table.
-        ValueError: the table's columns do not match the class's schema (the
-            first column that differs is named), or a value does not fit its field.
+        TypeError: ``cls`` is not a message class, or ``data`` is no table.
+        ValueError: a column is missing or cannot hold its field's values, or
+            a value does not fit its field (the text names the column and the
+            first offending row).
     """
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
-    if isinstance(table, pa.RecordBatch):
-        table = pa.Table.from_batches([table])
-    if not isinstance(table, pa.Table):
-        raise TypeError(f"from_arrow needs a pyarrow.Table or RecordBatch, got {type(table).__name__}")
-    options = Options(enums, well_known_types, recursion_depth)
-    plan = plan_of(cls, options)
-    expected = arrow_schema(cls, enums=enums, well_known_types=well_known_types, recursion_depth=recursion_depth)
-    table = _conform(table, expected, cls)
-    n = table.num_rows
+    batches = record_batches(data, "from_arrow")
+    plan = plan_of(cls, Options(enums, well_known_types, recursion_depth))
+    out: list[Any] = []
+    row = 0
+    for batch in batches:
+        out.extend(_batch_messages(cls, plan, batch, row))
+        row += batch.num_rows
+    return out
+
+
+def record_batches(data: Any, caller: str) -> Iterable[pa.RecordBatch]:
+    """The record batches of a table, batch, reader or Arrow PyCapsule object, read lazily from a stream.
+
+    Raises:
+        TypeError: ``data`` is none of them.
+    """
+    if isinstance(data, pa.Table):
+        return data.to_batches()
+    if isinstance(data, pa.RecordBatch):
+        return [data]
+    if isinstance(data, pa.RecordBatchReader):
+        return data
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    if hasattr(data, "__arrow_c_array__"):
+        return [pa.record_batch(data)]
+    raise TypeError(f"{caller} needs a pyarrow.Table, RecordBatch or RecordBatchReader (or an object with "
+                    f"__arrow_c_stream__), got {type(data).__name__}")
+
+
+def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int) -> list[Any]:
+    """The messages of one record batch (halved while a column is past 2**31-1 bytes or items)."""
+    from pbj.arrow.conform import TooLarge, conform_batch
+
+    n = batch.num_rows
+    try:
+        arrays = conform_batch(batch, plan, cls.__qualname__, first_row)
+    except TooLarge:
+        if n < 2:
+            raise ValueError(f"{cls.__qualname__}: row {first_row} holds more than 2**31-1 bytes in one "
+                             f"column") from None
+        half = n // 2
+        return [*_batch_messages(cls, plan, batch.slice(0, half), first_row),
+                *_batch_messages(cls, plan, batch.slice(half), first_row + half)]
     if not plan.columns:
         return [cls() for _ in range(n)]
     child_values = []
-    for name, column in zip(plan.names, plan.columns, strict=True):
-        chunked = table.column(name)
-        array = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
-        if isinstance(array, pa.ChunkedArray):  # pragma: no cover - older pyarrow
-            array = pa.concat_arrays(array.chunks)
+    for name, column, array in zip(plan.names, plan.columns, arrays, strict=True):
         try:
             child_values.append(column.from_array(array))
         except (ValueError, TypeError, KeyError) as exc:
-            raise ValueError(f"{cls.__qualname__}: column {name!r} does not fit the class: {exc}") from exc
+            raise ValueError(f"{cls.__qualname__}: column {name!r} does not fit the class: "
+                             f"{str(exc)[:200]}") from exc
     return plan.build(n, child_values)
-
-
-def _conform(table: pa.Table, expected: pa.Schema, cls: type) -> pa.Table:
-    if table.schema.equals(expected, check_metadata=False):
-        return table
-    missing = [f.name for f in expected if f.name not in table.column_names]
-    if missing:
-        raise ValueError(f"{cls.__qualname__}: the table has no column {missing[0]!r} "
-                         f"(it has {table.column_names})")
-    table = table.select([f.name for f in expected])
-    for f in expected:
-        got = table.schema.field(f.name)
-        if not got.type.equals(f.type):
-            try:
-                table = table.set_column(table.column_names.index(f.name), f, table.column(f.name).cast(f.type))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise ValueError(f"{cls.__qualname__}: column {f.name!r} is {got.type}, expected {f.type}: "
-                                 f"{exc}") from None
-    return table
 
 
 def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = "name",
@@ -202,4 +229,5 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         except DecodeError as exc:
             exc.path = [i, *exc.path]
             raise
-    return _table(cls, options, rows)
+    with counting():
+        return _table(cls, options, rows)
