@@ -27,10 +27,14 @@ from pbj import wire
 from pbj.arrow.convert import decode_to_arrow
 from pbj.errors import DecodeError
 
-__all__ = ["BLOCK_TYPE", "ITEM_TYPE", "block_files", "block_items", "blocks_to_parquet"]
+__all__ = ["BLOCK_TYPE", "ITEM_TYPE", "SPLIT_PATHS", "block_files", "block_items", "blocks_to_parquet"]
 
 BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
 ITEM_TYPE = "com.hedera.hapi.block.stream.BlockItem"
+#: The split paths of ``pbj parquet --split`` (relative to ``BlockItem``): a table per kind of item, per kind
+#: of state change, and per kind of value a map update writes (``Schedule`` alone is 6,970 columns wide).
+SPLIT_PATHS = ("item", "item.state_changes.state_changes.change_operation",
+               "item.state_changes.state_changes.change_operation.map_update.value.value_choice")
 _GZIP_MAGIC = b"\x1f\x8b"
 _ITEMS_TAG = 1 << 3 | wire.WIRE_LEN
 

@@ -9,7 +9,7 @@ column, never an array per message.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 
@@ -17,16 +17,31 @@ from pbj.arrow.lost import counting
 from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.schema import info, is_message
 
-__all__ = ["to_arrow", "from_arrow", "decode_to_arrow"]
+__all__ = ["to_arrow", "from_arrow", "decode_to_arrow", "widen"]
+
+
+@overload
+def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = ..., well_known_types: bool = ...,
+             recursion_depth: int = ..., split: None = None, keep: Sequence[str] | None = ...,
+             large_types: bool = ...) -> pa.Table: ...
+
+
+@overload
+def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = ..., well_known_types: bool = ...,
+             recursion_depth: int = ..., split: str | Sequence[str], keep: Sequence[str] | None = ...,
+             large_types: bool = ...) -> dict[str, pa.Table]: ...
 
 
 def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "name",
-             well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> pa.Table:
-    """The Arrow table of ``messages``: one row per message, one column per field.
+             well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+             split: str | Sequence[str] | None = None, keep: Sequence[str] | None = None,
+             large_types: bool = False) -> pa.Table | dict[str, pa.Table]:
+    """The Arrow table of ``messages``: one row per message, one column per field (or one table per kind).
 
     The schema is :func:`pbj.arrow.arrow_schema` of the class (same options).
     Every value the mapping can hold comes back from :func:`from_arrow`
-    unchanged; unknown fields and extensions are not columns and are lost
+    unchanged; unknown fields and extensions are not columns: they are left
+    out, and an :class:`~pbj.arrow.UnknownFieldsWarning` says how many
     (``docs/arrow.md``).
 
     Args:
@@ -35,14 +50,27 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
             (needed for an empty ``messages``).
         enums, well_known_types, recursion_depth: the mapping's options (see
             :func:`pbj.arrow.arrow_schema`).
+        split: a split path (``"item"``: a oneof of ``cls``; ``"items.item"``:
+            the oneof of a repeated field's elements; paths may go on through
+            a member) or several: one narrow table per member instead of the
+            wide table (:mod:`pbj.arrow.split`).
+        keep: with ``split``, the fields of the message holding the oneof that
+            each table keeps (default: all of them).
+        large_types: ``large_string``, ``large_binary`` and ``large_list``
+            instead of the 32-bit offset types (Polars' own types; a column
+            then holds more than 2**31-1 bytes in one chunk).
 
     Returns:
-        A ``pyarrow.Table`` with ``len(messages)`` rows.
+        A ``pyarrow.Table`` with ``len(messages)`` rows; with ``split``, a
+        ``dict`` of kind name (the members along the path, joined by ``.``)
+        to table, one per member of each split oneof, in declaration order
+        (a member no message sets has an empty table).
 
     Raises:
         TypeError: ``cls`` is not a message class, a message is not of class
             ``cls``, or ``messages`` is empty and ``cls`` not given.
-        ValueError: an option is not one of its values.
+        ValueError: an option is not one of its values, or a split path does
+            not resolve (:func:`pbj.arrow.split.split_plan`).
         EncodeError: a value the Arrow type cannot hold (a ``Timestamp`` out
             of ``timestamp[ns]``'s range or not normalized, an invalid
             ``Duration``, a ``string`` holding bytes that are not UTF-8),
@@ -59,8 +87,41 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
         if type(m) is not cls:
             raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}")
     options = Options(enums, well_known_types, recursion_depth)
+    if split is not None:
+        from pbj.arrow.split import split_plan, tables_of_messages
+
+        plan = split_plan(cls, split, keep, options)
+        with counting():
+            tables = tables_of_messages(plan, rows)
+        return {k: widen(t) for k, t in tables.items()} if large_types else tables
     with counting():
-        return _table(cls, options, rows)
+        table = _table(cls, options, rows)
+    return widen(table) if large_types else table
+
+
+def widen(table: pa.Table) -> pa.Table:
+    """``table`` with ``large_string``, ``large_binary`` and ``large_list`` for every string, bytes and list."""
+    return table.cast(pa.schema([pa.field(f.name, _wide(f.type), nullable=f.nullable) for f in table.schema],
+                                metadata=table.schema.metadata))
+
+
+def _wide(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_binary(t):
+        return pa.large_binary()
+    if pa.types.is_dictionary(t):
+        return t  # enum names: a small dictionary
+    if pa.types.is_list(t):
+        f = t.value_field
+        return pa.large_list(pa.field(f.name, _wide(f.type), nullable=f.nullable))
+    if pa.types.is_map(t):
+        k, v = t.key_field, t.item_field
+        return pa.map_(pa.field(k.name, _wide(k.type), nullable=False), pa.field(v.name, _wide(v.type),
+                                                                                 nullable=v.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _wide(f.type), nullable=f.nullable) for f in t])
+    return t
 
 
 def _table(cls: type, options: Options, rows: list) -> pa.Table:
@@ -161,9 +222,23 @@ def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int)
     return plan.build(n, child_values)
 
 
+@overload
+def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = ...,
+                    well_known_types: bool = ..., recursion_depth: int = ..., max_depth: int | None = ...,
+                    split: None = None, keep: Sequence[str] | None = ..., large_types: bool = ...) -> pa.Table: ...
+
+
+@overload
+def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = ...,
+                    well_known_types: bool = ..., recursion_depth: int = ..., max_depth: int | None = ...,
+                    split: str | Sequence[str], keep: Sequence[str] | None = ...,
+                    large_types: bool = ...) -> dict[str, pa.Table]: ...
+
+
 def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = "name",
                     well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
-                    max_depth: int | None = None) -> pa.Table:
+                    max_depth: int | None = None, split: str | Sequence[str] | None = None,
+                    keep: Sequence[str] | None = None, large_types: bool = False) -> pa.Table | dict[str, pa.Table]:
     """The table :func:`to_arrow` gives for the messages ``payloads`` encode, straight from the bytes.
 
     On the native engine (``pbj.engine() == "native"``) the payloads are
@@ -192,9 +267,18 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         enums, well_known_types, recursion_depth: the mapping's options (see
             :func:`pbj.arrow.arrow_schema`).
         max_depth: the decoder's nesting limit (default ``pbj.DEFAULT_MAX_DEPTH``).
+        split, keep, large_types: as for :func:`to_arrow`; with ``split`` each
+            kind's bytes are cut out of the payloads at the wire level and
+            decoded as a table of their own (:mod:`pbj.arrow.split`).
+
+    Payloads of more than 2**30 bytes in all are decoded in parts, each a
+    record batch of the table (a chunk of every column), so no string,
+    bytes or list column needs offsets past 2**31-1 (``large_types`` gives
+    one chunk per column instead).
 
     Returns:
-        A ``pyarrow.Table`` with ``len(payloads)`` rows.
+        A ``pyarrow.Table`` with ``len(payloads)`` rows (with ``split``, a
+        ``dict`` of tables as :func:`to_arrow` gives).
 
     Raises:
         TypeError: ``cls`` is not a pbj message class, a payload is not
@@ -205,9 +289,8 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
             with the payload's index.
         EncodeError: a decoded value the Arrow type cannot hold (see :func:`to_arrow`).
     """
-    from pbj.api import DEFAULT_MAX_DEPTH, decode
+    from pbj.api import DEFAULT_MAX_DEPTH
     from pbj.depth import check_max_depth
-    from pbj.errors import DecodeError
 
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
@@ -215,10 +298,47 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
     depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
     if depth is not DEFAULT_MAX_DEPTH:
         check_max_depth(depth, "decode_to_arrow")
-    from pbj.arrow.native import decode_table
-
     if not isinstance(payloads, list | tuple):  # read once: the fallback may need them again
         payloads = list(payloads)
+    if split is not None:
+        from pbj.arrow.split import split_plan, tables_of_payloads
+
+        plan = split_plan(cls, split, keep, options)
+        with counting():
+            tables = tables_of_payloads(plan, payloads, depth)
+        return {k: widen(t) for k, t in tables.items()} if large_types else tables
+    parts = []
+    first = 0
+    for last in _parts(payloads):
+        parts.append(_decode_part(cls, options, payloads[first:last], depth, first))
+        first = last
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return widen(table) if large_types else table
+
+
+#: The input bytes decoded into one record batch at most (a column's offsets stay far from 2**31-1).
+PART_BYTES = 1 << 30
+
+
+def _parts(payloads: Sequence[Any]) -> list[int]:
+    """The ends of the runs of payloads of at most :data:`PART_BYTES` in all (one run at least)."""
+    ends = []
+    total = 0
+    for i, p in enumerate(payloads):
+        size = len(p) if not isinstance(p, memoryview) else p.nbytes
+        if total and total + size > PART_BYTES:
+            ends.append(i)
+            total = 0
+        total += size
+    ends.append(len(payloads))
+    return ends
+
+
+def _decode_part(cls: type, options: Options, payloads: Sequence[Any], depth: int, first: int) -> pa.Table:
+    from pbj.api import decode
+    from pbj.arrow.native import decode_table
+    from pbj.errors import DecodeError
+
     table = decode_table(cls, options, payloads, depth)
     if table is not None:
         return table
@@ -227,7 +347,7 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         try:
             rows.append(decode(cls, data, max_depth=depth))
         except DecodeError as exc:
-            exc.path = [i, *exc.path]
+            exc.path = [first + i, *exc.path]
             raise
     with counting():
         return _table(cls, options, rows)

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note"]
+__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note", "note_unknown"]
 
 _UNKNOWN = operator.attrgetter("_pbj_unknown")
 
@@ -65,7 +65,15 @@ _current: contextvars.ContextVar[Lost | None] = contextvars.ContextVar("pbj_arro
 
 @contextlib.contextmanager
 def counting(stacklevel: int = 4) -> Iterator[Lost]:
-    """Count what the columns built inside leave out; warn once on the way out (not on an error)."""
+    """Count what the columns built inside leave out; warn once on the way out (not on an error).
+
+    Inside another ``counting`` (a split table decoded per kind), the counts
+    go to the outer one, which warns once for the whole call.
+    """
+    outer = _current.get()
+    if outer is not None:
+        yield outer
+        return
     lost = Lost()
     token = _current.set(lost)
     try:
@@ -89,3 +97,10 @@ def note(full_name: str, has_extensions: bool, messages: list[Any]) -> None:
         count = sum(len(getattr(m, "_pbj_extensions", ())) for m in messages if m is not None)
         if count:
             lost.extensions[full_name] = lost.extensions.get(full_name, 0) + count
+
+
+def note_unknown(full_name: str, chunks: list[bytes]) -> None:
+    """Count unknown fields met in encoded form (``chunks``: each field's bytes, tag included)."""
+    lost = _current.get()
+    if lost is not None and chunks:
+        lost.add_unknown(full_name, chunks)
