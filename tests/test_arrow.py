@@ -311,3 +311,17 @@ def test_unknown_fields_are_said_once(recwarn):
     recwarn.clear()
     pbj.arrow.to_arrow([Row(leaf=Leaf(label="a"))])
     assert not [w for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+
+
+def test_decode_to_arrow_in_parts(monkeypatch):
+    """Payloads past PART_BYTES in all become several record batches (int32 offsets never overflow)."""
+    from pbj.arrow import convert
+
+    payloads = [pbj.encode(r) for r in ROWS * 3]
+    whole = pbj.arrow.decode_to_arrow(Row, payloads)
+    monkeypatch.setattr(convert, "PART_BYTES", 40)
+    parts = pbj.arrow.decode_to_arrow(Row, payloads)
+    assert parts.column("from").num_chunks > 1 and parts.equals(whole)
+    with pytest.raises(pbj.DecodeError) as err:
+        pbj.arrow.decode_to_arrow(Row, [*payloads, b"\x0a\x05ab"])
+    assert err.value.path[0] == 12
