@@ -321,7 +321,8 @@ def test_decode_to_arrow_in_parts(monkeypatch):
     whole = pbj.arrow.decode_to_arrow(Row, payloads)
     monkeypatch.setattr(convert, "PART_BYTES", 40)
     parts = pbj.arrow.decode_to_arrow(Row, payloads)
-    assert parts.column("from").num_chunks > 1 and parts.equals(whole)
+    assert parts.column("from").num_chunks > 1 and parts.schema.equals(whole.schema)
+    assert parts.to_pylist() == whole.to_pylist()  # the enum dictionaries differ per chunk (their unknown numbers)
     with pytest.raises(pbj.DecodeError) as err:
         pbj.arrow.decode_to_arrow(Row, [*payloads, b"\x0a\x05ab"])
     assert err.value.path[0] == 12
