@@ -17,6 +17,14 @@ setup(
             depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h"],
             extra_compile_args=["-std=c11", "-O2"],
             optional=True,
-        )
+        ),
+        # Arrow columns to encodings (pbj.arrow.encode_from_arrow): its own module, pbj._native._arrow
+        Extension(
+            "pbj._native._arrow",
+            sources=["pbj/_native/arrow_encode.c"],
+            depends=["pbj/_native/engine.h"],
+            extra_compile_args=["-std=c11", "-O2"],
+            optional=True,
+        ),
     ]
 )

@@ -182,9 +182,9 @@ def test_readers_stream_one_batch_at_a_time(monkeypatch):
     converted: list[int] = []
     real = convert._batch_messages
 
-    def counted(cls, plan, batch, first_row):
+    def counted(cls, plan, batch, first_row, options=None):
         converted.append(first_row)
-        return real(cls, plan, batch, first_row)
+        return real(cls, plan, batch, first_row, options)
 
     monkeypatch.setattr(convert, "_batch_messages", counted)
     seen: list[int] = []
@@ -225,9 +225,9 @@ def test_the_batch_is_halved_past_int32_offsets(monkeypatch):
     sizes: list[int] = []
     real = convert._batch_messages
 
-    def counted(cls, plan, batch, first_row):
+    def counted(cls, plan, batch, first_row, options=None):
         sizes.append(batch.num_rows)
-        return real(cls, plan, batch, first_row)
+        return real(cls, plan, batch, first_row, options)
 
     monkeypatch.setattr(convert, "_batch_messages", counted)
     assert pbj.arrow.from_arrow(table, Row) == ROWS * 2

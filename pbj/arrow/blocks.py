@@ -46,6 +46,8 @@ from pbj import wire
 from pbj.arrow.convert import decode_to_arrow
 from pbj.errors import DecodeError
 
+pc: Any = pyarrow.compute  # its functions are made at import: no static checker sees them
+
 __all__ = ["BLOCK_TYPE", "ITEM_TYPE", "SPLIT_PATHS", "PARTITIONS", "BlockFileError", "Written", "block_files",
            "read_block", "block_items", "blocks_to_parquet", "transaction_type"]
 
@@ -189,9 +191,9 @@ def _facts(item_cls: type, items: list[memoryview]) -> tuple[int | None, datetim
     for item in items:
         if not len(item):
             continue
-        tag, _ = wire.read_tag(item, 0)
+        tag, _ = wire.read_tag(item, 0)  # type: ignore[arg-type]  # a memoryview reads as bytes do
         if tag >> 3 == header and number is None:
-            value = pbj.decode(item_cls, item).item.value
+            value: Any = pbj.decode(item_cls, item).item.value
             number = value.number
             when = value.first_transaction_consensus_time or when
         elif tag >> 3 == result and when is None:
@@ -299,7 +301,7 @@ def _tables(block: _Block, item_cls: type, split: Sequence[str] | None, partitio
                                         pa.array([block.date] * n, pa.date32()))
         if "kind" in partition:  # item.which (null for an item without a kind)
             item = table.column("item").combine_chunks()
-            kinds = pa.compute.if_else(item.is_null(), pa.scalar(None, pa.string()), item.field(0).cast(pa.string()))
+            kinds = pc.if_else(item.is_null(), pa.scalar(None, pa.string()), item.field(0).cast(pa.string()))
             table = table.append_column(pa.field("kind", pa.string()), kinds)
         out.append((sub, table))
     return out

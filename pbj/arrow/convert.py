@@ -167,11 +167,12 @@ def from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: b
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
     batches = record_batches(data, "from_arrow")
-    plan = plan_of(cls, Options(enums, well_known_types, recursion_depth))
+    options = Options(enums, well_known_types, recursion_depth)
+    plan = plan_of(cls, options)
     out: list[Any] = []
     row = 0
     for batch in batches:
-        out.extend(_batch_messages(cls, plan, batch, row))
+        out.extend(_batch_messages(cls, plan, batch, row, options))
         row += batch.num_rows
     return out
 
@@ -196,8 +197,15 @@ def record_batches(data: Any, caller: str) -> Iterable[pa.RecordBatch]:
                     f"__arrow_c_stream__), got {type(data).__name__}")
 
 
-def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int) -> list[Any]:
-    """The messages of one record batch (halved while a column is past 2**31-1 bytes or items)."""
+def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int,
+                    options: Options | None = None) -> list[Any]:
+    """The messages of one record batch (halved while a column is past 2**31-1 bytes or items).
+
+    With ``options`` the native writer is tried first (:mod:`pbj.arrow.encode`):
+    the rows' encodings are written from the columns in C and decoded by the
+    engine; without it, or where the writer does not take the class, each
+    column's values are read into Python and the messages are built from them.
+    """
     from pbj.arrow.conform import TooLarge, conform_batch
 
     n = batch.num_rows
@@ -208,10 +216,19 @@ def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int)
             raise ValueError(f"{cls.__qualname__}: row {first_row} holds more than 2**31-1 bytes in one "
                              f"column") from None
         half = n // 2
-        return [*_batch_messages(cls, plan, batch.slice(0, half), first_row),
-                *_batch_messages(cls, plan, batch.slice(half), first_row + half)]
+        return [*_batch_messages(cls, plan, batch.slice(0, half), first_row, options),
+                *_batch_messages(cls, plan, batch.slice(half), first_row + half, options)]
     if not plan.columns:
         return [cls() for _ in range(n)]
+    if options is not None:
+        from pbj.arrow.encode import batch_encodings, messages_of_encodings, shift_row
+
+        try:
+            encodings = batch_encodings(cls, options, arrays)
+        except ValueError as exc:
+            raise shift_row(exc, cls, first_row) from None
+        if encodings is not None:
+            return messages_of_encodings(cls, encodings, first_row)
     child_values = []
     for name, column, array in zip(plan.names, plan.columns, arrays, strict=True):
         try:
