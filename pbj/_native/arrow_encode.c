@@ -90,6 +90,8 @@ typedef struct {
     int nnames;
     EName *names;
     int duration;           /* TIME */
+    int closed;             /* ENUM: a closed enum (its members only; decode keeps others as unknown fields) */
+    int32_t *members;       /* ENUM: the member numbers, ascending (nnames of them) */
     const char *label;      /* the column path, for errors (owned by the plan's names tuple) */
 } ENode;
 
@@ -118,6 +120,7 @@ static void free_plan(EPlan *pl)
         free(n->children);
         free(n->steps);
         free(n->names);
+        free(n->members);
     }
     free(pl->nodes);
     Py_XDECREF(pl->keep);
@@ -149,6 +152,12 @@ static int cmp_names(const void *a, const void *b)
     int c = memcmp(x->name, y->name, (size_t)n);
     if (c) return c;
     return (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* names (a tuple of str) with numbers (a tuple of int, or NULL: their positions), sorted */
@@ -230,10 +239,17 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
     }
     switch (n->kind) {
     case K_ENUM:
-        if (PyTuple_GET_SIZE(extra) != 3) break;
+        if (PyTuple_GET_SIZE(extra) != 4) break;
         if (get_int(extra, 0, 0, 1, &v) < 0) return -1;
         n->as_names = (int)v;
-        return convert_names(n, PyTuple_GET_ITEM(extra, 2), PyTuple_GET_ITEM(extra, 1));
+        if (get_int(extra, 3, 0, 1, &v) < 0) return -1;
+        n->closed = (int)v;
+        if (convert_names(n, PyTuple_GET_ITEM(extra, 2), PyTuple_GET_ITEM(extra, 1)) < 0) return -1;
+        n->members = malloc((size_t)(n->nnames ? n->nnames : 1) * sizeof(int32_t));
+        if (n->members == NULL) { PyErr_NoMemory(); return -1; }
+        for (int i = 0; i < n->nnames; i++) n->members[i] = n->names[i].number;
+        qsort(n->members, (size_t)n->nnames, sizeof(int32_t), cmp_int32);
+        return 0;
     case K_ONEOF:
         if (PyTuple_GET_SIZE(extra) != 1 || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 0)) != nc) break;
         return convert_names(n, PyTuple_GET_ITEM(extra, 0), NULL);
@@ -601,12 +617,16 @@ static int enum_number(ECall *c, int ni, const struct ArrowArray *a, int64_t i, 
     const ENode *n = &c->pl->nodes[ni];
     int32_t v;
     memcpy(&v, (const uint8_t *)a->buffers[1] + 4 * (a->offset + i), 4);
-    if (!n->as_names) { *out = v; return 0; }
-    EDict *dc;
-    if (map_dictionary(c, n, ni, a, &dc) < 0) return -1;
-    if (v < 0 || v >= dc->len) return bad_array(c, n);
-    if (dc->map[v] == NO_NAME) return fail_at(c, n, "an enum name that is no member nor a number");
-    *out = (int32_t)dc->map[v];
+    if (n->as_names) {
+        EDict *dc;
+        if (map_dictionary(c, n, ni, a, &dc) < 0) return -1;
+        if (v < 0 || v >= dc->len) return bad_array(c, n);
+        if (dc->map[v] == NO_NAME) return fail_at(c, n, "an enum name that is no member nor a number");
+        v = (int32_t)dc->map[v];
+    }
+    if (n->closed && !(n->nnames && bsearch(&v, n->members, (size_t)n->nnames, sizeof(int32_t), cmp_int32)))
+        return fail_at(c, n, "a number that is no member of a closed enum (which holds its members only)");
+    *out = v;
     return 0;
 }
 

@@ -20,7 +20,7 @@ into node records (``KINDS`` order; the C side checks every one)::
 
 ``steps`` (a struct, a Timestamp/Duration, a wrapper) are ``(child, member or
 -1, field number, label, group)`` in field-number order; ``extra``: enum
-``(as_names, numbers, names)``, oneof ``(member names,)``, time
+``(as_names, numbers, names, closed)``, oneof ``(member names,)``, time
 ``(is_duration,)``. A class that reaches a proto2 ``required`` field is not
 flattened (``pbj.encode`` refuses such messages when a required field is unset,
 and only it says which).
@@ -296,7 +296,8 @@ class _Flat:
             members = list(column.enum_cls)  # type: ignore[call-overload]
             numbers = tuple(int(m) for m in members)
             names = tuple(column.names) if column.as_names else tuple(m.name for m in members)
-            return self.add((_ENUM, scalars.ENUM.code, nullable, (), (), (int(column.as_names), numbers, names), path))
+            extra = (int(column.as_names), numbers, names, int(bool(f.closed)))
+            return self.add((_ENUM, scalars.ENUM.code, nullable, (), (), extra, path))
         if isinstance(column, col.Struct):
             return self.struct(column, path)
         if isinstance(column, col.Timestamp | col.Duration):
