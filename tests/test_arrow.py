@@ -311,6 +311,16 @@ def test_unknown_fields_are_said_once(recwarn):
     recwarn.clear()
     pbj.arrow.to_arrow([Row(leaf=Leaf(label="a"))])
     assert not [w for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+    payloads = [pbj.encode(row), pbj.encode(Row())]  # the same from the bytes, on either engine
+    with pytest.warns(pbj.arrow.UnknownFieldsWarning, match=r"^4 unknown fields \(12 bytes\) in ") as caught:
+        assert pbj.arrow.decode_to_arrow(Row, payloads).equals(table)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    recwarn.clear()
+    pbj.arrow.decode_to_arrow(Row, payloads, unknown_fields="ignore")
+    pbj.arrow.decode_to_arrow(Row, [pbj.encode(Row(leaf=Leaf(label="a")))])
+    assert not [w for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+    with pytest.raises(ValueError, match="unknown_fields must be"):
+        pbj.arrow.decode_to_arrow(Row, payloads, unknown_fields="keep")
 
 
 def test_decode_to_arrow_in_parts(monkeypatch):

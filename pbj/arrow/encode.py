@@ -134,6 +134,12 @@ def batch_encodings(cls: type, options: Options, arrays: list[pa.Array]) -> list
         return None
     module = _module()
     batch = pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))])
+    # Arrow's cheap checks (buffer sizes, first and last offsets in bounds), on which the C side's own
+    # checks of each span (monotonic, inside the last offset or the child) keep every read in bounds
+    try:
+        batch.validate()
+    except pa.ArrowInvalid as exc:
+        raise ValueError(f"the table's arrays are not valid Arrow data ({exc})") from None
     exporter = getattr(batch, "_export_to_c", None)
     if exporter is not None:  # the array alone: exporting the schema of a wide table costs more than the walk
         capsule, address = module.new_array()

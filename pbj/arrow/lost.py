@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note", "note_unknown"]
+__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note", "note_unknown", "note_tree"]
 
 _UNKNOWN = operator.attrgetter("_pbj_unknown")
 
@@ -104,3 +104,29 @@ def note_unknown(full_name: str, chunks: list[bytes]) -> None:
     lost = _current.get()
     if lost is not None and chunks:
         lost.add_unknown(full_name, chunks)
+
+
+def note_tree(message: Any) -> None:
+    """Count the unknown fields (and extensions) kept anywhere in a decoded message tree."""
+    from pbj.schema import info, is_message
+
+    lost = _current.get()
+    if lost is None:
+        return
+    stack = [message]
+    while stack:
+        msg = stack.pop()
+        mi = info(type(msg))
+        note(mi.full_name, bool(mi.extension_ranges), [msg])
+        values = [getattr(msg, f.name) for f in mi.fields] + [getattr(msg, o.name) for o in mi.oneofs]
+        for v in values:
+            if v is None:
+                continue
+            if isinstance(v, tuple) and hasattr(v, "which"):  # a OneOf
+                v = v.value
+            if isinstance(v, dict):
+                stack.extend(x for x in v.values() if is_message(type(x)))
+            elif isinstance(v, tuple):
+                stack.extend(x for x in v if is_message(type(x)))
+            elif is_message(type(v)):
+                stack.append(v)
