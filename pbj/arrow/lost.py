@@ -108,7 +108,7 @@ def note_unknown(full_name: str, chunks: list[bytes]) -> None:
 
 def note_tree(message: Any) -> None:
     """Count the unknown fields (and extensions) kept anywhere in a decoded message tree."""
-    from pbj.schema import info, is_message
+    from pbj.schema import OneOf, info, is_message
 
     lost = _current.get()
     if lost is None:
@@ -122,7 +122,7 @@ def note_tree(message: Any) -> None:
         for v in values:
             if v is None:
                 continue
-            if isinstance(v, tuple) and hasattr(v, "which"):  # a OneOf
+            if isinstance(v, OneOf):
                 v = v.value
             if isinstance(v, dict):
                 stack.extend(x for x in v.values() if is_message(type(x)))
