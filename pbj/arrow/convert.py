@@ -332,8 +332,8 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         from pbj.arrow.split import split_plan, tables_of_payloads
 
         plan = split_plan(cls, split, keep, options)
-        with counting():
-            tables = tables_of_payloads(plan, payloads, depth)
+        with counting() if unknown_fields == "warn" else contextlib.nullcontext():
+            tables = tables_of_payloads(plan, payloads, depth, unknown_fields)
         return {k: widen(t) for k, t in tables.items()} if large_types else tables
     parts = []
     first = 0

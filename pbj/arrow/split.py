@@ -303,7 +303,7 @@ class _Uncut(Exception):
 
 
 def tables_of_payloads(plan: SplitPlan, payloads: Sequence[bytes | bytearray | memoryview],
-                       max_depth: int) -> dict[str, pa.Table]:
+                       max_depth: int, unknown_fields: str = "warn") -> dict[str, pa.Table]:
     """The split tables of encoded messages, as :func:`tables_of_messages` gives them for the decoded ones.
 
     Raises:
@@ -337,7 +337,7 @@ def tables_of_payloads(plan: SplitPlan, payloads: Sequence[bytes | bytearray | m
                     out[plan.kind(on, member)] = _table(plan, on, member, objs, objects=False)
                 else:
                     table = decode_to_arrow(mplan.cls, [e[2] for e in entries], max_depth=max_depth,
-                                            **_option_args(plan.options))
+                                            unknown_fields=unknown_fields, **_option_args(plan.options))
                     objs = [(e[0], h, None) for e, h in zip(entries, holders, strict=True)]
                     out[plan.kind(on, member)] = _table(plan, on, member, objs, objects=False, member_table=table)
         return out
