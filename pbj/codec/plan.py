@@ -261,7 +261,7 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
         width = r.width or (1 if r.op == scalars.OP_BOOL else 0)
     enum_cls = value_type if code == scalars.ENUM.code else None
     key_tag, value_tag, value_default = 0, b"", None
-    if f.is_map:
+    if f.is_map and f.map_key is not None:
         key_tag = wire.make_tag(1, scalars.SCALARS[f.map_key].wire_type)
         value_tag = wire.tag_bytes(2, wire.WIRE_LEN if code == MESSAGE else scalars.BY_CODE[code].wire_type)
         if code == scalars.ENUM.code:
@@ -328,7 +328,8 @@ def _writes(mi: MessageInfo, fields: tuple[FieldPlan, ...]) -> tuple:
 def _slot_table(nslots: int, fields: tuple[FieldPlan, ...],
                 oneofs: tuple[OneofPlan, ...]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     """``(slot_kinds, slot_defaults)`` (see the module docstring)."""
-    kinds, defaults = [-1] * nslots, [None] * nslots
+    kinds: list[int] = [-1] * nslots
+    defaults: list[Any] = [None] * nslots
     for o in oneofs:
         kinds[o.slot] = S_ONEOF
     for f in fields:
