@@ -564,6 +564,19 @@ PyObject *pbj_walk_error(Ctx *c)
     if (!path) return NULL;
     c->err_path = NULL;
     if (PyList_Reverse(path) < 0) { Py_DECREF(path); return NULL; }
+    if (c->err_offset == 0 && c->data_end - c->data >= 2 && c->data[0] == 0x1f && c->data[1] == 0x8b) {
+        /* gzip data at offset 0: the Python parser's hint (pbj.codec.runtime.GZIP_HINT) appended, as
+         * runtime.locate appends it (rare: the module is imported here, on this path only) */
+        PyObject *rt = PyImport_ImportModule("pbj.codec.runtime");
+        PyObject *hint = rt ? PyObject_GetAttrString(rt, "GZIP_HINT") : NULL;
+        Py_XDECREF(rt);
+        if (hint && PyUnicode_Check(hint) && PyUnicode_Tailmatch(c->err_reason, hint, 0, PY_SSIZE_T_MAX, 1) == 0) {
+            PyObject *both = PyUnicode_Concat(c->err_reason, hint);
+            if (both) Py_SETREF(c->err_reason, both);
+        }
+        Py_XDECREF(hint);
+        if (PyErr_Occurred()) { Py_DECREF(path); return NULL; }
+    }
     PyObject *offset = c->err_offset >= 0 ? PyLong_FromSsize_t(c->err_offset) : Py_NewRef(Py_None);
     PyObject *args = PyTuple_Pack(1, c->err_reason);
     PyObject *kw = offset && args ? Py_BuildValue("{sOsO}", "path", path, "offset", offset) : NULL;
