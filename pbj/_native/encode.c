@@ -14,6 +14,12 @@
  * message values, are put on the tape as such and written by the walk of a sizes-cached encode,
  * which reads the lengths from the cache (and checks them against the bytes written).
  *
+ * A cached size is private state, but Python code can set it by hand (object.__setattr__), so
+ * none is trusted blindly: one that is not an exact int in [0, PBJ_SIZE_MAX] is no size a writer
+ * cached and is measured again (cached_size), one in range is checked against the bytes written
+ * (w_contents), and every sum of sizes is checked against PBJ_SIZE_MAX where it is made, so no
+ * value can overflow one (size_add).
+ *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8 (or,
@@ -29,18 +35,28 @@
  */
 #include "values.h"
 
-/* the size cached on `o` (-1: none), or -2: not an exact int of a size's range (decline) */
+/* The largest size the writers measure or trust (a quarter of what Py_ssize_t holds): a sum of
+ * two sizes below it, plus tags and lengths, cannot overflow, so every sum is checked against it
+ * once, where it is made. A message that would be larger is declined (the Python writer runs). */
+#define PBJ_SIZE_MAX (PY_SSIZE_T_MAX / 4)
+
+/* the size cached on `o`, or -1: none to trust. A cached size is private state that Python code
+ * can set by hand (object.__setattr__): anything but an exact int in [0, PBJ_SIZE_MAX] (-2, True,
+ * 2**63-1, a str) is no size the engine wrote, and the size is measured again. A size in range
+ * that is wrong is found when the bytes are written (w_contents: NotImplemented). */
 static inline Py_ssize_t cached_size(PyObject *o, NMessage *m)
 {
     PyObject *s = SLOT(o, m->size_off);
-    if (s == NULL || !PyLong_CheckExact(s)) return -2;
+    if (s == NULL || !PyLong_CheckExact(s)) return -1;
     int64_t n;
     if (!int_fast(s, &n)) {
-        int overflow = 0;
-        n = PyLong_AsLongLongAndOverflow(s, &overflow);
-        if (overflow || n > PY_SSIZE_T_MAX) return -2;  /* no size the engine wrote */
+        n = PyLong_AsSsize_t(s);
+        if (n == -1 && PyErr_Occurred()) {
+            PyErr_Clear();  /* past Py_ssize_t: OverflowError, the range check's own */
+            return -1;
+        }
     }
-    return n < -1 ? -2 : (Py_ssize_t)n;
+    return n < 0 || n > PBJ_SIZE_MAX ? -1 : (Py_ssize_t)n;
 }
 
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
@@ -51,9 +67,18 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
     return 0;
 }
 
+/* (s at most PBJ_SIZE_MAX + a few bytes: no overflow) */
 static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
 {
     return taglen + vlen((uint64_t)s) + s;
+}
+
+/* *n += s (both at most PBJ_SIZE_MAX and a few bytes, so the sum cannot overflow); -1: past
+ * PBJ_SIZE_MAX (a decline) */
+static inline int size_add(Py_ssize_t *n, Py_ssize_t s)
+{
+    *n += s;
+    return *n > PBJ_SIZE_MAX ? -1 : 0;
 }
 
 /* the bytes of a converted scalar of `kind` (without its tag) */
@@ -225,7 +250,6 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
 static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
 {
     Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
     return s >= 0 ? s : size_msg(f->subm, v, level + 1, NULL);
 }
 
@@ -233,7 +257,6 @@ static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
 static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
 {
     Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
     if (s >= 0 || t == NULL) {
         if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;
         if (t) {
@@ -355,7 +378,7 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
                 wv_release(kk, &kw);
                 wv_release(xk, &xw);
             }
-            n += len_field(f->tag_len, e);
+            if (size_add(&n, len_field(f->tag_len, e)) < 0) return -1;
         }
         return n;
     }
@@ -371,11 +394,11 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
         int kk, xk;
         Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
         if (kept) {
-            if (e < 0 || tape_entry(t, f, map.e[i].x, e, kk, &kw, xk, &xw, level) < 0) {
+            if (e < 0 || tape_entry(t, f, map.e[i].x, e, kk, &kw, xk, &xw, level) < 0
+                || size_add(&n, len_field(f->tag_len, e)) < 0) {
                 n = -1;
                 goto done;
             }
-            n += len_field(f->tag_len, e);
             continue;
         }
         TE *h;
@@ -399,7 +422,10 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
             n = -1;
             goto done;
         }
-        n += len_field(f->tag_len, e);
+        if (size_add(&n, len_field(f->tag_len, e)) < 0) {
+            n = -1;
+            goto done;
+        }
     }
 done:
     pbj_map_release(&map);
@@ -434,8 +460,8 @@ static Py_ssize_t repeated_kept_size(NField *f, PyObject *v, Tape *t)
     for (Py_ssize_t i = 0; i < len; i++) {
         WV y;
         int k = any_scalar(T_ANYSTR, PyTuple_GET_ITEM(v, i), &y);
-        if (k < 0 || tape_any(t, k, f->tag, f->tag_len, &y) < 0) return -1;
-        n += f->tag_len + kind_size(K_LEN, &y);
+        if (k < 0 || tape_any(t, k, f->tag, f->tag_len, &y) < 0
+            || size_add(&n, f->tag_len + kind_size(K_LEN, &y)) < 0) return -1;
     }
     return n;
 }
@@ -463,7 +489,7 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
                 if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
                 s = f->tag_len + kind_size(k, &y);
             }
-            n += s;
+            if (size_add(&n, s) < 0) return -1;
         }
         return n;
     }
@@ -505,8 +531,7 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
             if (s == -1) s = size_msg(nm, h, level + 1, t);
         }
         Py_DECREF(cap);
-        if (s < 0) return -1;
-        n += s;
+        if (s < 0 || size_add(&n, s) < 0) return -1;
     }
     return n;
 }
@@ -536,8 +561,7 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         Py_ssize_t s = kind >= K_EXT ? (kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
                                                       : owned_size(f, &x, t))  /* (K_OWNED) */
                        : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
-        if (s < 0) return -1;
-        n += s;
+        if (s < 0 || size_add(&n, s) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
@@ -548,8 +572,7 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         e->s = PyBytes_AS_STRING(u);
         e->n = un;
     }
-    n += un;
-    if (set_size(o, m, n) < 0) return -1;
+    if (size_add(&n, un) < 0 || set_size(o, m, n) < 0) return -1;
     return n;
 }
 
@@ -643,8 +666,7 @@ static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level)
 static int w_sub(W *w, NField *f, PyObject *v, int level)
 {
     Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
-    if (s == -1 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
+    if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
     if (w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) < 0) return -1;
     w_tag(w, f->tag, f->tag_len);
     if (!f->group) w_varint(w, (uint64_t)s);
@@ -965,14 +987,18 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (Py_TYPE(o) != m->cls) goto decline;
     Tape tape, *t = NULL;
     Py_ssize_t n = cached_size(o, m);
-    if (n == -2) goto decline;
+    if (n >= 0 && !(out = PyBytes_FromStringAndSize(NULL, n))) {
+        /* a cached size too large to hold, which may be a size set by hand: measured again */
+        if (!PyErr_ExceptionMatches(PyExc_MemoryError)) goto decline;
+        PyErr_Clear();
+        n = -1;
+    }
     if (n < 0) {  /* fresh: one walk over the values, onto the tape */
         t = &tape;
         tape_init(t);
         if ((n = size_msg(m, o, 0, t)) < 0) goto fail;
+        if (!(out = PyBytes_FromStringAndSize(NULL, n))) goto fail;
     }
-    out = PyBytes_FromStringAndSize(NULL, n);
-    if (!out) goto fail;
     W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
     int r = t ? write_tape(&w, t) : write_msg(m, o, &w, 0);
     if (r == 0 && w.q != w.lim) w.lied = 1;
