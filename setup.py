@@ -13,7 +13,7 @@ setup(
             "pbj._native._engine",
             sources=[f"pbj/_native/{name}.c"
                      for name in ("module", "plan", "read", "decode", "values", "encode", "reverse", "entry",
-                                  "extensions", "arrow", "share")],
+                                  "extensions", "arrow", "share", "required")],
             depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h"],
             extra_compile_args=["-std=c11", "-O2"],
             optional=True,

@@ -23,7 +23,7 @@ from pbj.codec.runtime import MAX_DEPTH, StaleSize
 from pbj.depth import check_max_depth, too_deep
 from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
-from pbj.required import FREE, check_decode, check_encode
+from pbj.required import FREE, GENERATION, check_decode, check_encode, native_steps
 from pbj.schema import FrozenMap, OneOf, info, is_message
 from pbj.schema.values import none_problem, problem
 
@@ -281,7 +281,7 @@ _bind_encode: Callable[[type, Callable[[Any], bytes]], Callable[[Any], bytes]] |
 if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
     decode, encode, _bind_decode, _bind_encode = engines.ENTRY_POINTS[1](
         engines.ENTRY_POINTS[0], CURRENT, Codec, python_decode, python_encode, check_decode, check_encode, FREE,
-        DEFAULT_MAX_DEPTH)
+        DEFAULT_MAX_DEPTH, native_steps, GENERATION)
 
 
 def decoder_of(cls: type[T], catch: type[BaseException] | tuple[type[BaseException], ...] | None = None,

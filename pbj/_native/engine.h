@@ -197,6 +197,9 @@ void pbj_enum_table_free(NField *f);
 PyObject *pbj_set_share_min(PyObject *self, PyObject *arg);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* required.c: the required-field check of the entry points (pbj.required's walk, in C) */
+int pbj_required_ok(PyObject *o, NMessage *m);
+int pbj_required_setup(PyObject *steps_of, PyObject *generation);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
 PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
