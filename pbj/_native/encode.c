@@ -16,7 +16,7 @@
  *
  * A cached size is private state, but Python code can set it by hand (object.__setattr__), so
  * none is trusted blindly: one that is not an exact int in [0, PBJ_SIZE_MAX] is no size a writer
- * cached and is measured again (cached_size), one in range is checked against the bytes written
+ * cached and is measured again (values.h: pbj_cached_size), one in range is checked against the bytes written
  * (w_contents), and every sum of sizes is checked against PBJ_SIZE_MAX where it is made, so no
  * value can overflow one (size_add).
  *
@@ -34,30 +34,6 @@
  * decline returns None; an error that is not the engine's (MemoryError) is raised unchanged.
  */
 #include "values.h"
-
-/* The largest size the writers measure or trust (a quarter of what Py_ssize_t holds): a sum of
- * two sizes below it, plus tags and lengths, cannot overflow, so every sum is checked against it
- * once, where it is made. A message that would be larger is declined (the Python writer runs). */
-#define PBJ_SIZE_MAX (PY_SSIZE_T_MAX / 4)
-
-/* the size cached on `o`, or -1: none to trust. A cached size is private state that Python code
- * can set by hand (object.__setattr__): anything but an exact int in [0, PBJ_SIZE_MAX] (-2, True,
- * 2**63-1, a str) is no size the engine wrote, and the size is measured again. A size in range
- * that is wrong is found when the bytes are written (w_contents: NotImplemented). */
-static inline Py_ssize_t cached_size(PyObject *o, NMessage *m)
-{
-    PyObject *s = SLOT(o, m->size_off);
-    if (s == NULL || !PyLong_CheckExact(s)) return -1;
-    int64_t n;
-    if (!int_fast(s, &n)) {
-        n = PyLong_AsSsize_t(s);
-        if (n == -1 && PyErr_Occurred()) {
-            PyErr_Clear();  /* past Py_ssize_t: OverflowError, the range check's own */
-            return -1;
-        }
-    }
-    return n < 0 || n > PBJ_SIZE_MAX ? -1 : (Py_ssize_t)n;
-}
 
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
 {
@@ -249,14 +225,14 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
 /* the size of sub-message `v` (of f->subm's class, checked): cached, or measured (and cached) */
 static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
     return s >= 0 ? s : size_msg(f->subm, v, level + 1, NULL);
 }
 
 /* sub-message `v` with its tag and length: the bytes it takes, its entries put on t (or -1) */
 static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
     if (s >= 0 || t == NULL) {
         if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;
         if (t) {
@@ -527,7 +503,7 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
         if (!nm) return -1;
         Py_ssize_t s = 0;
         if (pbj_in_range(m, k, number)) {
-            s = t ? -1 : cached_size(h, nm);  /* onto a tape: measured again, its entries put there */
+            s = t ? -1 : pbj_cached_size(h, nm);  /* onto a tape: measured again, its entries put there */
             if (s == -1) s = size_msg(nm, h, level + 1, t);
         }
         Py_DECREF(cap);
@@ -665,7 +641,7 @@ static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level)
 /* sub-message v (of f->subm's class, checked) with its tag and length, its sizes cached */
 static int w_sub(W *w, NField *f, PyObject *v, int level)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
     if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
     if (w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) < 0) return -1;
     w_tag(w, f->tag, f->tag_len);
@@ -872,7 +848,7 @@ static int w_ext(W *w, NMessage *m, PyObject *o, int k, int level)
         if (!nm) return -1;
         int r = 0;
         if (pbj_in_range(m, k, number)) {
-            Py_ssize_t s = cached_size(h, nm);
+            Py_ssize_t s = pbj_cached_size(h, nm);
             if (s == -1) s = size_msg(nm, h, level + 1, NULL);
             uint8_t *before = w->q;
             r = s < 0 ? -1 : write_msg(nm, h, w, level + 1);
@@ -986,7 +962,7 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (Py_TYPE(o) != m->cls) goto decline;
     Tape tape, *t = NULL;
-    Py_ssize_t n = cached_size(o, m);
+    Py_ssize_t n = pbj_cached_size(o, m);
     if (n >= 0 && !(out = PyBytes_FromStringAndSize(NULL, n))) {
         /* a cached size too large to hold, which may be a size set by hand: measured again */
         if (!PyErr_ExceptionMatches(PyExc_MemoryError)) goto decline;
