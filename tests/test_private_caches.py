@@ -18,18 +18,10 @@ import pbj
 from fuzz import cache_matrix as M
 from pbj import _native
 from pbj.codec import codec_of
+from tests import test_writer_hardening
 
-native_only = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
-
-
-@pytest.fixture(params=["native", "python"])
-def engine(request):
-    if request.param == "native" and not _native.available():
-        pytest.skip("the native engine is not built")
-    before = pbj.engine()
-    pbj.use_engine(request.param)
-    yield request.param
-    pbj.use_engine(before)
+engine = test_writer_hardening.engine  # the fixture: each test on both engines
+native_only = test_writer_hardening.native_only
 
 
 GOOD = pbj.encode(M.honest())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 import struct
-from typing import Any, Protocol
+from typing import Any
 
 from pbj import scalars
 from pbj.codec.plan import (
@@ -110,34 +110,38 @@ def raw_names(plan: MessagePlan) -> frozenset[str]:
     return frozenset(f.name for f in plan.fields if f.oneof < 0 and f.declared_default is not None)
 
 
-class FieldShapes(Protocol):
+class FieldShapes:
     """What one writer emits for each shape of a present field: the Python writers' counterpart of
-    the C writers' walk (``values.h``, ``pbj_step``), which :func:`emit_field` runs.
+    the C writers' walk (``values.h``, ``pbj_step``), which :func:`emit_field` runs. A writer's
+    emitter subclasses it (``pbj.codec.forward``, ``pbj.codec.reverse``).
 
     Each method emits code that runs with the field's value in ``v`` (read by :func:`emit_field`)
     and known to be present: written unless it is its zero value or ``None`` (:func:`presence_test`),
     a repeated field, packed run or map that is not empty.
     """
 
-    #: The loop over a repeated field's values ``v``, each in ``x`` (``for x in v:``).
-    loop: str
+    #: The loop over a repeated field's values ``v``, each in ``x``.
+    loop = "for x in v:"
+
+    def __init__(self, ctx: Emit) -> None:
+        self.ctx = ctx
 
     def single(self, src: Source, f: FieldPlan, v: str) -> None:
         """One value ``v`` of ``f`` with its tag: a singular value, a repeated field's element."""
-        ...
+        raise NotImplementedError
 
     def repeated(self, src: Source, f: FieldPlan) -> bool:
         """Before the loop over repeated field ``f``'s values: ``True`` if it wrote them all at once
-        (no loop follows)."""
-        ...
+        (no loop follows). By default, nothing: each value in the loop."""
+        return False
 
     def packed(self, src: Source, f: FieldPlan) -> None:
         """Packed field ``f``'s values, one LEN value."""
-        ...
+        raise NotImplementedError
 
     def map(self, src: Source, f: FieldPlan) -> None:
         """Map field ``f``'s entries, in key order."""
-        ...
+        raise NotImplementedError
 
 
 def emit_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, shapes: FieldShapes) -> None:

@@ -48,6 +48,7 @@ from pbj import wire
 from pbj.codec.emit import (
     INT_OPS,
     Emit,
+    FieldShapes,
     bytes_value,
     describe,
     describe_run,
@@ -167,13 +168,8 @@ def _size_value(src: Source, kind: ScalarType, v: str, tagsize: int, acc: str = 
         src(f"{acc} += {tagsize + 1 if se == '1' else f'{tagsize} + {se}'}")
 
 
-class _Sizes:
-    """The sizer's shapes (:class:`pbj.codec.emit.FieldShapes`): ``n += <the field's size>``."""
-
-    loop = "for x in v:"
-
-    def __init__(self, ctx: Emit) -> None:
-        self.ctx = ctx
+class _Sizes(FieldShapes):
+    """The sizer's shapes: ``n += <the field's size>``."""
 
     def single(self, src: Source, f: FieldPlan, v: str) -> None:
         kind = kind_of(f.type)
@@ -468,21 +464,16 @@ def _entry_piece(ctx: Emit, src: Source, kind: ScalarType, v: str, number: int, 
         src(f"{var} = {tagged_expr(ctx, tag, kind, v)}")
 
 
-class _Writes:
-    """The writers' shapes (:class:`pbj.codec.emit.FieldShapes`): the appends of the field's
-    pieces, counted in ``n``; ``fresh``: sub-messages' sizes may not be cached."""
-
-    loop = "for x in v:"
+class _Writes(FieldShapes):
+    """The writers' shapes: the appends of the field's pieces, counted in ``n``; ``fresh``:
+    sub-messages' sizes may not be cached."""
 
     def __init__(self, ctx: Emit, fresh: bool) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.fresh = fresh
 
     def single(self, src: Source, f: FieldPlan, v: str) -> None:
         _write_single(self.ctx, src, f, v, self.fresh)
-
-    def repeated(self, src: Source, f: FieldPlan) -> bool:
-        return False
 
     def packed(self, src: Source, f: FieldPlan) -> None:
         ctx = self.ctx

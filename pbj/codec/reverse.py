@@ -28,6 +28,7 @@ from pbj import wire
 from pbj.codec.emit import (
     INT_OPS,
     Emit,
+    FieldShapes,
     bytes_value,
     describe,
     emit_field,
@@ -180,14 +181,14 @@ def _put_single(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
         _put_const(ctx, src, f.tag)
 
 
-class _Puts:
-    """The reverse writer's shapes (:class:`pbj.codec.emit.FieldShapes`): the field's bytes, last
-    first, in front of ``pos``; ``rem`` bytes of room stay made after them."""
+class _Puts(FieldShapes):
+    """The reverse writer's shapes: the field's bytes, last first, in front of ``pos``; ``rem``
+    bytes of room stay made after them."""
 
     loop = "for x in reversed(v):"
 
     def __init__(self, ctx: Emit, rem: int) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.rem = rem
 
     def single(self, src: Source, f: FieldPlan, v: str) -> None:
