@@ -80,19 +80,28 @@ enum {
     E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
     E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
                           * obj written by the sizes-cached walk (sub: its class), at `level` */
-    E_RAW                /* bytes (s, n): unknown fields */
+    E_RAW,               /* bytes (s, n): unknown fields */
+    E_PACKED_HELD        /* a small packed run: tag, length (u), its bytes held in the entry (held) */
 };
+
+/* the most bytes of a packed run an entry holds (E_PACKED_HELD) */
+#define HELD_BYTES 32
 
 typedef struct {
     const uint8_t *tag;
-    const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
-    PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
-    uint64_t u;          /* a number's wire bits, or a length */
-    Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
     union {
-        NField *f;       /* E_PACKED */
-        NMessage *sub;   /* E_CACHED */
-    } of;
+        struct {
+            const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
+            PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
+            Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
+            union {
+                NField *f;       /* E_PACKED */
+                NMessage *sub;   /* E_CACHED */
+            } of;
+        };
+        uint8_t held[HELD_BYTES]; /* E_PACKED_HELD: the run's bytes, converted once */
+    };
+    uint64_t u;          /* a number's wire bits, or a length */
     uint8_t kind, tag_len;
     uint16_t level;      /* E_CACHED */
     int group;           /* E_CACHED: a group (no length; its end tag in s, n) */
@@ -287,6 +296,42 @@ static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
     }
 }
 
+/* A packed run converted into `out` (at most `cap` bytes), each value once: the bytes it takes,
+ * -1 (a value declined), or -2 (it takes more than `cap`; nothing of `out` is to be used). Small
+ * runs (a descriptor's source locations: a few int32 a run) are converted once this way and
+ * copied, where a larger run is measured, then converted again as it is written. */
+#define INTO_LOOP(TYPE, WIDTH, STORE) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        if (lim - q < (WIDTH)) return -2; \
+        STORE; \
+    } \
+    return q - out;
+
+static Py_ssize_t packed_into(int type, PyObject **items, Py_ssize_t n, uint8_t *out, Py_ssize_t cap)
+{
+    uint8_t *q = out, *lim = out + cap;
+    uint32_t u32;
+    switch (type) {
+    case T_DOUBLE: INTO_LOOP(T_DOUBLE, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_FLOAT: INTO_LOOP(T_FLOAT, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_FIXED64: INTO_LOOP(T_FIXED64, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_SFIXED64: INTO_LOOP(T_SFIXED64, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_FIXED32: INTO_LOOP(T_FIXED32, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_SFIXED32: INTO_LOOP(T_SFIXED32, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_BOOL: INTO_LOOP(T_BOOL, 1, *q++ = (uint8_t)x.u)
+    case T_INT64: INTO_LOOP(T_INT64, vlen(x.u), q = put_varint(q, x.u))
+    case T_UINT64: INTO_LOOP(T_UINT64, vlen(x.u), q = put_varint(q, x.u))
+    case T_INT32: INTO_LOOP(T_INT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_UINT32: INTO_LOOP(T_UINT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_ENUM: INTO_LOOP(T_ENUM, vlen(x.u), q = put_varint(q, x.u))
+    case T_SINT32: INTO_LOOP(T_SINT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_SINT64: INTO_LOOP(T_SINT64, vlen(x.u), q = put_varint(q, x.u))
+    default: return -1;
+    }
+}
+
 /* a map entry's length: key and value converted (kw, xw; a message value: its size in xw->n);
  * the caller releases what they own (wv_release) after a success, nothing after a failure */
 static Py_ssize_t entry_size(NField *f, PyObject *k, PyObject *x, WV *kw, WV *xw, int *kk, int *xk, int level)
@@ -470,15 +515,23 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
         return n;
     }
     case K_PACKED: {
-        Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
-        if (n < 0) return -1;
+        PyObject **items = &PyTuple_GET_ITEM(v, 0);
+        Py_ssize_t count = PyTuple_GET_SIZE(v), n = -2;
+        TE *e = NULL;
         if (t) {
-            TE *e = tape_add(t, E_PACKED, f->tag, f->tag_len);
-            if (!e) return -1;
-            e->u = (uint64_t)n;
-            e->obj = v;
-            e->of.f = f;
+            if (!(e = tape_add(t, E_PACKED_HELD, f->tag, f->tag_len))) return -1;
+            n = packed_into(f->type, items, count, e->held, HELD_BYTES);
+            if (n == -1) return -1;
         }
+        if (n == -2) {  /* measured; converted again when written */
+            if ((n = packed_size(f->type, items, count)) < 0) return -1;
+            if (e) {
+                e->kind = E_PACKED;
+                e->obj = v;
+                e->of.f = f;
+            }
+        }
+        if (e) e->u = (uint64_t)n;
         return len_field(f->tag_len, n);
     }
     case K_MAP:
@@ -710,7 +763,18 @@ static int w_packed_run(W *w, NField *f, PyObject *v, Py_ssize_t n)
 
 static int w_packed(W *w, NField *f, PyObject *v)
 {
-    Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+    uint8_t held[64];
+    Py_ssize_t n = packed_into(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v), held, sizeof held);
+    if (n == -1) return -1;
+    if (n >= 0) {  /* a small run: converted once, copied */
+        if (w_room(w, len_field(f->tag_len, n)) < 0) return -1;
+        w_tag(w, f->tag, f->tag_len);
+        w_varint(w, (uint64_t)n);
+        memcpy(w->q, held, (size_t)n);
+        w->q += n;
+        return 0;
+    }
+    n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
     if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
     w_tag(w, f->tag, f->tag_len);
     w_varint(w, (uint64_t)n);
@@ -921,6 +985,13 @@ static int write_tape(W *w, const Tape *t)
                 w_tag(w, e->tag, e->tag_len);
                 w_varint(w, e->u);
                 if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
+                break;
+            case E_PACKED_HELD:
+                if (w_room(w, len_field(e->tag_len, (Py_ssize_t)e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                memcpy(w->q, e->held, (size_t)e->u);
+                w->q += e->u;
                 break;
             case E_CACHED:
                 if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
