@@ -43,15 +43,12 @@ struct RTable {
     RStep steps[];
 };
 
-static struct {
-    PyObject *steps_of;   /* pbj.required.native_steps */
-    PyObject *generation; /* pbj.required.GENERATION, a list of one int */
-    PyObject *s_state;    /* "__pbj_required__" */
-} R;
+/* What the walk reads of pbj.required is the module state's (PbjEntry: steps_of, generation,
+ * s_required_state), reached through the plan walked (NMessage.st). */
 
-static long current_generation(void)
+static long current_generation(const PbjEntry *E)
 {
-    PyObject *g = PyList_GET_SIZE(R.generation) ? PyList_GET_ITEM(R.generation, 0) : NULL;
+    PyObject *g = PyList_GET_SIZE(E->generation) ? PyList_GET_ITEM(E->generation, 0) : NULL;
     long v = g && PyLong_CheckExact(g) ? PyLong_AsLong(g) : -1;
     if (v == -1 && PyErr_Occurred()) PyErr_Clear();
     return v;
@@ -60,10 +57,10 @@ static long current_generation(void)
 /* Every table made so far goes stale (pbj.required.GENERATION bumped): a table of the current
  * generation could not be completed, or must be replaced, and tables of this generation may link
  * to it. The next check builds them again. */
-static void invalidate(long generation)
+static void invalidate(const PbjEntry *E, long generation)
 {
     PyObject *next = PyLong_FromLong(generation + 1);
-    if (next == NULL || PyList_SetItem(R.generation, 0, next) < 0) PyErr_Clear();  /* (SetItem steals next) */
+    if (next == NULL || PyList_SetItem(E->generation, 0, next) < 0) PyErr_Clear();  /* (SetItem steals next) */
 }
 
 static void table_free(PyObject *cap)
@@ -169,12 +166,12 @@ static RTable *build(NMessage *m, PyObject *state, PyObject *plan, long generati
         RTable *was = PyCapsule_CheckExact(old) ? PyCapsule_GetPointer(old, "pbj.required") : NULL;
         if (!was) PyErr_Clear();
         if (was && was->generation == generation) {
-            invalidate(generation);
+            invalidate(&m->st->entry, generation);
             return NULL;
         }
     }
     RTable *t = build_steps(m, state, plan, generation, depth);
-    if (t == NULL) invalidate(generation);  /* the half-made table is in the list: make it stale */
+    if (t == NULL) invalidate(&m->st->entry, generation);  /* the half-made table is in the list: make it stale */
     return t;
 }
 
@@ -184,14 +181,14 @@ static RTable *table_of(NMessage *m, long generation, int depth)
 {
     if (depth >= NATIVE_MAX_LEVEL) return NULL;
     PyObject *d = m->cls->tp_dict;
-    PyObject *state = d ? PyDict_GetItemWithError(d, R.s_state) : NULL;
+    PyObject *state = d ? PyDict_GetItemWithError(d, m->st->entry.s_required_state) : NULL;
     if (state && PyList_CheckExact(state) && PyList_GET_SIZE(state) >= 3
         && PyList_GET_ITEM(state, 0) == (PyObject *)m->cls) {
         RTable *t = table_in(state, m, generation);
         if (t) return t;
     }
     if (PyErr_Occurred()) return NULL;
-    PyObject *got = PyObject_CallOneArg(R.steps_of, (PyObject *)m->cls);  /* (state, plan) or None */
+    PyObject *got = PyObject_CallOneArg(m->st->entry.steps_of, (PyObject *)m->cls);  /* (state, plan) or None */
     RTable *t = NULL;
     if (got && PyTuple_CheckExact(got) && PyTuple_GET_SIZE(got) == 2 && PyList_CheckExact(PyTuple_GET_ITEM(got, 0))
         && PyTuple_CheckExact(PyTuple_GET_ITEM(got, 1))) {
@@ -272,12 +269,13 @@ static int walk(PyObject *o, const RTable *t, int level)
  * the walk cannot tell. 0 and -1: the caller runs pbj.required's check. Leaves no error set. */
 int pbj_required_ok(PyObject *o, NMessage *m)
 {
-    if (R.steps_of == NULL || m == NULL || Py_TYPE(o) != m->cls) return -1;
-    long generation = current_generation();
+    if (m == NULL || m->st->entry.steps_of == NULL || Py_TYPE(o) != m->cls) return -1;
+    const PbjEntry *E = &m->st->entry;
+    long generation = current_generation(E);
     RTable *t = table_of(m, generation, 0);
     /* building tables runs Python code (pbj.required): if it made tables stale meanwhile, the links
      * just made may lead to freed ones, so this call walks nothing */
-    if (t == NULL || current_generation() != generation) {
+    if (t == NULL || current_generation(E) != generation) {
         PyErr_Clear();  /* the Python check runs instead, and meets any error again */
         return -1;
     }
@@ -285,14 +283,15 @@ int pbj_required_ok(PyObject *o, NMessage *m)
 }
 
 /* entry_points: pbj.required.native_steps and pbj.required.GENERATION */
-int pbj_required_setup(PyObject *steps_of, PyObject *generation)
+int pbj_required_setup(PbjEntry *E, PyObject *steps_of, PyObject *generation)
 {
     if (!PyCallable_Check(steps_of) || !PyList_CheckExact(generation)) {
         PyErr_SetString(PyExc_TypeError, "entry_points: native_steps must be callable, GENERATION a list");
         return -1;
     }
-    if (R.s_state == NULL && (R.s_state = PyUnicode_InternFromString("__pbj_required__")) == NULL) return -1;
-    Py_XSETREF(R.steps_of, Py_NewRef(steps_of));
-    Py_XSETREF(R.generation, Py_NewRef(generation));
+    if (E->s_required_state == NULL
+        && (E->s_required_state = PyUnicode_InternFromString("__pbj_required__")) == NULL) return -1;
+    Py_XSETREF(E->steps_of, Py_NewRef(steps_of));
+    Py_XSETREF(E->generation, Py_NewRef(generation));
     return 0;
 }

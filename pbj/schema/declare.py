@@ -121,7 +121,7 @@ class _Annotations:
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
-        self.raw = inspect.get_annotations(cls)
+        self.raw = _class_annotations(cls)
         self._scope: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     def evaluated(self, name: str) -> Any:
@@ -141,6 +141,25 @@ class _Annotations:
             return eval(_compiled(ann), *self._scope)
         except Exception:
             return Any
+
+
+def _class_annotations(cls: type) -> dict[str, Any]:
+    """A class's own annotations: values, or the text of those that cannot be evaluated yet.
+
+    Before 3.14 they are what the class body made (strings under ``from __future__ import annotations``).
+    From 3.14 annotations are evaluated when first asked for (PEP 649, PEP 749): one that names a class
+    declared later, or the class itself (not bound while its decorator runs), raises ``NameError`` then,
+    so they are read as their source text instead (``annotationlib``'s ``STRING`` format) and evaluated
+    in the class's scope like strings (:meth:`_Annotations.evaluated`).
+    """
+    try:
+        return inspect.get_annotations(cls)
+    except Exception:  # a name not defined yet (3.14's lazy annotations): read the text
+        if sys.version_info >= (3, 14):
+            import annotationlib
+
+            return annotationlib.get_annotations(cls, format=annotationlib.Format.STRING)
+        raise
 
 
 @functools.lru_cache(maxsize=512)
