@@ -19,7 +19,7 @@ from setuptools.command.build_ext import build_ext
 NO_EXTENSIONS = os.environ.get("PBJ_NO_EXTENSIONS", "").strip().lower() not in ("", "0", "false", "no")
 
 SOURCES = ("module", "plan", "read", "walk", "decode", "count", "values", "encode", "reverse", "entry", "extensions",
-           "arrow", "share")
+           "arrow", "share", "required")
 
 native = Extension(
     "pbj._native._engine",

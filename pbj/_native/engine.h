@@ -206,6 +206,9 @@ typedef struct {
     Py_ssize_t native_off, parse_off;  /* its `native` and `parse` slots */
     PyObject *py_decode, *py_encode;   /* pbj.api's Python functions */
     PyObject *check_decode, *check_encode;  /* pbj.required's walks */
+    PyObject *steps_of;         /* pbj.required.native_steps (required.c) */
+    PyObject *generation;       /* pbj.required.GENERATION, a list of one int (required.c) */
+    PyObject *s_required_state; /* "__pbj_required__" */
     PyObject *default_depth;    /* pbj.api.DEFAULT_MAX_DEPTH */
     int default_depth_c;        /* its value as the engine takes it (at most INT32_MAX) */
     PyObject *s_free, *s_max_depth, *s_max_size, *s_allow_partial, *s_reverse;
@@ -291,6 +294,9 @@ int pbj_enum_table(NField *f);
 void pbj_enum_table_free(NField *f);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* required.c: the required-field check of the entry points (pbj.required's walk, in C) */
+int pbj_required_ok(PyObject *o, NMessage *m);
+int pbj_required_setup(PbjEntry *E, PyObject *steps_of, PyObject *generation);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
 int pbj_entry_init(PyObject *module);

@@ -10,13 +10,15 @@
  * They run in C the call they can answer in full: the native engine in use (pbj.engines.CURRENT),
  * the class compiled with a native plan (its __pbj_codec__.native), `data` exactly bytes,
  * max_depth an int >= 0, max_size None or an int the input does not exceed, allow_partial and
- * reverse exactly True or False (reverse False), every keyword one of theirs. They do the
- * required-field check as pbj.api does: the class attribute pbj.required.FREE decides whether
- * the class can miss a required field at all; only then is pbj.required's walk called
- * (check_decode / check_encode, Python). An input that is not a valid encoding raises the
- * DecodeError the engine makes (the Python parser's, with no Python parse); valid input the engine
- * declines is parsed by the class's Python parser (codec.parse) exactly as pbj.api does; an object
- * the engine declines is encoded by the Python function.
+ * reverse exactly True or False (either writer: the forward one, or the reverse one into this
+ * thread's scratch), every keyword one of theirs. They do the required-field check as pbj.api
+ * does: the class attribute pbj.required.FREE decides whether the class can miss a required field
+ * at all; only then does the walk run, in C (required.c: pbj.required's walk plan); where it finds
+ * a field missing, or cannot tell, pbj.required's own check runs (check_decode / check_encode,
+ * Python), which raises the error with every missing path. An input that is not a valid encoding
+ * raises the DecodeError the engine makes (the Python parser's, with no Python parse); valid input
+ * the engine declines is parsed by the class's Python parser (codec.parse) exactly as pbj.api
+ * does; an object the engine declines is encoded by the Python function.
  *
  * Every other call (another engine, a class not compiled yet, a bytearray, an argument of
  * another type or value, a keyword they do not know, ...) goes to the Python function with the
@@ -224,22 +226,24 @@ static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObje
         }
         Py_XDECREF(end);
     }
-    Py_DECREF(codec);
-    Py_DECREF(plan);
     if (r != NULL && partial == Py_False && !(known_free && (PyObject *)Py_TYPE(r) == cls)) {
         int free = is_free(E, r);
-        if (free == 0) {
+        /* the walk in C (required.c); m stays alive with `plan`, held until here */
+        if (free == 0 && m != NULL && pbj_required_ok(r, m) == 1) free = 1;
+        if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required says which */
             PyObject *ok = PyObject_CallOneArg(E->check_decode, r);
             Py_XDECREF(ok);
             if (ok == NULL) free = -1;
         }
         if (free < 0) Py_CLEAR(r);
     }
+    Py_DECREF(codec);
+    Py_DECREF(plan);
     return r;
 }
 
-/* encode(obj, allow_partial=partial) when the engine writes it: as decode_in_c. */
-static PyObject *encode_in_c(PbjState *st, PyObject *obj, PyObject *partial, int *how, Bound *b)
+/* encode(obj, reverse=reverse, allow_partial=partial) when the engine writes it: as decode_in_c. */
+static PyObject *encode_in_c(PbjState *st, PyObject *obj, int reverse, PyObject *partial, int *how, Bound *b)
 {
     PbjEntry *E = &st->entry;
     *how = TO_PYTHON;
@@ -251,14 +255,15 @@ static PyObject *encode_in_c(PbjState *st, PyObject *obj, PyObject *partial, int
     *how = ANSWERED;
     PyObject *r = NULL;
     int free = partial == Py_True || known_free ? 1 : is_free(E, obj);
-    if (free == 0) {
+    if (free == 0 && pbj_required_ok(obj, pbj_message_of(plan)) == 1) free = 1;  /* the walk in C (required.c) */
+    if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required raises or passes */
         PyObject *ok = PyObject_CallOneArg(E->check_encode, obj);
         Py_XDECREF(ok);
         free = ok == NULL ? -1 : 1;
     }
     if (free > 0) {
         PyObject *argv[2] = {plan, obj};
-        r = pbj_encode(NULL, argv, 2);  /* (reads the state through the plan) */
+        r = reverse ? pbj_write_reverse(NULL, argv, 2) : pbj_encode(NULL, argv, 2);  /* (read the state through the plan) */
         if (r != NULL && !PyBytes_CheckExact(r)) {  /* declined, or sizes to measure again: Python */
             Py_CLEAR(r);
             *how = TO_PYTHON;
@@ -297,14 +302,17 @@ static PyObject *entry_encode(PyObject *self, PyObject *const *args, Py_ssize_t 
     PbjEntry *E = &st->entry;
     if (nargs == 1) {
         PyObject *partial = Py_False;
+        int reverse = 0;
         Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
         for (Py_ssize_t i = 0; i < nk; i++) {
             PyObject *k = PyTuple_GET_ITEM(kwnames, i);
             if (k == E->s_allow_partial) partial = args[1 + i];
-            else if (k != E->s_reverse || args[1 + i] != Py_False) goto python;  /* the reverse writer: Python */
+            else if (k == E->s_reverse && (args[1 + i] == Py_False || args[1 + i] == Py_True))
+                reverse = args[1 + i] == Py_True;
+            else goto python;  /* another keyword, or reverse not a bool: Python says why */
         }
         int how;
-        PyObject *r = encode_in_c(st, args[0], partial, &how, NULL);
+        PyObject *r = encode_in_c(st, args[0], reverse, partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
@@ -363,7 +371,7 @@ static PyObject *bound_encode(PyObject *self, PyObject *obj)
     Bound *b = (Bound *)self;
     if ((PyObject *)Py_TYPE(obj) != b->cls) return PyObject_CallOneArg(b->other, obj);
     int how;
-    PyObject *r = encode_in_c(b->st, obj, Py_False, &how, b);
+    PyObject *r = encode_in_c(b->st, obj, 0, Py_False, &how, b);
     if (how == ANSWERED) return r;
     return PyObject_CallOneArg(b->st->entry.py_encode, obj);
 }
@@ -451,6 +459,8 @@ int pbj_entry_traverse(PbjEntry *E, visitproc visit, void *arg)
     Py_VISIT(E->py_encode);
     Py_VISIT(E->check_decode);
     Py_VISIT(E->check_encode);
+    Py_VISIT(E->steps_of);
+    Py_VISIT(E->generation);
     Py_VISIT(E->default_depth);
     Py_VISIT(E->bound_type);
     return 0;
@@ -465,6 +475,9 @@ void pbj_entry_clear(PbjEntry *E)
     Py_CLEAR(E->py_encode);
     Py_CLEAR(E->check_decode);
     Py_CLEAR(E->check_encode);
+    Py_CLEAR(E->steps_of);
+    Py_CLEAR(E->generation);
+    Py_CLEAR(E->s_required_state);
     Py_CLEAR(E->default_depth);
     Py_CLEAR(E->s_free);
     Py_CLEAR(E->s_max_depth);
@@ -569,21 +582,26 @@ static PyObject *make_builtin(PyMethodDef *def, const char *name, FastWithKeywor
     return PyCFunction_NewEx(def, self, module_name);
 }
 
-/* entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH)
+/* entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH,
+ *              native_steps, GENERATION)
  *   -> (decode, encode, bind_decode, bind_encode): the builtins, falling back to the Python decode
- *   and encode given, and the makers of their one-argument forms. Once per module object (the
- *   builtins' method records are the state's). */
+ *   and encode given, and the makers of their one-argument forms; the last two are pbj.required's,
+ *   for the check in C (required.c). Once per module object (the builtins' method records are the
+ *   state's). */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args)
 {
     PbjEntry *E = &pbj_state(self)->entry;
     PyObject *native, *current, *codec_type, *py_decode, *py_encode, *check_decode, *check_encode, *free_name, *depth;
-    if (!PyArg_ParseTuple(args, "OOO!OOOOUO!:entry_points", &native, &current, &PyType_Type, &codec_type, &py_decode,
-                          &py_encode, &check_decode, &check_encode, &free_name, &PyLong_Type, &depth))
+    PyObject *steps_of, *generation;
+    if (!PyArg_ParseTuple(args, "OOO!OOOOUO!OO:entry_points", &native, &current, &PyType_Type, &codec_type, &py_decode,
+                          &py_encode, &check_decode, &check_encode, &free_name, &PyLong_Type, &depth, &steps_of,
+                          &generation))
         return NULL;
     if (E->py_decode != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "entry_points: already made for this module");
         return NULL;
     }
+    if (pbj_required_setup(E, steps_of, generation) < 0) return NULL;
     Py_ssize_t engine_off = slot_offset(Py_TYPE(current), "engine");
     Py_ssize_t native_off = engine_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "native");
     Py_ssize_t parse_off = native_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "parse");

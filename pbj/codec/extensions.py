@@ -268,24 +268,23 @@ def size_range(holders: tuple, lo: int, hi: int) -> int:
     return n
 
 
-def write_range(holders: tuple, lo: int, hi: int, ap: Any) -> None:
-    """Append the extensions numbered ``lo`` to ``hi - 1`` (sizes must be cached: :func:`size_range` ran)."""
+def write_range(holders: tuple, lo: int, hi: int, ap: Any) -> int:
+    """Append the extensions numbered ``lo`` to ``hi - 1`` (sizes cached: :func:`size_range` ran);
+    return the bytes appended (a holder writes its extension's tag and length itself)."""
+    n = 0
     for h in holders:
         if lo <= h.__pbj_extension__.number < hi:
-            _codec(h.__class__).write(h, ap)
+            n += _codec(h.__class__).write(h, ap)
+    return n
 
 
 def write_fresh_range(holders: tuple, lo: int, hi: int, parts: list, ap: Any) -> int:
-    """Append the extensions numbered ``lo`` to ``hi - 1`` in one pass; return their size."""
+    """Append the extensions numbered ``lo`` to ``hi - 1`` in one pass; return the bytes appended."""
     n = 0
     for h in holders:
         if lo <= h.__pbj_extension__.number < hi:
             codec = _codec(h.__class__)
-            if h._pbj_size < 0:
-                n += codec.write_fresh(h, parts, ap)
-            else:
-                codec.write(h, ap)
-                n += h._pbj_size
+            n += codec.write_fresh(h, parts, ap) if h._pbj_size < 0 else codec.write(h, ap)
     return n
 
 
