@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import inspect
 import itertools
 import keyword
 import struct
@@ -121,7 +120,7 @@ class _Annotations:
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
-        self.raw = inspect.get_annotations(cls)
+        self.raw = _own_annotations(cls)
         self._scope: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     def evaluated(self, name: str) -> Any:
@@ -141,6 +140,16 @@ class _Annotations:
             return eval(_compiled(ann), *self._scope)
         except Exception:
             return Any
+
+
+def _own_annotations(cls: type) -> dict[str, Any]:
+    """The annotations the class body itself declares (what ``inspect.get_annotations`` gives, without
+    importing ``inspect``: ``import pbj`` stays small)."""
+    if sys.version_info >= (3, 14):  # annotations are evaluated on demand (PEP 649)
+        import annotationlib
+        return dict(annotationlib.get_annotations(cls))
+    ann = cls.__dict__.get("__annotations__")
+    return dict(ann) if isinstance(ann, dict) else {}
 
 
 @functools.lru_cache(maxsize=512)
@@ -189,6 +198,11 @@ def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
     """Whether an evaluated annotation fits the declared protobuf type."""
     if ann is Any or ann is typing.Any:
         return True
+    if spec.members is None and spec.map_key is None and not spec.repeated:
+        # the common cases, without typing's introspection: a plain class (``int``) or ``X | None``
+        fast = _plain_annotation_ok(ann, spec.type)
+        if fast is not None:
+            return fast
     origin = typing.get_origin(ann)
     args = typing.get_args(ann)
     if spec.members is not None:  # oneof: pbj.OneOf, OneOf[...] or a union of them, with None
@@ -216,6 +230,30 @@ def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
     if any(isinstance(p, (str, typing.ForwardRef)) for p in given):
         return True
     return bool(given) and given <= allowed
+
+
+def _plain_annotation_ok(ann: Any, t: Any) -> bool | None:
+    """:func:`_annotation_ok` for a singular field whose annotation is a class or ``A | B`` of classes,
+    or ``None`` to leave it to the general rule."""
+    if type(ann) is types.UnionType:
+        given = [a for a in ann.__args__ if a is not _NONE_TYPE]
+    elif type(ann) is type or type(ann) is enum.EnumType:
+        given = [ann]
+    else:
+        return None
+    if isinstance(t, str):
+        row = SCALARS.get(t)
+        if row is None:
+            return None
+        return bool(given) and all(g is row.py_type or (g is int and row.is_float) for g in given)
+    if type(t) is enum.EnumType:
+        return bool(given) and all(g is t or g is int for g in given)
+    if isinstance(t, type):
+        return bool(given) and all(g is t for g in given)
+    return True  # a forward reference: checked when resolved
+
+
+_NONE_TYPE = type(None)
 
 
 def _describe(spec: FieldSpec) -> str:

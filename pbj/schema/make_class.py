@@ -20,8 +20,6 @@ import sys
 import threading
 from typing import Any
 
-import attrs
-
 from pbj.schema.constructor import bootstrap_init
 from pbj.schema.methods import install_methods
 from pbj.schema.presence import install_defaults, show_extensions
@@ -158,6 +156,7 @@ def _stand_in(cls: type, name: str) -> Any:
 def _attrs_fields(order: tuple[str, ...], defaults: dict[str, Any], extensions: bool) -> dict[str, Any]:
     """attrs' fields of a message class (``these``), in slot order: the declared fields
     (keyword-only; a stand-in alias for a name attrs' own code uses), then the hidden ones."""
+    import attrs  # on a class's first use of attrs only: ``import pbj`` does not load attrs
     these: dict[str, Any] = {}
     for i, name in enumerate(order, 1):
         alias = f"_pbj_alias_{i}" if _unsafe_for_attrs(name) else name
@@ -193,6 +192,8 @@ def complete_attrs(cls: type) -> None:
     The class stays the same object (attrs patches it in place; the slots are the base's).
     Thread-safe; does nothing for a class already complete.
     """
+    import attrs  # (see _attrs_fields)
+
     with _completing:
         recipe = cls.__dict__.get("__pbj_attrs_pending__")
         if recipe is None:

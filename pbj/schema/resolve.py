@@ -12,8 +12,6 @@ import enum
 import sys
 from typing import Any, TypeVar
 
-import attrs
-
 from pbj.errors import SchemaError
 from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
 from pbj.schema.records import FieldInfo, MessageInfo, is_message
@@ -182,6 +180,8 @@ def replace(obj: M, /, **changes: Any) -> M:
             field (the message names class, field and value).
         ValueError: a value out of range for its field.
     """
+    import attrs  # here, not at import: ``import pbj`` does not load attrs
+
     cls: Any = obj.__class__
     if not getattr(cls, "__pbj_defaults__", None):
         return attrs.evolve(obj, **changes)  # type: ignore[misc]
