@@ -14,33 +14,35 @@ write (mode 0700); nothing is written anywhere else.
 
 An entry is found by a key made of pbj's version, the cache's format, the protoc of
 ``grpcio-tools`` (its folder, and the size and time of its package file), the include
-directories and the files asked for. It is used only when its checks pass:
+directories and the files asked for (the entry keeps the key and is used for that key
+only). It is used only when its checks pass:
 
 * every ``.proto`` file the set was compiled from is still the file protoc would find first
-  in the include directories, with the same bytes (a SHA-256 of each is kept): any edit, a
-  new file that shadows one, or another include order makes protoc run again;
-* the entry's own SHA-256 matches its bytes: a truncated or damaged entry is never trusted
-  (protoc runs, and the entry is written again).
+  in the include directories, with the same bytes (the entry keeps a copy of each and
+  compares them): any edit, a new file that shadows one, or another include order makes
+  protoc run again;
+* the entry's CRC-32 and length match its bytes: a truncated or damaged entry is never
+  trusted (protoc runs, and the entry is written again).
 
 Writes are atomic (a temporary file in the same folder, then ``os.replace``), so processes
 sharing the folder read either a whole entry or none. A folder that cannot be written is
-not an error: the load goes on without the cache.
+not an error: the load goes on without the cache. (No ``hashlib`` or ``json``: their imports
+alone cost a small program's start-up more than reading an entry.)
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = ["cache_dir", "entry_key", "read_entry", "write_entry"]
 
 #: The format of an entry; part of every key, so a new format never reads an old entry.
-FORMAT = b"pbj-schema-cache-1"
-_MAGIC = b"PBJSC1\n"
+FORMAT = "pbj-schema-cache-2"
+_MAGIC = b"PBJSC2\n"
 
 
 def cache_dir() -> Path | None:
@@ -60,7 +62,7 @@ def cache_dir() -> Path | None:
 
 
 def entry_key(version: str, compiler: Sequence[str], includes: Iterable[str], names: Iterable[str]) -> str:
-    """The file name of the entry for one ``load_proto`` call (a SHA-256 of what decides its result).
+    """The key of one ``load_proto`` call: what decides its result, as one text.
 
     Args:
         version: pbj's version.
@@ -68,8 +70,12 @@ def entry_key(version: str, compiler: Sequence[str], includes: Iterable[str], na
         includes: the include directories, in protoc's order.
         names: the files asked for, as protoc names them.
     """
-    text = json.dumps([FORMAT.decode(), version, list(compiler), list(includes), list(names)])
-    return hashlib.sha256(text.encode()).hexdigest() + ".binpb"
+    return "\0".join([FORMAT, version, *compiler, "", *includes, "", *names])
+
+
+def _file_name(key: str) -> str:
+    raw = key.encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}{len(raw):x}.binpb"
 
 
 def _first_found(name: str, search: Sequence[Path]) -> Path | None:
@@ -81,62 +87,91 @@ def _first_found(name: str, search: Sequence[Path]) -> Path | None:
     return None
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _put(out: bytearray, data: bytes) -> None:
+    out += len(data).to_bytes(4, "little")
+    out += data
+
+
+def _text(value: str) -> bytes:
+    return value.encode("utf-8", "surrogateescape")
+
+
+class _Reader:
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def take(self) -> bytes:
+        end = self.pos + 4 + int.from_bytes(self.data[self.pos:self.pos + 4], "little")
+        if end > len(self.data):
+            raise ValueError("truncated entry")
+        value = self.data[self.pos + 4:end]
+        self.pos = end
+        return value
 
 
 def read_entry(folder: Path, key: str, search: Sequence[Path]) -> bytes | None:
-    """The descriptor set of entry ``key``, or ``None`` when there is none or it fails a check.
+    """The descriptor set kept for ``key``, or ``None`` when there is none or it fails a check.
 
     Args:
         folder: the cache folder.
-        key: the entry's name (:func:`entry_key`).
+        key: the call's key (:func:`entry_key`).
         search: the include directories protoc searches, in order (the built-in ones last).
     """
     try:
-        raw = (folder / key).read_bytes()
+        raw = (folder / _file_name(key)).read_bytes()
     except OSError:
         return None
-    if not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + 36:
+    head = len(_MAGIC) + 8
+    if not raw.startswith(_MAGIC) or len(raw) < head:
         return None
-    digest, body = raw[len(_MAGIC):len(_MAGIC) + 32], raw[len(_MAGIC) + 32:]
-    if hashlib.sha256(body).digest() != digest:
+    body = raw[head:]
+    if int.from_bytes(raw[len(_MAGIC) + 4:head], "little") != len(body) or \
+            int.from_bytes(raw[len(_MAGIC):len(_MAGIC) + 4], "little") != zlib.crc32(body):
         return None  # damaged: protoc runs and the entry is written again
-    size = int.from_bytes(body[:4], "little")
     try:
-        manifest = json.loads(body[4:4 + size])
-        for name, path, sha in manifest:
+        reader = _Reader(body)
+        if reader.take() != _text(key):
+            return None  # another key of the same file name
+        for _ in range(int.from_bytes(reader.take(), "little")):
+            name, path, content = reader.take().decode(), reader.take().decode(), reader.take()
             found = _first_found(name, search)
-            if found is None or str(found) != path or _digest(found) != sha:
+            if found is None or str(found) != path or found.read_bytes() != content:
                 return None
-    except (ValueError, TypeError, OSError):
+        return reader.take()
+    except (ValueError, OSError):
         return None
-    return body[4 + size:]
 
 
 def write_entry(folder: Path, key: str, search: Sequence[Path], files: Iterable[str], data: bytes) -> None:
-    """Keep ``data`` (the descriptor set protoc wrote, of the files named ``files``) as entry ``key``.
+    """Keep ``data`` (the descriptor set protoc wrote, of the files named ``files``) for ``key``.
 
     Written atomically; a folder or a source file that cannot be read or written leaves the
     cache as it was (no error: the load does not depend on the cache).
     """
     try:
-        manifest = []
-        for name in files:
+        body = bytearray()
+        _put(body, _text(key))
+        names = list(files)
+        _put(body, len(names).to_bytes(4, "little"))
+        for name in names:
             found = _first_found(name, search)
             if found is None:
                 return  # a file protoc read from elsewhere: its changes could not be checked
-            manifest.append([name, str(found), _digest(found)])
-        head = json.dumps(manifest).encode()
-        body = len(head).to_bytes(4, "little") + head + data
+            _put(body, _text(name))
+            _put(body, _text(str(found)))
+            _put(body, found.read_bytes())
+        _put(body, data)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         import tempfile
 
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".binpb")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(_MAGIC + hashlib.sha256(body).digest() + body)
-            os.replace(tmp, folder / key)
+                out.write(_MAGIC + zlib.crc32(body).to_bytes(4, "little") + len(body).to_bytes(4, "little") + body)
+            os.replace(tmp, folder / _file_name(key))
         except BaseException:
             os.unlink(tmp)
             raise

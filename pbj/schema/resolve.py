@@ -40,8 +40,10 @@ def scalar_name_problem(ref: str) -> str | None:
     """
     if ref in _NOT_TYPES or not all(part.isidentifier() for part in ref.split(".")):
         return f"unknown scalar type {ref!r}"
-    import difflib  # on the error path only: not at import
-    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6) if ref.islower() else []
+    if not ref.islower():
+        return None  # a class name (a forward reference to a message)
+    import difflib  # a lower-case name only (rare): not at import, nor for every forward reference
+    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6)
     if close:
         return f"unknown scalar type {ref!r} (did you mean {' or '.join(map(repr, close))}?)"
     return None
