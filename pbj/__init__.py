@@ -50,7 +50,11 @@ from pbj.schema import (
 # ProtoJSON, the text format and the editions tables are imported on first use (pbj.deferred:
 # no module __getattr__, so that ``pbj.encode`` is a plain module attribute, specialised by CPython).
 if TYPE_CHECKING:
-    from pbj import descriptor, feature_rules, features, protojson, textformat
+    from pbj import descriptor as descriptor
+    from pbj import feature_rules as feature_rules
+    from pbj import features as features
+    from pbj import protojson as protojson
+    from pbj import textformat as textformat
     from pbj.protojson import from_dict, from_json, to_dict, to_json
     from pbj.schema.declared_features import enum_features
     from pbj.textformat import from_text, to_text

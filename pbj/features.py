@@ -361,7 +361,9 @@ class _Resolver:
             full, s = None, scope
             while full is None:
                 cand = _join(s, name)
-                if (cand in self.defines) if self.defines is not None else (cand in self.messages or cand in self.enums):
+                known = (cand in self.defines) if self.defines is not None else \
+                    (cand in self.messages or cand in self.enums)
+                if known:
                     full = cand
                 elif not s:
                     full = name

@@ -69,8 +69,10 @@ class ScalarType(FrozenRecord):
             ``"bytes"`` (base64) or ``"enum"`` (the value's name).
     """
 
-    __slots__ = ("name", "code", "wire_type", "width", "struct_format", "py_type", "zero", "range", "zigzag",
-                 "signed_varint", "bits", "packable", "map_key", "json")
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "code", "wire_type", "width", "struct_format", "py_type", "zero", "range", "zigzag",
+        "signed_varint", "bits", "packable", "map_key", "json")
     name: str
     code: int
     wire_type: int

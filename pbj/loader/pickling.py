@@ -26,8 +26,8 @@ from typing import Any
 
 from pbj.schema.presence import stored_values
 
-__all__ = ["REGISTRY_MODULE", "register", "loads_alive", "latest_loaded", "registry_module", "message_reduce", "message_copy",
-           "message_deepcopy", "make_enum_reduce"]
+__all__ = ["REGISTRY_MODULE", "register", "loads_alive", "latest_loaded", "registry_module", "message_reduce",
+           "message_copy", "message_deepcopy", "make_enum_reduce"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
 REGISTRY_MODULE = "pbj._loaded"

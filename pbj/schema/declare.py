@@ -148,7 +148,7 @@ def _own_annotations(cls: type) -> dict[str, Any]:
     if sys.version_info >= (3, 14):  # annotations are evaluated on demand (PEP 649)
         import annotationlib
         return dict(annotationlib.get_annotations(cls))
-    ann = cls.__dict__.get("__annotations__")
+    ann = cls.__dict__.get("__annotations__")  # noqa: RUF063 (inspect.get_annotations: see above)
     return dict(ann) if isinstance(ann, dict) else {}
 
 

@@ -42,8 +42,10 @@ class FieldInfo(Record):
             bytes are kept, invalid UTF-8 as ``surrogateescape`` characters.
     """
 
-    __slots__ = ("name", "number", "type", "proto_name", "json_name", "repeated", "packed", "optional", "map_key",
-                 "map_value", "oneof", "default", "group", "required", "utf8")
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "number", "type", "proto_name", "json_name", "repeated", "packed", "optional", "map_key",
+        "map_value", "oneof", "default", "group", "required", "utf8")
     name: str
     number: int
     type: Any
@@ -106,7 +108,9 @@ class OneofInfo(Record):
         members: the member fields, in declaration order.
     """
 
-    __slots__ = ("name", "members")
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "members")
     name: str
     members: list[FieldInfo]
 
@@ -140,8 +144,10 @@ class MessageInfo(Record):
             :func:`pbj.schema.resolve`).
     """
 
-    __slots__ = ("cls", "full_name", "fields", "oneofs", "attr_order", "syntax", "map_entry", "message_set",
-                 "resolved", "reserved_names", "extension_ranges", "extensions")
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "cls", "full_name", "fields", "oneofs", "attr_order", "syntax", "map_entry", "message_set",
+        "resolved", "reserved_names", "extension_ranges", "extensions")
     cls: Any
     full_name: str
     fields: list[FieldInfo]

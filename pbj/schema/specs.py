@@ -23,8 +23,10 @@ class FieldSpec(ValueRecord):
     """What ``pbj.field``/``map_field``/``oneof`` leave in the class body (``utf8``: the loader's
     resolved ``utf8_validation``; ``None``: the class's rules decide)."""
 
-    __slots__ = ("number", "type", "repeated", "packed", "optional", "map_key", "map_value", "members", "json_name",
-                 "proto_name", "default", "group", "required", "features", "utf8")
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "number", "type", "repeated", "packed", "optional", "map_key", "map_value", "members", "json_name",
+        "proto_name", "default", "group", "required", "features", "utf8")
 
     def __init__(self, number: int | None, type: Any, repeated: bool = False, packed: bool | None = None,
                  optional: bool = False, map_key: str | None = None, map_value: Any = None,

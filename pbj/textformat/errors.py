@@ -11,7 +11,8 @@ its text::
 
 from __future__ import annotations
 
-from pbj.errors import TextError
-from pbj.errors import _rebuild_text_error as _rebuild  # the name pickles of earlier versions refer to
+from pbj.errors import TextError, _rebuild_text_error
+
+_rebuild = _rebuild_text_error  # the name pickles of earlier versions refer to
 
 __all__ = ["TextError"]
