@@ -3,20 +3,40 @@
 The extension is optional: where no C compiler or no Python headers exist the
 build prints a warning and pbj installs without it, running its pure-Python
 engine (``pbj.engine()`` says which one is in use).
+
+``PBJ_NO_EXTENSIONS=1`` in the environment of a build leaves the extension out on
+purpose: ``PBJ_NO_EXTENSIONS=1 python -m build --wheel`` gives the pure-Python
+wheel ``pbj_protobuf-VERSION-py3-none-any.whl`` (for Pyodide and any Python
+that no binary wheel covers). CONTRIBUTING.md has the release steps.
 """
 
-from setuptools import Extension, setup
+import os
 
-setup(
-    ext_modules=[
-        Extension(
-            "pbj._native._engine",
-            sources=[f"pbj/_native/{name}.c"
-                     for name in ("module", "plan", "read", "decode", "values", "encode", "reverse", "entry",
-                                  "extensions", "arrow", "share")],
-            depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h"],
-            extra_compile_args=["-std=c11", "-O2"],
-            optional=True,
-        )
-    ]
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+#: The environment switch that builds without the native engine (a pure ``py3-none-any`` wheel).
+NO_EXTENSIONS = os.environ.get("PBJ_NO_EXTENSIONS", "").strip().lower() not in ("", "0", "false", "no")
+
+SOURCES = ("module", "plan", "read", "decode", "values", "encode", "reverse", "entry", "extensions", "arrow", "share")
+
+native = Extension(
+    "pbj._native._engine",
+    sources=[f"pbj/_native/{name}.c" for name in SOURCES],
+    depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h", "pbj/_native/msvc.h"],
+    extra_compile_args=["-std=c11", "-O2"],
+    optional=True,
 )
+
+
+class BuildExt(build_ext):
+    """GCC's and Clang's flags, or MSVC's: C11, optimized, and pbj/_native/msvc.h forced into every source."""
+
+    def build_extension(self, ext):
+        if self.compiler.compiler_type == "msvc":
+            shim = os.path.abspath(os.path.join("pbj", "_native", "msvc.h"))
+            ext.extra_compile_args = ["/std:c11", "/O2", f"/FI{shim}"]
+        super().build_extension(ext)
+
+
+setup(ext_modules=[] if NO_EXTENSIONS else [native], cmdclass={"build_ext": BuildExt})

@@ -20,6 +20,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# every input shares its repeated sub-messages (share.c), however small: a switch the engine reads
+# once, when it is imported (pbj/_native/module.c)
+os.environ.setdefault("PBJ_NATIVE_SHARE_MIN", "0")
 
 from fuzz import targets as T
 from fuzz.fuzz_decode import _seeds, pick
@@ -55,7 +58,6 @@ def main() -> None:
 
     if not _native.available():
         raise SystemExit("the native engine is not built")
-    _native._engine.set_share_min(0)  # every input shares its repeated sub-messages (share.c), however small
     targets = T.decode_targets() + T.native_targets()  # extensions, message sets, merges, closed enums
     seeds = {**_seeds(), **T.native_seeds()}
     atheris.Setup(sys.argv, lambda data: one_input(data, targets, seeds))

@@ -77,12 +77,15 @@ def check_entry(cls, data: bytes):
         assert _outcome(pbj.encode, got[1]) == _outcome(api.python_encode, want[1])
 
 
-def check_same(cls, data: bytes):
-    """Decode ``data`` with both engines; assert they agree; return the value (or None)."""
+def check_same(cls, data: bytes, engine=None):
+    """Decode ``data`` with both engines; assert they agree; return the value (or None).
+
+    ``engine``: the native engine's module object to decode with (default ``pbj._native._engine``;
+    tests pass one made with test switches, ``tests/native_switches.py``)."""
     check_entry(cls, data)
     codec = codec_of(cls)
     assert codec.native is not None, f"the native engine declines {cls.__name__}"
-    native = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
+    native = (engine or _native._engine).decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
     python = _python_decode(cls, data)
     if native is NotImplemented:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
         STATS["declined"] += 1

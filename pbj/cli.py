@@ -18,6 +18,8 @@ Commands:
   encodes to the same bytes), and write its binary encoding to ``-o F``
   or stdout (not to a terminal unless ``--force``).
 * ``pbj --version``: the installed pbj's version.
+* ``pbj doctor``: the engine in use, the Python, the platform and the installed wheel's tag
+  (:func:`pbj.platforms.report`; docs/install.md).
 
 Standard input is ``-`` (the default FILE), and error messages name it so.
 * ``pbj decode-raw [FILE|-]``: print the wire structure of a message without
@@ -362,6 +364,8 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
     enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")
     enc.set_defaults(run=_encode)
+    doctor = sub.add_parser("doctor", help="say which engine runs, on which Python and platform, from which wheel")
+    doctor.set_defaults(run=_doctor)
     raw = sub.add_parser("decode-raw", help="print the wire structure of a message without a schema")
     raw.add_argument("file", nargs="?", default="-", help="the encoded message (default: stdin)")
     raw.set_defaults(run=_decode_raw)
@@ -383,6 +387,15 @@ def _parser() -> argparse.ArgumentParser:
         "bench", help="benchmarks: reverse vs forward writer on the real block, pbj vs other libraries"))
     bench.set_defaults(run=_bench)
     return parser
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from pbj import _native
+    from pbj.platforms import report
+
+    for name, value in report(pbj.__version__, pbj.engine(), _native.available()):
+        print(f"{name + ':':<14}{value}")
+    return 0
 
 
 def _stubs(args: argparse.Namespace) -> int:

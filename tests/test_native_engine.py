@@ -33,6 +33,7 @@ from fuzz.native_checks import _encode_python, _python_decode, check_same, ident
 from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import info
+from tests.native_switches import engine_with
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 
@@ -203,12 +204,8 @@ def test_untracked_decode_is_opt_in_and_equal():
     plan = codec_of(cls).native
     tracked = _native._engine.decode(plan, item, 100)
     assert gc.is_tracked(tracked)
-    before = _native._engine.set_untrack(True)
-    try:
-        untracked = _native._engine.decode(plan, item, 100)
-    finally:
-        _native._engine.set_untrack(before)
-    assert before is False and not gc.is_tracked(untracked)
+    untracked = engine_with(untrack=1).decode(plan, item, 100)  # PBJ_NATIVE_UNTRACK=1 (read at import)
+    assert not gc.is_tracked(untracked) and not hasattr(_native._engine, "set_untrack")
     assert identical(tracked, untracked) and pbj.encode(untracked) == item
 
 

@@ -28,6 +28,7 @@ from fuzz.native_checks import _encode_python, check_same
 from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import info, is_message
+from tests.native_switches import engine_with
 
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 
@@ -62,8 +63,13 @@ def raw() -> bytes:
                            .read_bytes())
 
 
-def _native_decode(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH):
-    return _native._engine.decode(codec_of(cls).native, data, max_depth, True)
+def _native_decode(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, engine=None):
+    return (engine or _native._engine).decode(codec_of(cls).native, data, max_depth, True)
+
+
+def _sharing_all():
+    """The engine with every input sharing its repeated sub-messages (PBJ_NATIVE_SHARE_MIN=0)."""
+    return engine_with(share_min=0)
 
 
 def _walk(root, visit) -> None:
@@ -142,17 +148,13 @@ def test_small_input_shares_nothing_by_default():
 
 
 def test_share_min_reaches_small_inputs():
-    before = _native._engine.set_share_min(0)
-    try:
-        assert before == 4096
-        got = _native_decode(Node, pbj.encode(Node(leaves=(_leaf(0), _leaf(0), _leaf(1)))))
-        assert got.leaves[0] is got.leaves[1] and got.leaves[2] is not got.leaves[0]
-        empty = _native_decode(Node, b"\x12\x00\x12\x00")  # two empty leaves: one empty object
-        assert empty.leaves[0] is empty.leaves[1] and empty.leaves[0] == Leaf()
-    finally:
-        assert _native._engine.set_share_min(before) == 0
-    with pytest.raises(ValueError):
-        _native._engine.set_share_min(-1)
+    small = pbj.encode(Node(leaves=(_leaf(0), _leaf(0), _leaf(1))))
+    assert _native_decode(Node, small).leaves[0] is not _native_decode(Node, small).leaves[1]  # 4096 by default
+    got = _native_decode(Node, small, engine=_sharing_all())
+    assert got.leaves[0] is got.leaves[1] and got.leaves[2] is not got.leaves[0]
+    empty = _native_decode(Node, b"\x12\x00\x12\x00", engine=_sharing_all())  # two empty leaves: one object
+    assert empty.leaves[0] is empty.leaves[1] and empty.leaves[0] == Leaf()
+    assert not hasattr(_native._engine, "set_share_min")  # a switch read at import, not an entry point
 
 
 def _padded(value: Node) -> bytes:
@@ -183,33 +185,27 @@ def test_a_repeat_too_deep_is_still_refused(shallow_first):
 
 
 def test_engines_agree_with_sharing_on_small_inputs():
-    before = _native._engine.set_share_min(0)
-    try:
-        value = _wide()
-        data = pbj.encode(value)
-        for cut in (len(data), len(data) - 1, 300, 57, 9):
-            check_same(Node, data[:cut])
-        check_same(Node, data + data[:40])  # a repeated singular sub-message: declined, Python merges
-    finally:
-        _native._engine.set_share_min(before)
+    value = _wide()
+    data = pbj.encode(value)
+    for cut in (len(data), len(data) - 1, 300, 57, 9):
+        check_same(Node, data[:cut], _sharing_all())
+    check_same(Node, data + data[:40], _sharing_all())  # a repeated singular sub-message: merged
 
 
 @pytest.mark.parametrize("name", ["everything", "maps", "node", "choice", "proto2", "blockitem"])
 def test_engines_agree_on_every_target_with_sharing(name):
     target = T.target(name)
-    before = _native._engine.set_share_min(0)
-    try:
-        @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                         HealthCheck.data_too_large])
-        @given(st.lists(pbj.testing.values(target.cls, max_depth=2), min_size=1, max_size=3), st.data())
-        def run(values, data):
-            blob = b"".join(map(_encode_python, values))  # concatenated: repeats and merges
-            check_same(target.cls, blob)
-            cut = data.draw(st.integers(0, len(blob)))
-            check_same(target.cls, blob[:cut] + blob[cut:][::-1])
-        run()
-    finally:
-        _native._engine.set_share_min(before)
+    engine = _sharing_all()
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                     HealthCheck.data_too_large])
+    @given(st.lists(pbj.testing.values(target.cls, max_depth=2), min_size=1, max_size=3), st.data())
+    def run(values, data):
+        blob = b"".join(map(_encode_python, values))  # concatenated: repeats and merges
+        check_same(target.cls, blob, engine)
+        cut = data.draw(st.integers(0, len(blob)))
+        check_same(target.cls, blob[:cut] + blob[cut:][::-1], engine)
+    run()
 
 
 # ------------------------------------------------ enums through the engine's own table (read.c, pbj_enum_table)

@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 from pbj import engines, scalars, wire
 from pbj.codec import plan as P
 from pbj.codec.compiler import register_engine
+from pbj.platforms import warn_if_native_missing
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default, info
 
 __all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "explain_engine", "EngineChoice",
@@ -94,6 +95,7 @@ try:
 except ImportError:  # not built (no compiler at install time): the pure-Python engine runs
     _engine = None
     NATIVE: engines.Engine | None = None
+    warn_if_native_missing()  # one line, where a binary wheel with the engine exists (pbj.platforms)
 else:
     _engine.setup(FrozenMap, OneOf, EMPTY_MAP, layout())  # ImportError if the engine was built for another plan
     #: The native engine's entry points (``None`` when it is not built).

@@ -71,9 +71,9 @@ static inline PyObject *len_value(NField *f, int type, const uint8_t *p, const u
     return PyBytes_FromStringAndSize((const char *)p, e - p);
 }
 
-static PyObject *new_oneof(PyObject *name, PyObject *value)
+static PyObject *new_oneof(Ctx *c, PyObject *name, PyObject *value)
 {
-    PyTypeObject *t = (PyTypeObject *)pbj_OneOf;
+    PyTypeObject *t = (PyTypeObject *)c->st->OneOf;
     PyObject *o = t->tp_alloc(t, 2);
     if (!o) { Py_DECREF(value); return NULL; }
     PyTuple_SET_ITEM(o, 0, Py_NewRef(name));
@@ -133,7 +133,7 @@ static int vec_push(Vec *v, PyObject *x)
 }
 
 /* store value `v` (a new reference) of field f: a repeated field's, or a oneof member's (store) */
-static __attribute__((noinline)) int store_other(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+static __attribute__((noinline)) int store_other(Ctx *c, NMessage *m, State *s, NField *f, int fidx, PyObject *v)
 {
     if (!v) return -1;
     PyObject **slot = &s->vals[f->slot];
@@ -145,7 +145,7 @@ static __attribute__((noinline)) int store_other(NMessage *m, State *s, NField *
         return vec_push(vec, v);
     }
     case L_MEMBER: {
-        PyObject *o = new_oneof(f->name, v);
+        PyObject *o = new_oneof(c, f->name, v);
         if (!o) return -1;
         Py_XSETREF(*slot, o);
         s->cur[f->oneof] = fidx;
@@ -159,13 +159,13 @@ static __attribute__((noinline)) int store_other(NMessage *m, State *s, NField *
 
 /* store value `v` (a new reference, NULL: the read failed) of field f; a singular field's (the
  * last one on the wire wins) without a call */
-static inline int store(NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+static inline int store(Ctx *c, NMessage *m, State *s, NField *f, int fidx, PyObject *v)
 {
     if (v && (f->label == L_IMPLICIT || f->label == L_EXPLICIT)) {
         Py_XSETREF(s->vals[f->slot], v);
         return 0;
     }
-    return store_other(m, s, f, fidx, v);
+    return store_other(c, m, s, f, fidx, v);
 }
 
 /* a sub-message field that is already set: this occurrence is merged into it */
@@ -220,11 +220,11 @@ static int keep_packed_enum(UBuf *unk, uint32_t number, const uint8_t *vs, const
 /* an empty FrozenMap, made as dict's own constructor makes it (FrozenMap has no __new__ or
  * __init__ of its own: dict's tp_init with no arguments does nothing), with no call through the type
  * (a container class that had its own would be called, as before) */
-static PyObject *new_map(void)
+static PyObject *new_map(Ctx *c)
 {
-    PyTypeObject *t = (PyTypeObject *)pbj_FrozenMap;
-    if (t->tp_new != PyDict_Type.tp_new || t->tp_init != PyDict_Type.tp_init) return PyObject_CallNoArgs(pbj_FrozenMap);
-    return t->tp_new(t, pbj_empty_tuple, NULL);
+    PyTypeObject *t = (PyTypeObject *)c->st->FrozenMap;
+    if (t->tp_new != PyDict_Type.tp_new || t->tp_init != PyDict_Type.tp_init) return PyObject_CallNoArgs((PyObject *)t);
+    return t->tp_new(t, c->st->empty_tuple, NULL);
 }
 
 static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
@@ -233,7 +233,7 @@ static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *st
     const uint8_t *p = *pp, *e;
     if (rd_len(&p, end, &e) < 0) return -1;
     PyObject **slot = &s->vals[f->slot];
-    if (*slot == NULL && !(*slot = new_map())) return -1;
+    if (*slot == NULL && !(*slot = new_map(c))) return -1;
     PyObject *k = NULL, *x = NULL;
     int unknown = 0, raw_enum = 0;
     Spans xs = {{NULL, NULL}, NULL, 0, 0};  /* the message value's occurrences (merged) */
@@ -338,6 +338,21 @@ static int find_dispatch(NMessage *m, uint32_t tag)
     return -1;
 }
 
+/* tuple `t` (a new one, its first n items set, the rest NULL) as a tuple of exactly n items: a new
+ * tuple takes its items (the old one, left with none, is freed); NULL when out of memory */
+static PyObject *tuple_shrink(PyObject *t, Py_ssize_t n)
+{
+    PyObject *r = PyTuple_New(n);
+    if (r) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyTuple_SET_ITEM(r, i, PyTuple_GET_ITEM(t, i));
+            PyTuple_SET_ITEM(t, i, NULL);
+        }
+    }
+    Py_DECREF(t);
+    return r;
+}
+
 /* A packed run ("Packed Repeated Fields"). The first run of a field is read straight into a
  * tuple of the elements the run holds (counted before anything is allocated: a varint element
  * ends in the one byte below 0x80), so the memory above the result stays below the input's size. */
@@ -369,7 +384,7 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
             }
             PyTuple_SET_ITEM(t, i++, v);
         }
-        if (i < count && _PyTuple_Resize(&t, i) < 0) return -1;
+        if (i < count && !(t = tuple_shrink(t, i))) return -1;
         *slot = t;
         *pp = e;
         return 0;
@@ -391,9 +406,6 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
     *pp = e;
     return 0;
 }
-
-/* whether decoded objects are left untracked by the cyclic garbage collector (see module.c) */
-int pbj_untrack = 0;
 
 /* Hold message `o`, made untracked, until the decode call ends (pbj_decode then tracks it).
  * While a decode runs, the collector does not scan the objects it is making again and again
@@ -442,10 +454,6 @@ static void release_young(Ctx *c, int keep)
     c->nyoung = c->cap_young = 0;
 }
 
-/* -1, the cached size of a message not measured yet (a small int: CPython's own object, never
- * freed), set by pbj_decode_bytes before its first decode */
-static PyObject *minus_one;
-
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
 static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
 {
@@ -462,10 +470,10 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
         }
     }
     PyObject *u = s->unk.len ? PyBytes_FromStringAndSize((const char *)s->unk.buf, s->unk.len)
-                             : Py_NewRef(pbj_empty_bytes);
+                             : Py_NewRef(c->st->empty_bytes);
     if (!u) { Py_XDECREF(holders); return NULL; }
     if (m->ext_off >= 0 && !holders && !(holders = PyTuple_New(0))) { Py_DECREF(u); return NULL; }
-    PyObject *o = m->gc_new ? (PyObject *)_PyObject_GC_New(m->cls) : m->cls->tp_alloc(m->cls, 0);
+    PyObject *o = m->gc_new ? PyObject_GC_New(PyObject, m->cls) : m->cls->tp_alloc(m->cls, 0);
     if (!o) { Py_DECREF(u); Py_XDECREF(holders); return NULL; }
     for (int i = 0; i < m->nslots; i++) {
         PyObject *v = s->vals[i];
@@ -473,16 +481,16 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
         SLOT(o, m->slot_off[i]) = v ? v : Py_NewRef(m->slot_default[i]);
     }
     SLOT(o, m->unknown_off) = u;
-    SLOT(o, m->size_off) = Py_NewRef(minus_one);
+    SLOT(o, m->size_off) = Py_NewRef(c->st->minus_one);
     if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
     else Py_XDECREF(holders);
     if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
-        if (m->gc_new && !pbj_untrack) PyObject_GC_Track(o);
-        else if (!m->gc_new && pbj_untrack) PyObject_GC_UnTrack(o);
+        if (m->gc_new && !c->st->untrack) PyObject_GC_Track(o);
+        else if (!m->gc_new && c->st->untrack) PyObject_GC_UnTrack(o);
         return o;
     }
     if (!m->gc_new) PyObject_GC_UnTrack(o);
-    if (!pbj_untrack) hold_young(c, o);
+    if (!c->st->untrack) hold_young(c, o);
     for (int i = 0; i < m->nslots; i++) {
         int k = m->slot_kind[i];
         PyObject *v = SLOT(o, m->slot_off[i]);
@@ -517,7 +525,7 @@ static int merge_repeats(Ctx *c, NMessage *m, State *s, int depth)
         if (!v) return -1;
         if (f->label == L_MEMBER) {
             if (s->cur[f->oneof] != i) { Py_DECREF(v); continue; }
-            PyObject *o = new_oneof(f->name, v);
+            PyObject *o = new_oneof(c, f->name, v);
             if (!o) return -1;
             Py_XSETREF(s->vals[f->slot], o);
         } else {
@@ -627,7 +635,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
                 if (mi >= 0) { s.sp[mi].first.s = p; s.sp[mi].first.e = e; }
                 p = e;
             }
-            if (store(m, &s, f, d->field, v) < 0) goto done;
+            if (store(c, m, &s, f, d->field, v) < 0) goto done;
             continue;
         }
         if (f->type == T_STRING || f->type == T_BYTES) {
@@ -635,7 +643,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
             if (rd_len(&p, end, &e) < 0) goto done;
             PyObject *v = len_value(f, f->type, p, e);
             p = e;
-            if (store(m, &s, f, d->field, v) < 0) goto done;
+            if (store(c, m, &s, f, d->field, v) < 0) goto done;
             continue;
         }
         int32_t raw = 0;
@@ -645,7 +653,7 @@ static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t
             if (pbj_ubuf_add(&s.unk, start, p - start) < 0) goto done;
             continue;
         }
-        if (store(m, &s, f, d->field, v) < 0) goto done;
+        if (store(c, m, &s, f, d->field, v) < 0) goto done;
     }
     if (ended || k_more >= nmore) break;
     p = more[k_more].s;   /* the next occurrence of this message (a merge) */
@@ -683,14 +691,14 @@ done:
  * valid but left to Python (c->declined). The fixed cost of a call is kept to what a small input
  * needs: the sharing table (share.c) is set up only for an input that reaches its threshold, the
  * young messages' list (hold_young) is released only when one was made. */
-PyObject *pbj_decode_bytes(NMessage *m, PyObject *data, int depth, int *declined)
+PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth, int *declined)
 {
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t n = PyBytes_GET_SIZE(data);
-    if (!minus_one && !(minus_one = PyLong_FromLong(-1))) { PyErr_Clear(); *declined = 0; return NULL; }
     Ctx c = {0};
+    c.st = st;
     c.defer_gc = n >= DEFER_GC_BYTES;
-    if (n >= pbj_share_min_input) pbj_share_begin(&c, n);
+    if (n >= st->share_min) pbj_share_begin(&c, n);
     PyObject *r = decode_msg(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     if (c.young) release_young(&c, r != NULL);
@@ -710,13 +718,14 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "decode(plan, data: bytes, max_depth)");
         return NULL;
     }
+    PbjState *st = pbj_state(self);
     NMessage *m = pbj_message_of(args[0]);
     long depth = PyLong_AsLong(args[2]);
-    if (!m || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
+    if (!m || !st->FrozenMap || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
     if (depth > INT32_MAX) depth = INT32_MAX;
     if (depth < INT32_MIN) depth = INT32_MIN;
     int declined = 0;
-    PyObject *r = pbj_decode_bytes(m, args[1], (int)depth, &declined);
+    PyObject *r = pbj_decode_bytes(st, m, args[1], (int)depth, &declined);
     if (r == NULL) {
         if (nargs == 4 && declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;
         Py_RETURN_NONE;

@@ -497,7 +497,7 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tu); i++) {
         PyObject *h = PyTuple_GET_ITEM(tu, i), *cap;
         long number;
-        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        NMessage *nm = pbj_holder_of(m->st, h, &cap, &number);
         if (!nm) return -1;
         Py_ssize_t s = 0;
         if (pbj_in_range(m, k, number)) {
@@ -846,7 +846,7 @@ static int w_ext(W *w, NMessage *m, PyObject *o, int k, int level)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
         PyObject *h = PyTuple_GET_ITEM(t, i), *cap;
         long number;
-        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        NMessage *nm = pbj_holder_of(m->st, h, &cap, &number);
         if (!nm) return -1;
         int r = 0;
         if (pbj_in_range(m, k, number)) {

@@ -11,8 +11,7 @@
 #ifndef PBJ_ENGINE_H
 #define PBJ_ENGINE_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "compat.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -58,6 +57,7 @@ enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
 #define MAX_FIELD_NUMBER 536870911u
 
 typedef struct NMessage NMessage;
+typedef struct PbjState PbjState;
 
 typedef struct {
     uint32_t number;
@@ -114,6 +114,8 @@ typedef struct {
 } WStep;
 
 struct NMessage {
+    PbjState *st;               /* the state of the module that built it (held through `module`) */
+    PyObject *module;           /* owned */
     PyTypeObject *cls;          /* borrowed */
     int nslots;
     Py_ssize_t *slot_off;       /* byte offsets of the slots in an instance */
@@ -147,8 +149,48 @@ struct NMessage {
     PyObject *holder_plan;      /* owned: _holder_plan(ext) -> capsule | None, or NULL */
 };
 
-/* module state kept in globals (one interpreter) */
-extern PyObject *pbj_FrozenMap, *pbj_OneOf, *pbj_EMPTY_MAP, *pbj_empty_tuple, *pbj_empty_bytes;
+/* entry.c: what pbj.decode and pbj.encode as builtins read (entry_points() fills it) */
+typedef struct {
+    PyObject *current;          /* pbj.engines.CURRENT */
+    PyTypeObject *current_type;
+    Py_ssize_t engine_off;      /* its `engine` slot */
+    PyObject *native;           /* the native engine's Engine object */
+    PyTypeObject *codec_type;   /* pbj.codec.compiler.Codec */
+    Py_ssize_t native_off, parse_off;  /* its `native` and `parse` slots */
+    PyObject *py_decode, *py_encode;   /* pbj.api's Python functions */
+    PyObject *check_decode, *check_encode;  /* pbj.required's walks */
+    PyObject *default_depth;    /* pbj.api.DEFAULT_MAX_DEPTH */
+    int default_depth_c;        /* its value as the engine takes it (at most INT32_MAX) */
+    PyObject *s_free, *s_max_depth, *s_max_size, *s_allow_partial, *s_reverse;
+    PyObject *zero;
+    PyObject *decode_fn, *encode_fn;  /* the builtins made, or NULL */
+    PyMethodDef decode_def, encode_def;  /* their method records; the docs are owned (PyMem) */
+    PyTypeObject *bound_type;   /* what bind_decode/bind_encode keep (a heap type of this module) */
+} PbjEntry;
+
+/* The module's state (PEP 489: pbj._native._engine keeps nothing in process globals). Every
+ * object the engine reads that is not in a plan or an argument is here. A plan (NMessage) keeps
+ * the state of the module that built it (`st`, and a strong reference to the module), so a
+ * decode or an encode reaches it through the plan it runs, with no look-up per call or value. */
+struct PbjState {
+    PyObject *FrozenMap, *OneOf, *EMPTY_MAP;  /* the containers decoded values use (setup) */
+    PyObject *empty_tuple, *empty_bytes;
+    PyObject *minus_one;        /* the cached size of a message not measured yet */
+    /* interned attribute names */
+    PyObject *s_codec, *s_native, *s_holder, *s_writer_view, *s_writer_grow, *s_scratch;
+    /* switches for tests and fuzzing, read once from the environment when the module is executed
+     * (PBJ_NATIVE_SHARE_MIN, PBJ_NATIVE_UNTRACK: see module.c) */
+    Py_ssize_t share_min;       /* inputs of at least this many bytes share sub-messages (share.c) */
+    uint64_t share_key[2];      /* the key of share.c's hash (pbj_share_key) */
+    int untrack;                /* decoded messages are left untracked by the cyclic GC */
+    PbjEntry entry;
+};
+
+/* the state of module `mod` (the engine's own module object) */
+static inline PbjState *pbj_state(PyObject *mod)
+{
+    return (PbjState *)PyModule_GetState(mod);
+}
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -157,7 +199,7 @@ PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
-PyObject *pbj_decode_bytes(NMessage *m, PyObject *data, int depth, int *declined);  /* data: exactly bytes */
+PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth, int *declined);  /* data: exactly bytes */
 /* encode.c (values.c and values.h: what both writers share, below) */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* one scalar in its wire form (values.h: pbj_wire) */
@@ -188,17 +230,19 @@ int pbj_map_sorted(NField *f, PyObject *map, PMap *out);  /* -1: call pbj_map_re
 void pbj_map_release(PMap *m);
 /* extensions.c: a holder of _pbj_extensions, its plan (a strong reference to the capsule in
  * *cap) and its extension's number; NULL: decline */
-NMessage *pbj_holder_of(PyObject *h, PyObject **cap, long *number);
+NMessage *pbj_holder_of(PbjState *st, PyObject *h, PyObject **cap, long *number);
 int pbj_in_range(NMessage *m, int k, long number);
 /* an enum field's members by number (read.c): made from f->enum_map when the plan is built */
 int pbj_enum_table(NField *f);
 void pbj_enum_table_free(NField *f);
-/* share.c (the table itself is declared in read.h) */
-PyObject *pbj_set_share_min(PyObject *self, PyObject *arg);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
+int pbj_entry_init(PyObject *module);
+int pbj_share_key(PbjState *st);              /* share.c, at module exec */         /* the Bound type, at module exec */
+int pbj_entry_traverse(PbjEntry *e, visitproc visit, void *arg);
+void pbj_entry_clear(PbjEntry *e);
 PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
 PyObject *pbj_bind_encode(PyObject *self, PyObject *args);
 /* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow) */

@@ -33,56 +33,48 @@
  * that could replace them.
  */
 #include "engine.h"
-#include "structmember.h"
 
-static struct {
-    PyObject *current;          /* pbj.engines.CURRENT */
-    PyTypeObject *current_type;
-    Py_ssize_t engine_off;      /* its `engine` slot */
-    PyObject *native;           /* the native engine's Engine object */
-    PyTypeObject *codec_type;   /* pbj.codec.compiler.Codec */
-    Py_ssize_t native_off, parse_off;  /* its `native` and `parse` slots */
-    PyObject *py_decode, *py_encode;   /* pbj.api's Python functions */
-    PyObject *check_decode, *check_encode;  /* pbj.required's walks */
-    PyObject *default_depth;    /* pbj.api.DEFAULT_MAX_DEPTH */
-    int default_depth_c;        /* its value as the engine takes it (at most INT32_MAX) */
-    PyObject *s_codec, *s_free, *s_max_depth, *s_max_size, *s_allow_partial, *s_reverse;
-    PyObject *zero;
-} E;
+/* What these builtins read lives in the module's state (engine.h, PbjEntry): the builtins' self
+ * is the engine's module, a Bound keeps the state of the module whose type it is. */
 
 /* the offset of a __slots__ member called `name` of `t`, or -1 (Python error set) */
 static Py_ssize_t slot_offset(PyTypeObject *t, const char *name)
 {
-    PyObject *d = PyDict_GetItemString(t->tp_dict, name);
-    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type) || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
-        PyErr_Format(PyExc_TypeError, "entry_points: %s.%s is not a __slots__ member", t->tp_name, name);
-        return -1;
-    }
-    return ((PyMemberDescrObject *)d)->d_member->offset;
+    PyObject *dict = pbj_type_dict_ref(t);
+    Py_ssize_t off = dict ? pbj_slot_offset(PyDict_GetItemString(dict, name)) : -1;
+    Py_XDECREF(dict);
+    if (off < 0) PyErr_Format(PyExc_TypeError, "entry_points: %s.%s is not a __slots__ member", t->tp_name, name);
+    return off;
 }
 
-static inline int native_selected(void)
+static inline int native_selected(PbjEntry *E)
 {
-    return Py_IS_TYPE(E.current, E.current_type) && SLOT(E.current, E.engine_off) == E.native;
+    return E->current && Py_IS_TYPE(E->current, E->current_type) && SLOT(E->current, E->engine_off) == E->native;
 }
 
 /* A class attribute read as getattr(cls, name, None) reads it, without the look-up on the
- * metaclass: `cls` is exactly a `type`, and `type` has no attribute of these names. Borrowed. */
+ * metaclass: `cls` is exactly a `type`, and `type` has no attribute of these names. A new
+ * reference, or NULL (compat.h: the MRO's namespaces, no Python code). */
 static inline PyObject *class_attr(PyTypeObject *cls, PyObject *name)
 {
-    return _PyType_Lookup(cls, name);
+    return pbj_type_lookup(cls, name);
 }
 
 /* 1: getattr(o, FREE, None) is type(o), 0: it is not, -1: error. A class attribute holding a
  * class (no __get__), read as Python reads it; an instance with a __dict__ is asked in full. */
-static int is_free(PyObject *o)
+static int is_free(PbjEntry *E, PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
     if (t->tp_dictoffset == 0) {
-        PyObject *f = class_attr(t, E.s_free);
-        if (f == NULL || Py_TYPE(f)->tp_descr_get == NULL) return f == (PyObject *)t;
+        PyObject *f = class_attr(t, E->s_free);
+        if (f == NULL && PyErr_Occurred()) return -1;
+        if (f == NULL || Py_TYPE(f)->tp_descr_get == NULL) {
+            Py_XDECREF(f);
+            return f == (PyObject *)t;
+        }
+        Py_DECREF(f);
     }
-    PyObject *f = PyObject_GetAttr(o, E.s_free);
+    PyObject *f = PyObject_GetAttr(o, E->s_free);
     if (f == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
         PyErr_Clear();
@@ -94,13 +86,13 @@ static int is_free(PyObject *o)
 
 /* The codec of `t` and its native plan, both new references, if `t` is compiled and the
  * engine runs it; else 0 (no error). */
-static int native_codec(PyTypeObject *t, PyObject **codec, PyObject **plan)
+static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan)
 {
-    PyObject *c = class_attr(t, E.s_codec);
-    if (c == NULL || !Py_IS_TYPE(c, E.codec_type)) return 0;
-    PyObject *p = SLOT(c, E.native_off);
-    if (p == NULL || p == Py_None) return 0;
-    *codec = Py_NewRef(c);
+    PyObject *c = class_attr(t, st->s_codec);
+    if (c == NULL) { PyErr_Clear(); return 0; }
+    PyObject *p = Py_IS_TYPE(c, st->entry.codec_type) ? SLOT(c, st->entry.native_off) : NULL;
+    if (p == NULL || p == Py_None) { Py_DECREF(c); return 0; }
+    *codec = c;
     *plan = Py_NewRef(p);
     return 1;
 }
@@ -112,6 +104,7 @@ static int native_codec(PyTypeObject *t, PyObject **codec, PyObject **plan)
  * __pbj_codec__, FREE) and its codec's native plan is the same object. */
 typedef struct {
     PyObject_HEAD
+    PbjState *st;               /* of the module whose Bound type this is (the type holds the module) */
     PyObject *cls;              /* a type */
     PyObject *other;            /* encode: what an object of another class is given to */
     PyObject *catch_, *handler; /* decode: errors of class catch_ are given to handler(exc); or NULL */
@@ -134,15 +127,18 @@ static inline int tag_holds(PyTypeObject *t, unsigned int tag)
 static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
 {
     PyTypeObject *t = (PyTypeObject *)b->cls;
-    if (b->plan != NULL && tag_holds(t, b->tag) && SLOT(b->codec, E.native_off) == b->plan) {
+    PbjEntry *E = &b->st->entry;
+    if (b->plan != NULL && tag_holds(t, b->tag) && SLOT(b->codec, E->native_off) == b->plan) {
         *codec = Py_NewRef(b->codec);
         *plan = Py_NewRef(b->plan);
         *free = b->free;
         return 1;
     }
-    if (!native_codec(t, codec, plan)) return 0;
-    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E.s_free) : NULL;
+    if (!native_codec(b->st, t, codec, plan)) return 0;
+    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E->s_free) : NULL;
+    if (f == NULL) PyErr_Clear();
     *free = f == (PyObject *)t;
+    Py_XDECREF(f);
     Py_XSETREF(b->codec, Py_NewRef(*codec));
     Py_XSETREF(b->plan, Py_NewRef(*plan));
     b->nm = NULL;
@@ -156,14 +152,15 @@ enum { ANSWERED, TO_PYTHON };
 /* decode(cls, data, max_depth=depth, max_size=max_size, allow_partial=partial) when the engine
  * can answer it: the result, or NULL with an error (*how ANSWERED); NULL with *how TO_PYTHON:
  * the Python function is to run (no error set). */
-static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyObject *max_size, PyObject *partial,
-                             int *how, Bound *b)
+static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObject *depth, PyObject *max_size,
+                             PyObject *partial, int *how, Bound *b)
 {
+    PbjEntry *E = &st->entry;
     *how = TO_PYTHON;
-    if (!native_selected() || !Py_IS_TYPE(cls, &PyType_Type) || !PyBytes_CheckExact(data)) return NULL;
+    if (!native_selected(E) || !Py_IS_TYPE(cls, &PyType_Type) || !PyBytes_CheckExact(data)) return NULL;
     if (partial != Py_False && partial != Py_True) return NULL;
-    int overflow, cdepth = E.default_depth_c;
-    if (depth != E.default_depth) {
+    int overflow, cdepth = E->default_depth_c;
+    if (depth != E->default_depth) {
         if (!PyLong_CheckExact(depth)) return NULL;
         long long d = PyLong_AsLongLongAndOverflow(depth, &overflow);
         if (overflow < 0 || (overflow == 0 && d < 0)) return NULL;  /* refused: Python says why */
@@ -177,21 +174,21 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
     }
     PyObject *codec, *plan;
     int known_free = 0;
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec((PyTypeObject *)cls, &codec, &plan))
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, (PyTypeObject *)cls, &codec, &plan))
         return NULL;
     *how = ANSWERED;
     /* the plan's message: a Bound keeps it with the plan it holds (which keeps it alive) */
     NMessage *m = b && b->nm && plan == b->plan ? b->nm : pbj_message_of(plan);
     if (b && plan == b->plan) b->nm = m;
     int declined = 0;
-    PyObject *r = m ? pbj_decode_bytes(m, data, cdepth, &declined) : NULL;
+    PyObject *r = m ? pbj_decode_bytes(st, m, data, cdepth, &declined) : NULL;
     if (r == NULL) {  /* declined (or not a plan): the Python parser, as pbj.api runs it */
         PyErr_Clear();
-        PyObject *parse = SLOT(codec, E.parse_off);
+        PyObject *parse = SLOT(codec, E->parse_off);
         PyObject *end = PyLong_FromSsize_t(n);
         if (parse != NULL && end != NULL) {
             Py_INCREF(parse);
-            PyObject *pargs[5] = {data, E.zero, end, depth, Py_None};
+            PyObject *pargs[5] = {data, E->zero, end, depth, Py_None};
             r = PyObject_Vectorcall(parse, pargs, 5, NULL);
             Py_DECREF(parse);
         } else if (parse == NULL && !PyErr_Occurred()) {
@@ -202,9 +199,9 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
     Py_DECREF(codec);
     Py_DECREF(plan);
     if (r != NULL && partial == Py_False && !(known_free && (PyObject *)Py_TYPE(r) == cls)) {
-        int free = is_free(r);
+        int free = is_free(E, r);
         if (free == 0) {
-            PyObject *ok = PyObject_CallOneArg(E.check_decode, r);
+            PyObject *ok = PyObject_CallOneArg(E->check_decode, r);
             Py_XDECREF(ok);
             if (ok == NULL) free = -1;
         }
@@ -214,24 +211,25 @@ static PyObject *decode_in_c(PyObject *cls, PyObject *data, PyObject *depth, PyO
 }
 
 /* encode(obj, allow_partial=partial) when the engine writes it: as decode_in_c. */
-static PyObject *encode_in_c(PyObject *obj, PyObject *partial, int *how, Bound *b)
+static PyObject *encode_in_c(PbjState *st, PyObject *obj, PyObject *partial, int *how, Bound *b)
 {
+    PbjEntry *E = &st->entry;
     *how = TO_PYTHON;
-    if (!native_selected() || (partial != Py_False && partial != Py_True)) return NULL;
+    if (!native_selected(E) || (partial != Py_False && partial != Py_True)) return NULL;
     PyObject *codec, *plan;
     int known_free = 0;  /* b: obj is exactly of b's class */
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(Py_TYPE(obj), &codec, &plan)) return NULL;
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, Py_TYPE(obj), &codec, &plan)) return NULL;
     *how = ANSWERED;
     PyObject *r = NULL;
-    int free = partial == Py_True || known_free ? 1 : is_free(obj);
+    int free = partial == Py_True || known_free ? 1 : is_free(E, obj);
     if (free == 0) {
-        PyObject *ok = PyObject_CallOneArg(E.check_encode, obj);
+        PyObject *ok = PyObject_CallOneArg(E->check_encode, obj);
         Py_XDECREF(ok);
         free = ok == NULL ? -1 : 1;
     }
     if (free > 0) {
         PyObject *argv[2] = {plan, obj};
-        r = pbj_encode(NULL, argv, 2);
+        r = pbj_encode(NULL, argv, 2);  /* (reads the state through the plan) */
         if (r != NULL && !PyBytes_CheckExact(r)) {  /* declined, or sizes to measure again: Python */
             Py_CLEAR(r);
             *how = TO_PYTHON;
@@ -244,40 +242,44 @@ static PyObject *encode_in_c(PyObject *obj, PyObject *partial, int *how, Bound *
 
 static PyObject *entry_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    PbjState *st = pbj_state(self);
+    PbjEntry *E = &st->entry;
     if (nargs == 2) {
-        PyObject *depth = E.default_depth, *max_size = Py_None, *partial = Py_False;
+        PyObject *depth = E->default_depth, *max_size = Py_None, *partial = Py_False;
         Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
         for (Py_ssize_t i = 0; i < nk; i++) {
             PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-            if (k == E.s_max_depth) depth = args[2 + i];
-            else if (k == E.s_max_size) max_size = args[2 + i];
-            else if (k == E.s_allow_partial) partial = args[2 + i];
+            if (k == E->s_max_depth) depth = args[2 + i];
+            else if (k == E->s_max_size) max_size = args[2 + i];
+            else if (k == E->s_allow_partial) partial = args[2 + i];
             else goto python;  /* another keyword (or one spelled by a string that is not interned) */
         }
         int how;
-        PyObject *r = decode_in_c(args[0], args[1], depth, max_size, partial, &how, NULL);
+        PyObject *r = decode_in_c(st, args[0], args[1], depth, max_size, partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
-    return PyObject_Vectorcall(E.py_decode, args, nargs, kwnames);
+    return PyObject_Vectorcall(E->py_decode, args, nargs, kwnames);
 }
 
 static PyObject *entry_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    PbjState *st = pbj_state(self);
+    PbjEntry *E = &st->entry;
     if (nargs == 1) {
         PyObject *partial = Py_False;
         Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
         for (Py_ssize_t i = 0; i < nk; i++) {
             PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-            if (k == E.s_allow_partial) partial = args[1 + i];
-            else if (k != E.s_reverse || args[1 + i] != Py_False) goto python;  /* the reverse writer: Python */
+            if (k == E->s_allow_partial) partial = args[1 + i];
+            else if (k != E->s_reverse || args[1 + i] != Py_False) goto python;  /* the reverse writer: Python */
         }
         int how;
-        PyObject *r = encode_in_c(args[0], partial, &how, NULL);
+        PyObject *r = encode_in_c(st, args[0], partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
-    return PyObject_Vectorcall(E.py_encode, args, nargs, kwnames);
+    return PyObject_Vectorcall(E->py_encode, args, nargs, kwnames);
 }
 
 /* bind_decode's function (self: its Bound): decode(cls, data); an error of class catch_ goes to
@@ -285,24 +287,25 @@ python:
 static PyObject *bound_decode(PyObject *self, PyObject *data)
 {
     Bound *b = (Bound *)self;
+    PbjEntry *E = &b->st->entry;
     /* The usual message: the class's cache holds (bound_codec), its plan's message is known, its
      * instances cannot miss a required field, `data` is bytes. Only the decode itself runs, the
      * plan held (it keeps the message alive); anything else (a decline, an error) is the
      * general path's, from the start. */
-    if (b->nm != NULL && b->free && native_selected() && PyBytes_CheckExact(data)
-        && tag_holds((PyTypeObject *)b->cls, b->tag) && SLOT(b->codec, E.native_off) == b->plan) {
+    if (b->nm != NULL && b->free && native_selected(E) && PyBytes_CheckExact(data)
+        && tag_holds((PyTypeObject *)b->cls, b->tag) && SLOT(b->codec, E->native_off) == b->plan) {
         PyObject *plan = Py_NewRef(b->plan);
         int declined = 0;
-        PyObject *r = pbj_decode_bytes(b->nm, data, E.default_depth_c, &declined);
+        PyObject *r = pbj_decode_bytes(b->st, b->nm, data, E->default_depth_c, &declined);
         Py_DECREF(plan);
         if (r != NULL && (PyObject *)Py_TYPE(r) == b->cls) return r;
         Py_XDECREF(r);
     }
     int how;
-    PyObject *r = decode_in_c(b->cls, data, E.default_depth, Py_None, Py_False, &how, b);
+    PyObject *r = decode_in_c(b->st, b->cls, data, E->default_depth, Py_None, Py_False, &how, b);
     if (how != ANSWERED) {
         PyObject *argv[2] = {b->cls, data};
-        r = PyObject_Vectorcall(E.py_decode, argv, 2, NULL);
+        r = PyObject_Vectorcall(E->py_decode, argv, 2, NULL);
     }
     if (r == NULL && b->catch_ != NULL && PyErr_ExceptionMatches(b->catch_)) {
         PyObject *type, *value, *tb;
@@ -327,14 +330,15 @@ static PyObject *bound_encode(PyObject *self, PyObject *obj)
     Bound *b = (Bound *)self;
     if ((PyObject *)Py_TYPE(obj) != b->cls) return PyObject_CallOneArg(b->other, obj);
     int how;
-    PyObject *r = encode_in_c(obj, Py_False, &how, b);
+    PyObject *r = encode_in_c(b->st, obj, Py_False, &how, b);
     if (how == ANSWERED) return r;
-    return PyObject_CallOneArg(E.py_encode, obj);
+    return PyObject_CallOneArg(b->st->entry.py_encode, obj);
 }
 
 static int bound_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Bound *b = (Bound *)self;
+    Py_VISIT(Py_TYPE(self));  /* a heap type: its instances hold it */
     Py_VISIT(b->cls);
     Py_VISIT(b->other);
     Py_VISIT(b->catch_);
@@ -358,9 +362,11 @@ static int bound_clear(PyObject *self)
 
 static void bound_dealloc(PyObject *self)
 {
+    PyTypeObject *t = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     bound_clear(self);
     PyObject_GC_Del(self);
+    Py_DECREF(t);
 }
 
 static PyObject *bound_repr(PyObject *self)
@@ -379,36 +385,84 @@ static PyMethodDef bound_encode_def = {
     "for any other object (grpcio's serializer).",
 };
 
-static PyTypeObject BoundType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pbj._native._engine.Bound",
-    .tp_doc = "What a bound pbj.decode(cls, data) or pbj.encode(obj) keeps of its class (bind_decode, bind_encode).",
-    .tp_basicsize = sizeof(Bound),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_traverse = bound_traverse,
-    .tp_clear = bound_clear,
-    .tp_dealloc = bound_dealloc,
-    .tp_repr = bound_repr,
+static PyType_Slot bound_slots[] = {
+    {Py_tp_doc, "What a bound pbj.decode(cls, data) or pbj.encode(obj) keeps of its class (bind_decode, bind_encode)."},
+    {Py_tp_traverse, bound_traverse},
+    {Py_tp_clear, bound_clear},
+    {Py_tp_dealloc, bound_dealloc},
+    {Py_tp_repr, bound_repr},
+    {0, NULL},
 };
 
-static int entry_ready(void)
+static PyType_Spec bound_spec = {
+    .name = "pbj._native._engine.Bound",
+    .basicsize = sizeof(Bound),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = bound_slots,
+};
+
+/* module exec: the Bound type of this module */
+int pbj_entry_init(PyObject *module)
 {
-    if (E.py_decode == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "entry_points() has not run");
-        return 0;
-    }
-    return 1;
+    PbjEntry *E = &pbj_state(module)->entry;
+    E->bound_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &bound_spec, NULL);
+    return E->bound_type ? 0 : -1;
 }
 
-static PyObject *new_bound(PyObject *cls, PyMethodDef *def, PyObject *other, PyObject *catch_, PyObject *handler)
+int pbj_entry_traverse(PbjEntry *E, visitproc visit, void *arg)
 {
-    if (!entry_ready()) return NULL;
+    Py_VISIT(E->current);
+    Py_VISIT(E->native);
+    Py_VISIT(E->codec_type);
+    Py_VISIT(E->py_decode);
+    Py_VISIT(E->py_encode);
+    Py_VISIT(E->check_decode);
+    Py_VISIT(E->check_encode);
+    Py_VISIT(E->default_depth);
+    Py_VISIT(E->bound_type);
+    return 0;
+}
+
+void pbj_entry_clear(PbjEntry *E)
+{
+    Py_CLEAR(E->current);
+    Py_CLEAR(E->native);
+    Py_CLEAR(E->codec_type);
+    Py_CLEAR(E->py_decode);
+    Py_CLEAR(E->py_encode);
+    Py_CLEAR(E->check_decode);
+    Py_CLEAR(E->check_encode);
+    Py_CLEAR(E->default_depth);
+    Py_CLEAR(E->s_free);
+    Py_CLEAR(E->s_max_depth);
+    Py_CLEAR(E->s_max_size);
+    Py_CLEAR(E->s_allow_partial);
+    Py_CLEAR(E->s_reverse);
+    Py_CLEAR(E->zero);
+    Py_CLEAR(E->bound_type);
+    /* the builtins hold the module (their self) and so outlive nothing here: their method records
+     * and docs go with the state */
+    PyMem_Free((void *)E->decode_def.ml_doc);
+    PyMem_Free((void *)E->encode_def.ml_doc);
+    E->decode_def.ml_doc = E->encode_def.ml_doc = NULL;
+}
+
+static PyObject *new_bound(PyObject *module, PyObject *cls, PyMethodDef *def, PyObject *other, PyObject *catch_,
+                           PyObject *handler)
+{
+    PbjState *st = pbj_state(module);
+    if (st->entry.py_decode == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "entry_points() has not run");
+        return NULL;
+    }
     if (!PyType_Check(cls)) {
         PyErr_Format(PyExc_TypeError, "bind: %R is not a class", cls);
         return NULL;
     }
-    Bound *b = PyObject_GC_New(Bound, &BoundType);
+    Bound *b = PyObject_GC_New(Bound, st->entry.bound_type);
     if (b == NULL) return NULL;
+    Py_INCREF(st->entry.bound_type);  /* (a heap type is held by its instances; PyObject_GC_New does not) */
+    b->st = st;
     b->cls = Py_NewRef(cls);
     b->other = Py_XNewRef(other);
     b->catch_ = Py_XNewRef(catch_);
@@ -432,7 +486,8 @@ PyObject *pbj_bind_decode(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "bind_decode: catch and handler (a callable) go together");
         return NULL;
     }
-    return new_bound(cls, &bound_decode_def, NULL, catch_ == Py_None ? NULL : catch_, handler == Py_None ? NULL : handler);
+    return new_bound(self, cls, &bound_decode_def, NULL, catch_ == Py_None ? NULL : catch_,
+                     handler == Py_None ? NULL : handler);
 }
 
 /* bind_encode(cls, other) */
@@ -444,14 +499,17 @@ PyObject *pbj_bind_encode(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "bind_encode: other must be callable");
         return NULL;
     }
-    return new_bound(cls, &bound_encode_def, other, NULL, NULL);
+    return new_bound(self, cls, &bound_encode_def, other, NULL, NULL);
 }
 
+typedef PyObject *(*FastWithKeywords)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+
 /* A builtin named `name` in module pbj.api whose __doc__ is `signature`, then the Python
- * function's own docstring (inspect.signature reads the first line). The method record and
- * its text live as long as the process (entry_points runs once per import of pbj.api). */
-static PyObject *make_builtin(const char *name, _PyCFunctionFastWithKeywords fn, PyObject *signature, PyObject *pyfunc,
-                              PyObject *module)
+ * function's own docstring (inspect.signature reads the first line), bound to the engine's module
+ * (its self: the builtin reaches the state through it). The method record `def` lives in the
+ * module's state, its text is owned there (freed with it). */
+static PyObject *make_builtin(PyMethodDef *def, const char *name, FastWithKeywords fn, PyObject *signature,
+                              PyObject *pyfunc, PyObject *self, PyObject *module_name)
 {
     if (signature == NULL) return NULL;
     PyObject *doc = PyObject_GetAttrString(pyfunc, "__doc__");
@@ -463,31 +521,36 @@ static PyObject *make_builtin(const char *name, _PyCFunctionFastWithKeywords fn,
     if (text == NULL) return NULL;
     Py_ssize_t n;
     const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
-    char *copy = utf8 ? PyMem_RawMalloc(n + 1) : NULL;
-    PyMethodDef *def = copy ? PyMem_RawCalloc(1, sizeof(PyMethodDef)) : NULL;
-    if (def == NULL) {
-        PyMem_RawFree(copy);
+    char *copy = utf8 ? PyMem_Malloc(n + 1) : NULL;
+    if (copy == NULL) {
         Py_DECREF(text);
         return utf8 ? PyErr_NoMemory() : NULL;
     }
     memcpy(copy, utf8, n + 1);
     Py_DECREF(text);
+    PyMem_Free((void *)def->ml_doc);
     def->ml_name = name;
     def->ml_meth = (PyCFunction)(void (*)(void))fn;
     def->ml_flags = METH_FASTCALL | METH_KEYWORDS;
     def->ml_doc = copy;
-    return PyCFunction_NewEx(def, NULL, module);
+    return PyCFunction_NewEx(def, self, module_name);
 }
 
 /* entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH)
  *   -> (decode, encode, bind_decode, bind_encode): the builtins, falling back to the Python decode
- *   and encode given, and the makers of their one-argument forms. */
+ *   and encode given, and the makers of their one-argument forms. Once per module object (the
+ *   builtins' method records are the state's). */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args)
 {
+    PbjEntry *E = &pbj_state(self)->entry;
     PyObject *native, *current, *codec_type, *py_decode, *py_encode, *check_decode, *check_encode, *free_name, *depth;
     if (!PyArg_ParseTuple(args, "OOO!OOOOUO!:entry_points", &native, &current, &PyType_Type, &codec_type, &py_decode,
                           &py_encode, &check_decode, &check_encode, &free_name, &PyLong_Type, &depth))
         return NULL;
+    if (E->py_decode != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "entry_points: already made for this module");
+        return NULL;
+    }
     Py_ssize_t engine_off = slot_offset(Py_TYPE(current), "engine");
     Py_ssize_t native_off = engine_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "native");
     Py_ssize_t parse_off = native_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "parse");
@@ -497,45 +560,43 @@ PyObject *pbj_entry_points(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "entry_points: the functions must be callable");
         return NULL;
     }
-    if (BoundType.tp_flags & Py_TPFLAGS_READY ? 0 : PyType_Ready(&BoundType) < 0) return NULL;
-    PyObject *module = PyUnicode_FromString("pbj.api");
-    if (module == NULL) return NULL;
 #define NAME(field, text) \
-    if (E.field == NULL && (E.field = PyUnicode_InternFromString(text)) == NULL) { Py_DECREF(module); return NULL; }
-    NAME(s_codec, "__pbj_codec__")
+    if (E->field == NULL && (E->field = PyUnicode_InternFromString(text)) == NULL) return NULL;
     NAME(s_max_depth, "max_depth")
     NAME(s_max_size, "max_size")
     NAME(s_allow_partial, "allow_partial")
     NAME(s_reverse, "reverse")
 #undef NAME
-    if (E.zero == NULL && (E.zero = PyLong_FromLong(0)) == NULL) { Py_DECREF(module); return NULL; }
+    if (E->zero == NULL && (E->zero = PyLong_FromLong(0)) == NULL) return NULL;
     Py_INCREF(free_name);
     PyUnicode_InternInPlace(&free_name);
-    Py_XSETREF(E.s_free, free_name);
-    Py_XSETREF(E.current, Py_NewRef(current));
-    E.current_type = Py_TYPE(current);
-    E.engine_off = engine_off;
-    Py_XSETREF(E.native, Py_NewRef(native));
-    Py_XSETREF(E.codec_type, (PyTypeObject *)Py_NewRef(codec_type));
-    E.native_off = native_off;
-    E.parse_off = parse_off;
-    Py_XSETREF(E.py_decode, Py_NewRef(py_decode));
-    Py_XSETREF(E.py_encode, Py_NewRef(py_encode));
-    Py_XSETREF(E.check_decode, Py_NewRef(check_decode));
-    Py_XSETREF(E.check_encode, Py_NewRef(check_encode));
+    Py_XSETREF(E->s_free, free_name);
+    Py_XSETREF(E->current, Py_NewRef(current));
+    E->current_type = Py_TYPE(current);
+    E->engine_off = engine_off;
+    Py_XSETREF(E->native, Py_NewRef(native));
+    Py_XSETREF(E->codec_type, (PyTypeObject *)Py_NewRef(codec_type));
+    E->native_off = native_off;
+    E->parse_off = parse_off;
+    Py_XSETREF(E->py_decode, Py_NewRef(py_decode));
+    Py_XSETREF(E->py_encode, Py_NewRef(py_encode));
+    Py_XSETREF(E->check_decode, Py_NewRef(check_decode));
+    Py_XSETREF(E->check_encode, Py_NewRef(check_encode));
     long dc = PyLong_AsLong(depth);
     if (dc == -1 && PyErr_Occurred()) {  /* too large for a long: as the engine clamps any depth */
         PyErr_Clear();
-        dc = Py_SIZE(depth) < 0 ? INT32_MIN : INT32_MAX;
+        dc = PyObject_RichCompareBool(depth, E->zero, Py_LT) == 1 ? INT32_MIN : INT32_MAX;
     }
-    E.default_depth_c = dc > INT32_MAX ? INT32_MAX : dc < INT32_MIN ? INT32_MIN : (int)dc;
-    Py_XSETREF(E.default_depth, Py_NewRef(depth));
-    PyObject *dec = make_builtin("decode", entry_decode,
+    E->default_depth_c = dc > INT32_MAX ? INT32_MAX : dc < INT32_MIN ? INT32_MIN : (int)dc;
+    Py_XSETREF(E->default_depth, Py_NewRef(depth));
+    PyObject *module_name = PyUnicode_FromString("pbj.api");
+    if (module_name == NULL) return NULL;
+    PyObject *dec = make_builtin(&E->decode_def, "decode", entry_decode,
         PyUnicode_FromFormat("decode(cls, data, *, max_depth=%R, max_size=None, allow_partial=False)", depth),
-        py_decode, module);
-    PyObject *enc = dec ? make_builtin("encode", entry_encode,
-        PyUnicode_FromString("encode(obj, *, reverse=False, allow_partial=False)"), py_encode, module) : NULL;
-    Py_DECREF(module);
+        py_decode, self, module_name);
+    PyObject *enc = dec ? make_builtin(&E->encode_def, "encode", entry_encode,
+        PyUnicode_FromString("encode(obj, *, reverse=False, allow_partial=False)"), py_encode, self, module_name) : NULL;
+    Py_DECREF(module_name);
     PyObject *bind_dec = enc ? PyObject_GetAttrString(self, "bind_decode") : NULL;
     PyObject *bind_enc = bind_dec ? PyObject_GetAttrString(self, "bind_encode") : NULL;
     PyObject *out = bind_enc ? PyTuple_Pack(4, dec, enc, bind_dec, bind_enc) : NULL;

@@ -30,31 +30,22 @@
  */
 #include "read.h"
 
-static PyObject *s_codec, *s_native, *s_holder;   /* interned attribute names */
-
-static int names(void)
-{
-    if (!s_codec && !(s_codec = PyUnicode_InternFromString("__pbj_codec__"))) return -1;
-    if (!s_native && !(s_native = PyUnicode_InternFromString("native"))) return -1;
-    if (!s_holder && !(s_holder = PyUnicode_InternFromString("holder"))) return -1;
-    return 0;
-}
-
 /* the capsule of the native plan of message class `cls` (a new reference), None if it has no
  * codec yet or the engine declines it, NULL with an exception on error. Runs no Python code:
- * a class attribute looked up on the type, a slot of our Codec. */
-static PyObject *plan_capsule(PyTypeObject *cls)
+ * a class attribute looked up in the namespaces of the class's MRO (compat.h), a slot of our Codec. */
+static PyObject *plan_capsule(PbjState *st, PyTypeObject *cls)
 {
-    if (names() < 0) return NULL;
-    PyObject *codec = _PyType_Lookup(cls, s_codec);  /* borrowed, no Python code */
-    if (codec == NULL || codec == Py_None) return Py_NewRef(Py_None);
-    return PyObject_GetAttr(codec, s_native);
+    PyObject *codec = pbj_type_lookup(cls, st->s_codec);
+    if (codec == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    PyObject *r = codec == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(codec, st->s_native);
+    Py_DECREF(codec);
+    return r;
 }
 
-NMessage *pbj_holder_of(PyObject *h, PyObject **cap, long *number)
+NMessage *pbj_holder_of(PbjState *st, PyObject *h, PyObject **cap, long *number)
 {
     *cap = NULL;
-    PyObject *c = plan_capsule(Py_TYPE(h));
+    PyObject *c = plan_capsule(st, Py_TYPE(h));
     if (!c) { PyErr_Clear(); return NULL; }
     NMessage *nm = c == Py_None ? NULL : pbj_message_of(c);
     if (!nm || nm->cls != Py_TYPE(h) || nm->ext_number < 0) {
@@ -120,9 +111,9 @@ static int lookup(Ctx *c, Take *t, uint64_t number, Found **out)
     if (!ext) return PyErr_Occurred() ? -1 : 0;
     Py_INCREF(ext);
     PyObject *cap = NULL;
-    PyObject *holder = PyObject_GetAttr(ext, s_holder);
+    PyObject *holder = PyObject_GetAttr(ext, c->st->s_holder);
     if (holder && PyType_Check(holder)) {
-        cap = plan_capsule((PyTypeObject *)holder);
+        cap = plan_capsule(c->st, (PyTypeObject *)holder);
         if (cap == Py_None) {  /* not compiled yet: compile it (Python code; everything read is held) */
             Py_DECREF(cap);
             cap = PyObject_CallOneArg(t->holder_plan, ext);
@@ -219,7 +210,7 @@ static int take_regular(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, UBuf
                 PyMem_Free(left.buf);
                 return -1;
             }
-            SLOT(h, nm->unknown_off) = Py_NewRef(pbj_empty_bytes);
+            SLOT(h, nm->unknown_off) = Py_NewRef(c->st->empty_bytes);
             Py_DECREF(u);
         }
         PyObject *v = SLOT(h, nm->slot_off[nm->fields[0].slot]);
@@ -331,7 +322,6 @@ static int take_message_set(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, 
 int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders)
 {
     *holders = NULL;
-    if (names() < 0) return -1;
     Take t = {NULL, 0, 0, Py_NewRef(m->registry), Py_NewRef(m->holder_plan)};
     UBuf rest = {NULL, 0, 0};
     PyObject *list = PyList_New(0);

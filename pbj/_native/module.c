@@ -11,10 +11,18 @@
  *   entry_points(...) -> (decode, encode, binders)    pbj.decode and pbj.encode as builtins   entry.c
  *   bind_decode(cls, ...), bind_encode(cls, other)    their one-argument forms (grpcio)       entry.c
  * None always means: run the pure-Python engine on the same input.
+ *
+ * The module is initialised in two phases (PEP 489) and keeps all its state in the module object
+ * (PbjState, engine.h): no process globals, so every interpreter (and every new module object made
+ * from this file) has its own. Two switches for tests and fuzzing are read from the environment
+ * once, when a module object is executed, and are not entry points:
+ *   PBJ_NATIVE_SHARE_MIN=n   inputs of at least n bytes share repeated sub-messages (default 4096;
+ *                            0: every input, to reach share.c with small inputs)
+ *   PBJ_NATIVE_UNTRACK=1     decoded messages are left untracked by the cyclic GC
+ * They apply to the decode(plan, data, max_depth) function of the module object that read them
+ * (tests make a second module object of this file with them set: tests/native_switches.py).
  */
 #include "engine.h"
-
-PyObject *pbj_FrozenMap, *pbj_OneOf, *pbj_EMPTY_MAP, *pbj_empty_tuple, *pbj_empty_bytes;
 
 /* The layout Python sends must be this engine's, entry for entry (engine.h, PBJ_LAYOUT_ENTRIES). */
 static int check_layout(PyObject *layout)
@@ -44,6 +52,7 @@ static int check_layout(PyObject *layout)
 
 static PyObject *setup(PyObject *self, PyObject *args)
 {
+    PbjState *st = pbj_state(self);
     PyObject *fm, *oneof, *empty, *layout;
     if (!PyArg_ParseTuple(args, "O!O!OO!", &PyType_Type, &fm, &PyType_Type, &oneof, &empty, &PyDict_Type, &layout))
         return NULL;
@@ -53,28 +62,13 @@ static PyObject *setup(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "setup(FrozenMap, OneOf, EMPTY_MAP): unexpected container types");
         return NULL;
     }
-    Py_XSETREF(pbj_FrozenMap, Py_NewRef(fm));
-    Py_XSETREF(pbj_OneOf, Py_NewRef(oneof));
-    Py_XSETREF(pbj_EMPTY_MAP, Py_NewRef(empty));
+    Py_XSETREF(st->FrozenMap, Py_NewRef(fm));
+    Py_XSETREF(st->OneOf, Py_NewRef(oneof));
+    Py_XSETREF(st->EMPTY_MAP, Py_NewRef(empty));
     Py_RETURN_NONE;
 }
 
-extern int pbj_untrack;
-
-static PyObject *set_untrack(PyObject *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    if (on < 0) return NULL;
-    int before = pbj_untrack;
-    pbj_untrack = on;
-    return PyBool_FromLong(before);
-}
-
 static PyMethodDef methods[] = {
-    {"set_untrack", set_untrack, METH_O,
-     "set_untrack(on) -> the previous setting: leave decoded messages untracked by the cyclic GC."},
-    {"set_share_min", pbj_set_share_min, METH_O,
-     "set_share_min(n) -> the previous value: inputs of at least n bytes share repeated sub-messages (share.c)."},
     {"setup", setup, METH_VARARGS,
      "setup(FrozenMap, OneOf, EMPTY_MAP, layout): the containers decoded values use; the codes Python sends."},
     {"build", pbj_build, METH_VARARGS, "build(messages, externals) -> list of plan capsules (None: declined)."},
@@ -99,20 +93,106 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "pbj._native._engine",
-    "pbj's native codec engine (see pbj/_native/__init__.py).", -1, methods,
-};
+/* an integer switch from the environment (read once, at module exec), or `fallback` */
+static long long env_switch(const char *name, long long fallback)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0') return fallback;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n >= 0 ? n : fallback;
+}
 
-PyMODINIT_FUNC PyInit__engine(void)
+static int intern(PyObject **slot, const char *text)
+{
+    *slot = PyUnicode_InternFromString(text);
+    return *slot ? 0 : -1;
+}
+
+static int exec_module(PyObject *module)
 {
     const uint16_t one = 1;
     if (*(const uint8_t *)&one != 1) {
         PyErr_SetString(PyExc_ImportError, "pbj's native engine needs a little-endian machine");
-        return NULL;
+        return -1;
     }
-    pbj_empty_tuple = PyTuple_New(0);
-    pbj_empty_bytes = PyBytes_FromStringAndSize("", 0);
-    if (!pbj_empty_tuple || !pbj_empty_bytes) return NULL;
-    return PyModule_Create(&module);
+    PbjState *st = pbj_state(module);
+    st->empty_tuple = PyTuple_New(0);
+    st->empty_bytes = PyBytes_FromStringAndSize("", 0);
+    st->minus_one = PyLong_FromLong(-1);
+    if (!st->empty_tuple || !st->empty_bytes || !st->minus_one) return -1;
+    if (intern(&st->s_codec, "__pbj_codec__") < 0 || intern(&st->s_native, "native") < 0
+        || intern(&st->s_holder, "holder") < 0 || intern(&st->s_writer_view, "writer_view") < 0
+        || intern(&st->s_writer_grow, "writer_grow") < 0
+        || intern(&st->s_scratch, "pbj._native.reverse_scratch") < 0) return -1;
+    st->share_min = (Py_ssize_t)env_switch("PBJ_NATIVE_SHARE_MIN", 4096);
+    st->untrack = env_switch("PBJ_NATIVE_UNTRACK", 0) != 0;
+    if (pbj_share_key(st) < 0) return -1;
+    return pbj_entry_init(module);
+}
+
+static int traverse_module(PyObject *module, visitproc visit, void *arg)
+{
+    PbjState *st = pbj_state(module);
+    if (st == NULL) return 0;
+    Py_VISIT(st->FrozenMap);
+    Py_VISIT(st->OneOf);
+    Py_VISIT(st->EMPTY_MAP);
+    return pbj_entry_traverse(&st->entry, visit, arg);
+}
+
+static int clear_module(PyObject *module)
+{
+    PbjState *st = pbj_state(module);
+    if (st == NULL) return 0;
+    Py_CLEAR(st->FrozenMap);
+    Py_CLEAR(st->OneOf);
+    Py_CLEAR(st->EMPTY_MAP);
+    Py_CLEAR(st->empty_tuple);
+    Py_CLEAR(st->empty_bytes);
+    Py_CLEAR(st->minus_one);
+    Py_CLEAR(st->s_codec);
+    Py_CLEAR(st->s_native);
+    Py_CLEAR(st->s_holder);
+    Py_CLEAR(st->s_writer_view);
+    Py_CLEAR(st->s_writer_grow);
+    Py_CLEAR(st->s_scratch);
+    pbj_entry_clear(&st->entry);
+    return 0;
+}
+
+static void free_module(void *module)
+{
+    clear_module((PyObject *)module);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, exec_module},
+#ifdef Py_mod_multiple_interpreters
+    /* every object the module reads is its own state's or a plan's (made by this interpreter) */
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* ready for free-threaded CPython (docs/codec-protobuf.md, "Threads"), not declared so until
+     * the suite has run on such a build */
+    {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pbj._native._engine",
+    .m_doc = "pbj's native codec engine (see pbj/_native/__init__.py).",
+    .m_size = sizeof(PbjState),
+    .m_methods = methods,
+    .m_slots = slots,
+    .m_traverse = traverse_module,
+    .m_clear = clear_module,
+    .m_free = free_module,
+};
+
+PyMODINIT_FUNC PyInit__engine(void)
+{
+    return PyModuleDef_Init(&module_def);
 }

@@ -12,7 +12,6 @@
  * capsule, which the cyclic collector could not break.
  */
 #include "engine.h"
-#include "structmember.h"
 
 #define CAPSULE_NAME "pbj.native.plan"
 
@@ -46,6 +45,7 @@ static void free_message(NMessage *m)
     PyMem_Free(m->ranges);
     Py_XDECREF(m->registry);
     Py_XDECREF(m->holder_plan);
+    Py_XDECREF(m->module);
     PyMem_Free(m);
 }
 
@@ -63,10 +63,7 @@ NMessage *pbj_message_of(PyObject *capsule)
 /* the byte offset a slot's member descriptor stores at, or -1 */
 static Py_ssize_t offset_of(PyObject *descr)
 {
-    if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
-    PyMemberDef *d = ((PyMemberDescrObject *)descr)->d_member;
-    if (d->type != T_OBJECT_EX) return -1;
-    return d->offset;
+    return pbj_slot_offset(descr);
 }
 
 static int get_int(PyObject *t, Py_ssize_t i, int *out)
@@ -123,16 +120,18 @@ static int convert_field(NField *f, PyObject *t)
     if (get_int(t, 16, &f->sub) < 0 || get_int(t, 17, &f->utf8) < 0) return -1;
     if (f->type < 0 || f->type > T_MESSAGE || f->label < 0 || f->label > L_MEMBER) return -1;
     if (f->label == L_MAP && (f->key < 0 || f->key >= T_MESSAGE)) return -1;
-    pbj_writer_types(f);  /* (values.c: structmember.h, included here, has a T_STRING of its own) */
+    pbj_writer_types(f);  /* (values.c) */
     return 0;
 }
 
 
-static NMessage *convert_message(PyObject *t)
+static NMessage *convert_message(PyObject *module, PyObject *t)
 {
     if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != MESSAGE_ITEMS) return NULL;
     NMessage *m = PyMem_Calloc(1, sizeof(NMessage));
     if (!m) return NULL;
+    m->module = Py_NewRef(module);
+    m->st = pbj_state(module);
     PyObject *cls = PyTuple_GET_ITEM(t, 0);
     PyObject *descrs = PyTuple_GET_ITEM(t, 1);
     PyObject *defaults = PyTuple_GET_ITEM(t, 4);
@@ -301,7 +300,7 @@ PyObject *pbj_build(PyObject *self, PyObject *args)
     NMessage **ms = PyMem_Calloc(n + ne + 1, sizeof(NMessage *));
     if (!ms) return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < n; i++) {
-        ms[i] = convert_message(PyTuple_GET_ITEM(messages, i));
+        ms[i] = convert_message(self, PyTuple_GET_ITEM(messages, i));
         PyErr_Clear();
     }
     for (Py_ssize_t i = 0; i < ne; i++) {

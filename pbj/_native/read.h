@@ -17,6 +17,7 @@ typedef struct {
 /* one decode call: the native recursion level, and whether the input was declined (valid, but
  * left to Python) rather than refused */
 typedef struct {
+    PbjState *st;   /* the module's state (engine.h) */
     int level;
     int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
     int defer_gc;       /* a large input: messages are tracked when the call ends (decode.c, hold_young) */
@@ -46,7 +47,6 @@ PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
 /* share.c: one object for every repeated sub-message of a decode call (LEN values of at most
  * PBJ_SHARE_MAX_BYTES bytes) */
 #define PBJ_SHARE_MAX_BYTES 256
-extern Py_ssize_t pbj_share_min_input;
 void pbj_share_begin(Ctx *c, Py_ssize_t input_len);
 PyObject *pbj_share_lookup(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t *hash);
 void pbj_share_insert(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth, Py_hash_t hash,

@@ -44,17 +44,15 @@ typedef struct {
 typedef struct {
     uint8_t *base, *p, *end;   /* the storage is [base, end); written so far: [p, end) */
     PyObject *rb;              /* the ReverseBuffer, or NULL: `sc` */
+    PbjState *st;              /* the module's state (interned names) */
     Scratch *sc;
     Py_buffer view;
     int have_view;
 } RW;
 
-static PyObject *s_writer_view, *s_writer_grow, *s_scratch;  /* interned names: no allocation per write */
-
 static int rw_view(RW *w, Py_ssize_t pos)
 {
-    if (!s_writer_view && !(s_writer_view = PyUnicode_InternFromString("writer_view"))) return -1;
-    PyObject *mv = PyObject_GetAttr(w->rb, s_writer_view);
+    PyObject *mv = PyObject_GetAttr(w->rb, w->st->s_writer_view);
     if (!mv) return -1;
     int r = PyObject_GetBuffer(mv, &w->view, PyBUF_WRITABLE | PyBUF_SIMPLE);
     Py_DECREF(mv);
@@ -100,9 +98,8 @@ static int rw_grow(RW *w, size_t need)
     }
     Py_ssize_t pos = w->p - w->base;
     rw_release(w);
-    if (!s_writer_grow && !(s_writer_grow = PyUnicode_InternFromString("writer_grow"))) return -1;
     PyObject *a = PyLong_FromSsize_t(pos), *b = PyLong_FromSsize_t((Py_ssize_t)need);
-    PyObject *r = a && b ? PyObject_CallMethodObjArgs(w->rb, s_writer_grow, a, b, NULL) : NULL;
+    PyObject *r = a && b ? PyObject_CallMethodObjArgs(w->rb, w->st->s_writer_grow, a, b, NULL) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(b);
     if (!r) return -1;
@@ -351,7 +348,7 @@ static int r_ext(RW *w, NMessage *m, PyObject *o, int k, int level)
     for (Py_ssize_t i = PyTuple_GET_SIZE(t) - 1; i >= 0 && r == 0; i--) {
         PyObject *h = Py_NewRef(PyTuple_GET_ITEM(t, i)), *cap;
         long number;
-        NMessage *nm = pbj_holder_of(h, &cap, &number);
+        NMessage *nm = pbj_holder_of(m->st, h, &cap, &number);
         if (!nm) r = -1;
         else {
             if (pbj_in_range(m, k, number)) r = rev_msg(nm, h, w, level + 1);
@@ -416,12 +413,11 @@ static void scratch_free(PyObject *cap)
 }
 
 /* this thread's scratch (made at its first use), or NULL (an error set, or busy: no error) */
-static Scratch *thread_scratch(void)
+static Scratch *thread_scratch(PbjState *st)
 {
     PyObject *d = PyThreadState_GetDict();
     if (!d) return NULL;
-    if (!s_scratch && !(s_scratch = PyUnicode_InternFromString("pbj._native.reverse_scratch"))) return NULL;
-    PyObject *cap = PyDict_GetItemWithError(d, s_scratch);
+    PyObject *cap = PyDict_GetItemWithError(d, st->s_scratch);
     if (cap && PyCapsule_CheckExact(cap)) {
         Scratch *sc = PyCapsule_GetPointer(cap, NULL);
         if (!sc) PyErr_Clear();
@@ -441,7 +437,7 @@ static Scratch *thread_scratch(void)
         PyMem_Free(sc);
         return NULL;
     }
-    int r = PyDict_SetItem(d, s_scratch, cap);
+    int r = PyDict_SetItem(d, st->s_scratch, cap);
     Py_DECREF(cap);  /* the dict owns it (and frees the scratch with the thread's state) */
     return r < 0 ? NULL : sc;
 }
@@ -449,9 +445,9 @@ static Scratch *thread_scratch(void)
 /* write_reverse(plan, obj) -> bytes: `obj` written into this thread's scratch, copied out */
 static PyObject *encode_into_scratch(NMessage *m, PyObject *o)
 {
-    Scratch *sc = thread_scratch();
+    Scratch *sc = thread_scratch(m->st);
     if (!sc) goto decline;
-    RW w = {sc->buf, sc->buf + sc->cap, sc->buf + sc->cap, NULL, sc, {0}, 0};
+    RW w = {sc->buf, sc->buf + sc->cap, sc->buf + sc->cap, NULL, m->st, sc, {0}, 0};
     sc->busy = 1;
     int r = rev_msg(m, o, &w, 0);
     sc->busy = 0;
@@ -484,7 +480,7 @@ PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
     if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
-    RW w = {NULL, NULL, NULL, args[2], NULL, {0}, 0};
+    RW w = {NULL, NULL, NULL, args[2], m->st, NULL, {0}, 0};
     if (rw_view(&w, pos) < 0 || rev_msg(m, args[1], &w, 0) < 0) goto decline;
     pos = w.p - w.base;
     rw_release(&w);

@@ -11,12 +11,13 @@
  *
  * What is shared: a sub-message read from a LEN field (not a group: its end is only known after
  * it is decoded) whose encoded length is at most PBJ_SHARE_MAX_BYTES, in an input of at least
- * pbj_share_min_input bytes (smaller inputs make too few objects for the table to pay). The
+ * PbjState.share_min bytes (4096; smaller inputs make too few objects for the table to pay). The
  * table holds a strong reference to each object and the span of the input it came from (the
  * input outlives the call); it is released when the call ends, before the objects are tracked.
  *
- * Cost bounds (hostile input): the key is CPython's keyed hash of the span (SipHash, seeded per
- * process, as for str and bytes), so colliding spans cannot be made offline; a probe looks at
+ * Cost bounds (hostile input): the key is a keyed hash of the span (SipHash-1-3, as CPython hashes
+ * str and bytes, keyed per module from CPython's own per-process seed: pbj_share_key), so
+ * colliding spans cannot be made offline; a probe looks at
  * most SHARE_PROBES entries (then the sub-message is simply decoded again, not shared); the table
  * holds at most one entry per SHARE_INPUT_PER_ENTRY bytes of input, so its memory (at most 80 bytes
  * an entry with the growth room, 32 in the index) stays below 2.5x the input whatever the input is.
@@ -26,10 +27,6 @@
 #define SHARE_PROBES 64
 #define SHARE_INPUT_PER_ENTRY 48
 #define SHARE_FIRST_CAP 256
-
-/* Inputs of at least this many bytes share their sub-messages; pbj._native._engine.set_share_min
- * changes it (the tests and the fuzz harness use 0, to reach the table with small inputs). */
-Py_ssize_t pbj_share_min_input = 4096;
 
 typedef struct {
     Py_hash_t h;
@@ -52,12 +49,62 @@ struct PbjShare {
 void pbj_share_begin(Ctx *c, Py_ssize_t input_len)
 {
     c->share = NULL;
-    c->share_limit = input_len >= pbj_share_min_input ? (size_t)input_len / SHARE_INPUT_PER_ENTRY + 16 : 0;
+    c->share_limit = input_len >= c->st->share_min ? (size_t)input_len / SHARE_INPUT_PER_ENTRY + 16 : 0;
 }
 
-static Py_hash_t share_hash(NMessage *m, const uint8_t *p, size_t n, int depth)
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND \
+    do { \
+        v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+        v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+        v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+        v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+    } while (0)
+
+/* SipHash-1-3 of the n bytes at p with key (k0, k1) (Aumasson and Bernstein; the variant CPython
+ * hashes str and bytes with) */
+static uint64_t siphash13(uint64_t k0, uint64_t k1, const uint8_t *p, size_t n)
 {
-    Py_hash_t h = n ? _Py_HashBytes(p, (Py_ssize_t)n) : 0;
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+    uint64_t b = (uint64_t)n << 56, m;
+    const uint8_t *end = p + (n & ~(size_t)7);
+    for (; p < end; p += 8) {
+        memcpy(&m, p, 8);  /* little-endian hosts only (checked at import) */
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
+    }
+    m = 0;
+    memcpy(&m, p, n & 7);
+    b |= m;
+    v3 ^= b;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The key of the sharing table's hash: two values of CPython's own keyed hash of bytes (seeded per
+ * process, or by PYTHONHASHSEED), read once when the module is executed. -1 on error. */
+int pbj_share_key(PbjState *st)
+{
+    PyObject *a = PyBytes_FromString("pbj share key 0"), *b = PyBytes_FromString("pbj share key 1");
+    Py_hash_t ha = a ? PyObject_Hash(a) : -1, hb = b ? PyObject_Hash(b) : -1;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (ha == -1 || hb == -1) return -1;
+    st->share_key[0] = (uint64_t)ha;
+    st->share_key[1] = (uint64_t)hb * 0x9E3779B97F4A7C15ull;
+    return 0;
+}
+
+static Py_hash_t share_hash(Ctx *c, NMessage *m, const uint8_t *p, size_t n, int depth)
+{
+    Py_hash_t h = n ? (Py_hash_t)siphash13(c->st->share_key[0], c->st->share_key[1], p, n) : 0;
     return (Py_hash_t)(((size_t)h ^ ((size_t)(uintptr_t)m >> 4) * 0x9E3779B97F4A7C15u) + (size_t)depth * 0x100000001B3u);
 }
 
@@ -88,7 +135,7 @@ PyObject *pbj_share_lookup(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t 
 {
     size_t n = (size_t)(e - p);
     if (!c->share_limit || n > PBJ_SHARE_MAX_BYTES) return NULL;
-    *hash = share_hash(m, p, n, depth);
+    *hash = share_hash(c, m, p, n, depth);
     if (!c->share) return NULL;
     ShareEntry *x;
     share_find(c->share, *hash, m, p, n, depth, &x);
@@ -159,18 +206,4 @@ void pbj_share_end(Ctx *c)
     PyMem_Free(t->slot);
     PyMem_Free(t);
     c->share = NULL;
-}
-
-/* set_share_min(n) -> the previous value: inputs of at least n bytes share their sub-messages */
-PyObject *pbj_set_share_min(PyObject *self, PyObject *arg)
-{
-    Py_ssize_t n = PyLong_AsSsize_t(arg);
-    if (n == -1 && PyErr_Occurred()) return NULL;
-    if (n < 0) {
-        PyErr_SetString(PyExc_ValueError, "set_share_min: a number of bytes, at least 0");
-        return NULL;
-    }
-    Py_ssize_t before = pbj_share_min_input;
-    pbj_share_min_input = n;
-    return PyLong_FromSsize_t(before);
 }

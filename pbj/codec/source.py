@@ -131,9 +131,10 @@ class Scope:
         """The global name of the value ``make()`` registered once per hashable ``key``."""
         name = self._objects.get(key)
         if name is None:
+            value = make()  # first: a make() that raises (or a Ctrl-C) leaves no name without a value
             name = self.name(stem)
             self._objects[key] = name
-            self.values[name] = make()
+            self.values[name] = value
         return name
 
     def bind(self, name: str, value: Any) -> None:

@@ -153,10 +153,13 @@ def _schema(args: argparse.Namespace, channel: Any, metadata: list) -> Any:
     if args.descriptor_set or args.proto:
         from pbj.user_input import load_schema
         return load_schema(args)
-    from pbj.grpc.reflection import ReflectionError, reflect
+    from pbj.grpc.reflection import NO_REFLECTION, ReflectionError, reflect
     try:
         return reflect(channel, timeout=args.timeout if args.timeout is not None else 10.0, metadata=metadata)
     except ReflectionError as exc:
+        if str(exc) == NO_REFLECTION:
+            raise CallError(f"{args.target} does not serve reflection: give the schema with "
+                            f"--descriptor-set or --proto") from None
         raise CallError(f"{args.target}: {exc}") from None
 
 
@@ -338,9 +341,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             ns = _schema(args, channel, metadata)
         except grpc.RpcError as exc:
-            if isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
-                raise CallError(f"{args.target} does not serve reflection: give the schema with "
-                                f"--descriptor-set or --proto") from None
             raise _rpc_error(exc, args.target) from None
         if args.list:
             for name in ns.services:

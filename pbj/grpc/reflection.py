@@ -44,7 +44,13 @@ _INVALID = grpc.StatusCode.INVALID_ARGUMENT.value[0]
 
 
 class ReflectionError(PbjError):
-    """A server's reflection answers cannot be made into a namespace (an error response, a missing file)."""
+    """A server serves no reflection, or its answers cannot be made into a namespace (an error
+    response, a missing file)."""
+
+
+#: The error of :func:`reflect` on a server without reflection (every version answered ``UNIMPLEMENTED``).
+NO_REFLECTION = ("the server does not serve reflection (grpc.reflection.v1 and v1alpha answered UNIMPLEMENTED): "
+                 "load its schema with pbj.load_proto or pbj.load_descriptor_set instead")
 
 
 def _is_type(obj: Any) -> bool:
@@ -365,8 +371,10 @@ def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,
         reflection services themselves are included when the server describes them).
 
     Raises:
-        grpc.RpcError: a call failed (unreachable server, deadline, no reflection service).
-        ReflectionError: the server answered with an error or an inconsistent set of files.
+        grpc.RpcError: a call failed (unreachable server, deadline).
+        ReflectionError: the server serves no reflection (both versions answered ``UNIMPLEMENTED``:
+            the error's ``__cause__`` is the last call's ``grpc.RpcError``), or answered with an
+            error or an inconsistent set of files.
         SchemaError: the files cannot be loaded.
         TypeError: ``channel`` is a ``grpc.aio.Channel`` (use :func:`reflect_async`).
     """
@@ -386,8 +394,10 @@ def reflect(channel: Any, *, host: str = "", timeout: float | None = 10.0,
             return _load(done.value)
         except grpc.RpcError as exc:
             code = exc.code() if isinstance(exc, grpc.Call) else None
-            if code is not grpc.StatusCode.UNIMPLEMENTED or i + 1 == len(REFLECTION_PACKAGES):
+            if code is not grpc.StatusCode.UNIMPLEMENTED:
                 raise
+            if i + 1 == len(REFLECTION_PACKAGES):
+                raise ReflectionError(NO_REFLECTION) from exc
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -412,6 +422,8 @@ async def reflect_async(channel: Any, *, host: str = "", timeout: float | None =
         except StopIteration as done:
             return _load(done.value)
         except grpc.aio.AioRpcError as exc:
-            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED or i + 1 == len(REFLECTION_PACKAGES):
+            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED:
                 raise
+            if i + 1 == len(REFLECTION_PACKAGES):
+                raise ReflectionError(NO_REFLECTION) from exc
     raise AssertionError("unreachable")  # pragma: no cover

@@ -107,7 +107,11 @@ class FieldBuilder:
         if known is not None:
             return known
         message = self.schema.message
-        return lambda: message(target)
+
+        def ref() -> Any:
+            return message(target)
+        ref.__qualname__ = ref.__name__ = target  # errors name the message, not FieldBuilder._ref.<locals>.<lambda>
+        return ref
 
     @staticmethod
     def check_field(fdp: Any, full: str) -> None:

@@ -7,8 +7,10 @@ an outer class's attribute, an unpickled instance), with the enums its fields us
 the extensions that extend it; so a program pays for the classes it reaches, as a
 generated ``_pb2`` module does for the messages it imports.
 
-Building is atomic, under threads and ``KeyboardInterrupt`` alike: one lock per load
-(reentrant: building a class builds the enums of its fields), every class a request
+Building is atomic, under threads and ``KeyboardInterrupt`` alike: under
+:data:`pbj.schema.generated.FIRST_USE`, the reentrant lock every first use of a class takes
+(building a class builds the enums of its fields; one lock, so no two are taken in opposite
+orders), every class a request
 builds kept in a transaction of its own and published in one step when the request
 completes. A class asked for from several threads at once is built once; an
 interrupted or failed build publishes nothing, so the load stays as it was and the
@@ -18,13 +20,13 @@ next request builds again (and raises again, for a declaration pbj refuses).
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterable
 from typing import Any
 
 from pbj.errors import PbjError, SchemaError
 from pbj.loader.features import LazyFeatures
 from pbj.loader.index import SchemaIndex
+from pbj.schema.generated import FIRST_USE
 
 __all__ = ["LoadedSchema"]
 
@@ -60,7 +62,7 @@ class LoadedSchema:
         self._offered = frozenset((*self.message_names, *self.enum_names))
         self.token = os.urandom(16).hex()
         self._built: dict[str, Any] = {}  # published classes and enums, by full name
-        self._lock = threading.RLock()
+        self._lock = FIRST_USE  # the lock of every first use: no order of two locks to deadlock on
         self._extensions: dict[str, Any] = {}  # published extensions, by full name
         self._pending: _Request | None = None  # what the running request built, not yet published
         from pbj.loader.fields import FieldBuilder

@@ -120,7 +120,7 @@ class _Annotations:
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
-        self.raw = _own_annotations(cls)
+        self.raw = _class_annotations(cls)
         self._scope: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     def evaluated(self, name: str) -> Any:
@@ -142,12 +142,24 @@ class _Annotations:
             return Any
 
 
-def _own_annotations(cls: type) -> dict[str, Any]:
-    """The annotations the class body itself declares (what ``inspect.get_annotations`` gives, without
-    importing ``inspect``: ``import pbj`` stays small)."""
-    if sys.version_info >= (3, 14):  # annotations are evaluated on demand (PEP 649)
+def _class_annotations(cls: type) -> dict[str, Any]:
+    """A class's own annotations: values, or the text of those that cannot be evaluated yet.
+
+    Before 3.14 they are what the class body made (strings under ``from __future__ import annotations``),
+    read from the class's own ``__dict__`` as ``inspect.get_annotations`` does (without importing
+    ``inspect``: ``import pbj`` stays small). From 3.14 annotations are evaluated when first asked for
+    (PEP 649, PEP 749): one that names a class declared later, or the class itself (not bound while its
+    decorator runs), raises ``NameError`` then, so they are read as their source text instead
+    (``annotationlib``'s ``STRING`` format) and evaluated in the class's scope like strings
+    (:meth:`_Annotations.evaluated`).
+    """
+    if sys.version_info >= (3, 14):
         import annotationlib
-        return dict(annotationlib.get_annotations(cls))
+
+        try:
+            return dict(annotationlib.get_annotations(cls))
+        except Exception:  # a name not defined yet (3.14's lazy annotations): read the text
+            return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
     ann = cls.__dict__.get("__annotations__")  # noqa: RUF063 (inspect.get_annotations: see above)
     return dict(ann) if isinstance(ann, dict) else {}
 

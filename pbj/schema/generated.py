@@ -5,15 +5,25 @@ The checking ``__init__`` (:mod:`pbj.schema.constructor`) and ``__eq__``/``__has
 of its own (``<pbj generated init pkg.Cls>``) and registered in :mod:`linecache`, so a traceback
 and ``inspect.getsource`` show the generated lines, as attrs does for its methods; the entry goes
 when the class does.
+
+What a class builds on its first use (attrs' part, :func:`pbj.schema.make_class.complete_attrs`;
+``__eq__``, ``__hash__`` and ``__repr__``, :mod:`pbj.schema.methods`) is built and published
+under :data:`FIRST_USE`, so threads using a new class at once build it once and never see it
+half-built.
 """
 
 from __future__ import annotations
 
 import linecache
+import threading
 import weakref
 from typing import Any
 
-__all__ = ["run_source"]
+__all__ = ["run_source", "FIRST_USE"]
+
+#: Held while a class's first-use parts are built and published (re-entrant: building one part
+#: may complete another, as ``__eq__`` reads attrs' fields).
+FIRST_USE = threading.RLock()
 
 _filenames: set[str] = set()
 
@@ -39,7 +49,8 @@ def run_source(cls: type, kind: str, source: str, globals_: dict[str, Any]) -> N
     """Compile and run ``source`` (pbj's own generated text) in ``globals_``, registered in
     :mod:`linecache` under a file name naming ``kind`` (``"init"``, ``"eq"`` ...) and ``cls``
     for as long as ``cls`` lives. What it defines is left in ``globals_``."""
-    filename = _filename(cls, kind)
+    with FIRST_USE:  # two threads compiling at once take two names
+        filename = _filename(cls, kind)
     exec(compile(source, filename, "exec"), globals_)  # our own generated source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(cls, _forget, filename)  # a class loaded and dropped leaves nothing behind

@@ -21,6 +21,7 @@ import threading
 from typing import Any
 
 from pbj.schema.constructor import bootstrap_init
+from pbj.schema.generated import FIRST_USE
 from pbj.schema.methods import install_methods
 from pbj.schema.presence import install_defaults, show_extensions
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
@@ -125,7 +126,6 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
 _STAND_INS = ("__setattr__", "__delattr__", "__getstate__", "__setstate__",
               *(("__replace__",) if sys.version_info >= (3, 13) else ()))
 _ATTRS_DATA = ("__attrs_attrs__", "__attrs_props__")
-_completing = threading.RLock()
 
 
 class _AttrsPending:
@@ -140,7 +140,10 @@ class _AttrsPending:
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         complete_attrs(self.cls)
-        return self.cls.__dict__[self.name]
+        try:
+            return self.cls.__dict__[self.name]
+        except KeyError:  # what this attrs release does not add
+            raise AttributeError(f"type object {self.cls.__qualname__!r} has no attribute {self.name!r}") from None
 
 
 def _stand_in(cls: type, name: str) -> Any:
@@ -186,27 +189,49 @@ def _defer_attrs(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]
         setattr(cls, name, _stand_in(cls, name))
 
 
-def complete_attrs(cls: type) -> None:
-    """Make ``cls`` a complete attrs class (frozen, keyword-only fields, ``__getstate__``), once.
+def _built_aside(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]) -> dict[str, Any]:
+    """What attrs adds to ``cls`` (its fields, frozen ``__setattr__``, pickling state), built on a
+    class of the same name and base made for the purpose: ``cls`` is not touched.
 
-    The class stays the same object (attrs patches it in place; the slots are the base's).
-    Thread-safe; does nothing for a class already complete.
+    Returns:
+        attribute name -> value, for :func:`complete_attrs` to publish on ``cls``.
     """
     import attrs  # (see _attrs_fields)
 
-    with _completing:
+    these = _attrs_fields(*recipe)
+    aside = type(cls.__name__, (cls.__pbj_slots__,),  # type: ignore[attr-defined]
+                 {"__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    before = set(aside.__dict__)
+    attrs.define(these=these, frozen=True, slots=False, weakref_slot=False, eq=False, hash=False,
+                 repr=False, init=False, auto_attribs=False, getstate_setstate=True, match_args=False)(aside)
+    if any(map(_unsafe_for_attrs, these)):
+        # give the stand-ins their real names back, as attrs.evolve and cattrs read them
+        built = attrs.fields(aside)
+        fixed = [a.evolve(alias=a.name) if a.name in these else a for a in built]
+        aside.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
+    # pbj's own __init__ is used, not attrs' __attrs_init__
+    return {k: v for k, v in aside.__dict__.items() if k not in before and k != "__attrs_init__"}
+
+
+def complete_attrs(cls: type) -> None:
+    """Make ``cls`` a complete attrs class (frozen, keyword-only fields, ``__getstate__``), once.
+
+    The class stays the same object. attrs' part is built aside (:func:`_built_aside`), then
+    published under a lock, one attribute at a time, each replacing its stand-in: a thread
+    reading the class meanwhile finds either a stand-in (which waits for the lock, then runs
+    the real method) or the real attribute, never neither (a frozen ``__setattr__`` missing
+    would let an assignment through). The recipe goes last: an exception or a
+    ``KeyboardInterrupt`` anywhere before leaves the class usable, and its next use completes it.
+    Thread-safe; does nothing for a class already complete.
+    """
+    with FIRST_USE:
         recipe = cls.__dict__.get("__pbj_attrs_pending__")
         if recipe is None:
             return
-        these = _attrs_fields(*recipe)
-        for name in (*_STAND_INS, *_ATTRS_DATA, "__pbj_attrs_pending__"):
-            delattr(cls, name)
-        attrs.define(these=these, frozen=True, slots=False, weakref_slot=False, eq=False, hash=False,
-                     repr=False, init=False, auto_attribs=False, getstate_setstate=True)(cls)
-        if any(map(_unsafe_for_attrs, these)):
-            # give the stand-ins their real names back, as attrs.evolve and cattrs read them
-            built = attrs.fields(cls)
-            fixed = [a.evolve(alias=a.name) if a.name in these else a for a in built]
-            cls.__attrs_attrs__ = type(built)(fixed)  # type: ignore[attr-defined]
-        if "__attrs_init__" in cls.__dict__:
-            del cls.__attrs_init__  # type: ignore[attr-defined]
+        made = _built_aside(cls, recipe)
+        for name, value in made.items():
+            setattr(cls, name, value)
+        for name in (*_STAND_INS, *_ATTRS_DATA):
+            if name not in made and name in cls.__dict__:
+                delattr(cls, name)  # what this attrs release does not add (__attrs_props__ in older ones)
+        del cls.__pbj_attrs_pending__  # type: ignore[attr-defined]

@@ -7,7 +7,9 @@ of them, and :func:`install_methods` gives the class three small stand-ins; the 
 of each emits the method's source (:func:`method_source`, plain text, testable on its own),
 compiles it, registers it in ``linecache`` as ``<pbj generated eq module.Qualname>`` (so
 tracebacks and ``inspect.getsource`` show it), installs it on the class in place of the
-stand-in and runs it. The compiled methods are those attrs writes, with the same meaning:
+stand-in and runs it, under :data:`~pbj.schema.generated.FIRST_USE`: once, whatever the
+number of threads calling at once; an interrupted compile leaves the stand-in. The compiled
+methods are those attrs writes, with the same meaning:
 
 * ``__eq__``: ``NotImplemented`` for another class, else ``self.a == other.a and ...``
   over the fields attrs compares (``eq=True``), in order;
@@ -27,7 +29,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from pbj.schema.generated import run_source
+from pbj.schema.generated import FIRST_USE, run_source
 
 __all__ = ["install_methods", "method_source"]
 
@@ -136,6 +138,19 @@ def compile_method(cls: type, kind: str) -> Callable[..., Any]:
     return fn
 
 
+def _installed(cls: type, kind: str, stand_in: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``kind`` method of ``cls``: compiled and installed in place of ``stand_in`` by the first
+    caller, under :data:`~pbj.schema.generated.FIRST_USE` (threads calling at once compile it once;
+    an interrupted compile leaves the stand-in, and the next call compiles)."""
+    name = f"__{kind}__"
+    with FIRST_USE:
+        fn = cls.__dict__.get(name)
+        if fn is stand_in:
+            fn = compile_method(cls, kind)
+            setattr(cls, name, fn)
+    return fn  # type: ignore[return-value]
+
+
 def install_methods(cls: type) -> Callable[..., str]:
     """Give ``cls`` stand-in ``__eq__`` and ``__hash__`` that compile the real ones on first call.
 
@@ -145,20 +160,18 @@ def install_methods(cls: type) -> Callable[..., str]:
     """
 
     def __eq__(self: Any, other: Any) -> Any:
-        fn = compile_method(cls, "eq")
-        cls.__eq__ = fn  # type: ignore[assignment]
-        return fn(self, other)
+        return _installed(cls, "eq", __eq__)(self, other)
 
     def __hash__(self: Any) -> int:
-        fn = compile_method(cls, "hash")
-        cls.__hash__ = fn  # type: ignore[assignment]
-        return fn(self)
+        return _installed(cls, "hash", __hash__)(self)  # type: ignore[no-any-return]
 
     compiled: list[Callable[..., str]] = []
 
     def __repr__(self: Any) -> str:
         if not compiled:
-            compiled.append(compile_method(cls, "repr"))
+            with FIRST_USE:
+                if not compiled:
+                    compiled.append(compile_method(cls, "repr"))
         return compiled[0](self)
 
     for fn in (__eq__, __hash__, __repr__):
