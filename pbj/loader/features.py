@@ -13,11 +13,13 @@ Not thread-safe by itself: :class:`pbj.loader.schema.LoadedSchema` calls it unde
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pbj.features import EnumFeatures, FieldFeatures, MessageFeatures, _Resolver
 from pbj.loader.index import SchemaIndex
 from pbj.loader.names import join
+
+if TYPE_CHECKING:
+    from pbj.features import EnumFeatures, FieldFeatures, MessageFeatures, _Resolver
 
 __all__ = ["LazyFeatures"]
 
@@ -27,9 +29,18 @@ class LazyFeatures:
 
     def __init__(self, index: SchemaIndex) -> None:
         self._index = index
-        self._resolver = _Resolver(defines=index)
+        self._made: _Resolver | None = None  # on the first class built: a load itself resolves nothing
         self._added: set[str] = set()  # files whose messages, enums and oneofs are resolved
         self._with_fields: set[str] = set()  # files whose fields are resolved too
+
+    @property
+    def _resolver(self) -> _Resolver:
+        made = self._made
+        if made is None:
+            from pbj.features import _Resolver  # (its import declares the features' classes: ~5 ms)
+
+            made = self._made = _Resolver(defines=self._index)
+        return made
 
     def message(self, full_name: str) -> MessageFeatures:
         """The features of the message ``full_name``.

@@ -65,8 +65,17 @@ class LoadedSchema:
         self._lock = FIRST_USE  # the lock of every first use: no order of two locks to deadlock on
         self._extensions: dict[str, Any] = {}  # published extensions, by full name
         self._pending: _Request | None = None  # what the running request built, not yet published
-        from pbj.loader.fields import FieldBuilder
-        self.fields = FieldBuilder(index, self)
+        self._fields: Any = None
+
+    @property
+    def fields(self) -> Any:
+        """The load's :class:`~pbj.loader.fields.FieldBuilder`, made when the first class is built."""
+        builder = self._fields
+        if builder is None:
+            from pbj.loader.fields import FieldBuilder  # (it imports pbj.descriptor's enums and the schema API)
+
+            builder = self._fields = FieldBuilder(self.index, self)
+        return builder
 
     def __contains__(self, full_name: object) -> bool:
         return full_name in self._offered
