@@ -125,3 +125,103 @@ def test_build_all_and_lazy_false_build_everything():
     assert set(_built(ns)) == {*ns.messages, *ns.enums} - set(ns._schema.known)
     eager = pbj.load_descriptor_set(HAPI, only=[BLOCK], lazy=False)
     assert set(_built(eager)) == set(_built(ns))
+
+
+def _tree_set() -> bytes:
+    """``p.Tree {int64 n = 1; Leaf leaf = 2; repeated Leaf kids = 3; Colour colour = 4; map<string, Leaf> m = 5}``,
+    ``p.Leaf {string s = 1; Colour colour = 2}``, ``enum p.Colour {RED = 0; BLUE = 1}`` (proto3)."""
+    from google.protobuf import descriptor_pb2
+
+    F = descriptor_pb2.FieldDescriptorProto
+    fds = descriptor_pb2.FileDescriptorSet()
+    f = fds.file.add(name="p.proto", package="p", syntax="proto3")
+    colour = f.enum_type.add(name="Colour")
+    colour.value.add(name="RED", number=0)
+    colour.value.add(name="BLUE", number=1)
+    leaf = f.message_type.add(name="Leaf")
+    leaf.field.add(name="s", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    leaf.field.add(name="colour", number=2, type=F.TYPE_ENUM, type_name=".p.Colour", label=F.LABEL_OPTIONAL)
+    tree = f.message_type.add(name="Tree")
+    tree.field.add(name="n", number=1, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    tree.field.add(name="leaf", number=2, type=F.TYPE_MESSAGE, type_name=".p.Leaf", label=F.LABEL_OPTIONAL)
+    tree.field.add(name="kids", number=3, type=F.TYPE_MESSAGE, type_name=".p.Leaf", label=F.LABEL_REPEATED)
+    tree.field.add(name="colour", number=4, type=F.TYPE_ENUM, type_name=".p.Colour", label=F.LABEL_OPTIONAL)
+    entry = tree.nested_type.add(name="MEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=F.TYPE_MESSAGE, type_name=".p.Leaf", label=F.LABEL_OPTIONAL)
+    tree.field.add(name="m", number=5, type=F.TYPE_MESSAGE, type_name=".p.Tree.MEntry", label=F.LABEL_REPEATED)
+    return fds.SerializeToString()
+
+
+#: Tree(n=3, leaf=Leaf(s="a", colour=BLUE), kids=[Leaf(s="b")], colour=BLUE, m={"k": Leaf(s="c")}), as Google's
+#: protobuf writes it (deterministic).
+TREE_WIRE = bytes.fromhex("0803" "12050a01611001" "1a030a0162" "2001" "2a080a016b12030a0163")
+
+
+def _use_tree(ns: pbj.Namespace) -> None:
+    """Build ``p.Tree`` and everything it reaches (lookup, field types, enum), then a value of it."""
+    tree = ns["p.Tree"]
+    leaf, colour = (f.type for f in pbj.fields(tree) if f.name in ("leaf", "colour"))
+    value = tree(n=3, leaf=leaf(s="a", colour=colour.BLUE), kids=[leaf(s="b")], colour=colour.BLUE,
+                 m={"k": leaf(s="c")})
+    assert pbj.encode(value) == pbj.encode(value, reverse=True) == TREE_WIRE
+    assert pbj.decode(tree, TREE_WIRE) == value
+
+
+class _InterruptAt:
+    """A trace function raising ``KeyboardInterrupt`` as the ``at``-th Python function call starts
+    (``None``: counting only), where CPython itself would run a signal handler."""
+
+    def __init__(self, at: int | None) -> None:
+        self.at, self.calls = at, 0
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and not frame.f_code.co_flags & 0x2A0:  # generators and coroutines left out
+            self.calls += 1
+            if self.calls == self.at:
+                raise KeyboardInterrupt
+
+
+def _build_traced(ns: pbj.Namespace, at: int | None) -> tuple[int, bool]:
+    import gc
+    import sys
+
+    trace, collecting = _InterruptAt(at), gc.isenabled()
+    gc.disable()
+    sys.settrace(trace)
+    try:
+        ns["p.Tree"]
+        pbj.fields(ns["p.Tree"])  # the classes its fields name
+    except KeyboardInterrupt:
+        return trace.calls, True
+    finally:
+        sys.settrace(None)
+        if collecting:
+            gc.enable()
+    return trace.calls, False
+
+
+def test_ctrl_c_anywhere_in_a_build_leaves_the_load_consistent():
+    """The build of a class and of what it reaches, interrupted at 120 points spread over all its Python
+    calls: each time, the load holds only whole requests' classes (each class published is complete and
+    the one the namespace gives from then on), and using the schema afterwards works as if never interrupted."""
+    import sys
+
+    if sys.gettrace() is not None:
+        pytest.skip("runs under a tracer (coverage, a debugger): it sets its own trace function")
+    data = _tree_set()
+    _use_tree(pbj.load_descriptor_set(data))  # the modules a build uses, imported untraced
+    calls, interrupted = _build_traced(pbj.load_descriptor_set(data), None)
+    assert not interrupted and calls > 120
+    missed = []
+    for at in [1 + j * (calls - 1) // 120 for j in range(120)]:
+        ns = pbj.load_descriptor_set(data)
+        if not _build_traced(ns, at)[1]:
+            missed.append(at)
+        before = _built(ns)
+        for name, cls in before.items():  # whatever was published is whole
+            assert ns[name] is cls and cls.__pbj_load__ == ns._schema.token
+        _use_tree(ns)
+        assert all(_built(ns)[name] is cls for name, cls in before.items())
+    assert missed == []
