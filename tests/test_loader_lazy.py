@@ -10,6 +10,7 @@ import pytest
 
 import pbj
 from pbj.loader import messages as loader_messages
+from tests.test_first_use import _InterruptAt  # (a KeyboardInterrupt at the k-th Python call)
 
 HAPI = (files("pbj") / "data" / "hapi-v0.55.0.binpb").read_bytes()
 BLOCK = "com.hedera.hapi.block.stream.Block"
@@ -167,20 +168,6 @@ def _use_tree(ns: pbj.Namespace) -> None:
                  m={"k": leaf(s="c")})
     assert pbj.encode(value) == pbj.encode(value, reverse=True) == TREE_WIRE
     assert pbj.decode(tree, TREE_WIRE) == value
-
-
-class _InterruptAt:
-    """A trace function raising ``KeyboardInterrupt`` as the ``at``-th Python function call starts
-    (``None``: counting only), where CPython itself would run a signal handler."""
-
-    def __init__(self, at: int | None) -> None:
-        self.at, self.calls = at, 0
-
-    def __call__(self, frame, event, arg):
-        if event == "call" and not frame.f_code.co_flags & 0x2A0:  # generators and coroutines left out
-            self.calls += 1
-            if self.calls == self.at:
-                raise KeyboardInterrupt
 
 
 def _build_traced(ns: pbj.Namespace, at: int | None) -> tuple[int, bool]:
