@@ -92,6 +92,7 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
     hint = _missing_imports(files)
     try:
         index = SchemaIndex(files)
+        _check_method_types(index)
         # pbj.wellknown's classes stand for google.protobuf's messages: imported only for a set that has them
         known = well_known() if any(f.package == "google.protobuf" for f in index.files) else {}
         schema = LoadedSchema(index, None if only is None else reached(index, only), known)
@@ -110,6 +111,23 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
         raise SchemaError(f"malformed descriptor set: {type(exc).__name__}: {exc}") from None
     register(schema)
     return ns
+
+
+def _check_method_types(index: Any) -> None:
+    """Refuse a set whose service methods name an input or output type that is no message of it (the
+    services themselves, and the classes of their types, are built when ``Namespace.services`` is read).
+
+    Raises:
+        SchemaError: naming the service and the method.
+    """
+    for fd in index.files:
+        for sd in fd.service:
+            for md in sd.method:
+                for role, ref in (("input", md.input_type), ("output", md.output_type)):
+                    if (ref or "").lstrip(".") not in index.msg_desc:
+                        full = f"{fd.package}.{sd.name}" if fd.package else sd.name
+                        raise SchemaError(f"method {md.name}: its {role} type {ref!r} is not a message of the "
+                                          "schema", cls_name=full)
 
 
 def _looks_like(head: bytes) -> str:

@@ -105,9 +105,9 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
 
 
 def _version() -> str:
-    from pbj import __version__
-
-    return __version__
+    """pbj's version (``pbj.__version__``), read from the package already imported (this module is a
+    submodule of it) rather than imported: the loader stays below ``pbj`` in the import graph."""
+    return str(sys.modules["pbj"].__version__)
 
 
 def _compile(names: dict[str, str], includes: list[Path], builtin: Path) -> bytes:
