@@ -16,7 +16,10 @@ so that ``except pbj.JSONError`` works without importing the JSON or text-format
 
 from __future__ import annotations
 
-__all__ = ["PbjError", "SchemaError", "DecodeError", "EncodeError", "JSONError", "TextError", "format_path"]
+from typing import Any
+
+__all__ = ["PbjError", "SchemaError", "DecodeError", "EncodeError", "JSONError", "TextError", "ValidationError",
+           "format_path"]
 
 
 def format_path(path: list[str | int]) -> str:
@@ -157,3 +160,26 @@ class TextError(PbjError, ValueError):
 def _rebuild_text_error(reason: str, line: int, column: int, offset: int, path: list) -> TextError:
     """Unpickle a :class:`TextError` (``__reduce__`` target)."""
     return TextError(reason, line=line, column=column, offset=offset, path=path)
+
+
+class ValidationError(PbjError, ValueError):
+    """A message breaks ``buf.validate`` rules of its schema (:func:`pbj.validate`).
+
+    Defined here, with pbj's other errors, so that ``pbj.ValidationError`` is the class itself after a
+    plain ``import pbj`` (the validation package is imported on first use).
+
+    Attributes:
+        violations: every :class:`pbj.validation.Violation` found (just the first with ``fail_fast``), in
+            protovalidate's order.
+        type_name: the full name of the validated message.
+
+    The text lists each violation on its own line, with its path, message and rule id. ``to_proto()``
+    gives the violations as one ``buf.validate.Violations`` message (pbj's; added by :mod:`pbj.validation`).
+    """
+
+    def __init__(self, type_name: str, violations: list[Any]) -> None:
+        self.type_name = type_name
+        self.violations = violations
+        lines = "".join(f"\n  {v}" for v in violations)
+        n = len(violations)
+        super().__init__(f"{type_name}: {n} validation rule{'s' if n != 1 else ''} broken:{lines}")

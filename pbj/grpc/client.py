@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pbj.grpc._codec import decoder, encoder, type_check
+from pbj.grpc._common import MethodLookup
 from pbj.grpc._require import grpc
 from pbj.loader.services import Method, Service
 
@@ -41,7 +42,7 @@ _LOGGER = logging.getLogger("pbj.grpc")
 __all__ = ["Stub", "stub"]
 
 
-class Stub:
+class Stub(MethodLookup):
     """A client of one service on one channel.
 
     ``Stub(channel, service).SayHello(request, timeout=2.0)`` calls
@@ -61,6 +62,8 @@ class Stub:
     ``grpc.aio.AioRpcError`` before anything is sent on a ``grpc.aio.Channel``; see the module).
     """
 
+    _pbj_label = "pbj.grpc.Stub"
+
     def __init__(self, channel: Any, service: Service) -> None:
         if not isinstance(service, Service):
             raise TypeError(f"Stub needs a pbj.Service, not {type(service).__name__}")
@@ -75,22 +78,6 @@ class Stub:
             if aio:
                 callable_ = (_AioStreamRequest if m.client_streaming else _AioUnaryRequest)(callable_, m)
             self.__dict__[m.name] = callable_
-
-    def __getitem__(self, name: str) -> Any:
-        """The multi-callable of method ``name``.
-
-        Raises:
-            KeyError: the service has no such method.
-        """
-        self._pbj_service[name]  # the KeyError naming the methods
-        return self.__dict__[name]
-
-    def __getattr__(self, name: str) -> Any:
-        service = self.__dict__.get("_pbj_service")
-        raise AttributeError(f"service {service.full_name if service else '?'} has no method {name!r}")
-
-    def __repr__(self) -> str:
-        return f"<pbj.grpc.Stub {self._pbj_service.full_name}>"
 
 
 def stub(channel: Any, service: Service) -> Stub:

@@ -41,6 +41,7 @@ class Namespace:
 
     def __init__(self, schema: Any) -> None:
         self._schema = schema
+        schema.namespace = self  # each class of the load names it (``__pbj_namespace__``: options_of, to_google)
         self.files = schema.index.files
         # typed Any: a static checker cannot know a loaded class's attributes (see ``pbj stubs``)
         self.messages: Any = _Classes(schema, schema.message_names)
@@ -66,8 +67,11 @@ class Namespace:
 
             schema = self._schema
             complete = len(schema.message_names) == len(schema.index.msg_desc) - len(schema.index.map_entries)
-            self._services = build_services(self.files, _Classes(schema, schema.message_names, known=True),
-                                            complete=complete)
+            services = build_services(self.files, _Classes(schema, schema.message_names, known=True),
+                                      complete=complete)
+            for svc in services.values():  # pbj.options_of reads the descriptors through it
+                setattr(svc, "__pbj_namespace__", self)  # noqa: B010 (a dunder the Service class does not declare)
+            self._services = services
         return self._services
 
     def build_all(self) -> Namespace:

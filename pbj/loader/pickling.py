@@ -38,13 +38,18 @@ REGISTRY_MODULE = "pbj._loaded"
 _LOADS: list[weakref.ref] = []
 _BY_TOKEN: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
+# The newest load, held strongly until the next one: a worker's initializer that loads a schema and
+# drops the namespace (no class of it built yet) keeps it for the pickles its tasks receive.
+_NEWEST: list[Any] = []
 
 
 def register(schema: Any) -> None:
     """Make the classes of a finished load (a :class:`~pbj.loader.schema.LoadedSchema`) the ones
     pickles of their names resolve to, ahead of every earlier load; its classes are built on
-    demand, when a pickle asks for one."""
+    demand, when a pickle asks for one. The newest load stays alive until another load is
+    registered (older ones live while their namespace or a class of theirs does)."""
     with _registry_lock:
+        _NEWEST[:] = [schema]
         _LOADS[:] = [ref for ref in _LOADS if ref() is not None]
         _LOADS.append(weakref.ref(schema))
         _BY_TOKEN[schema.token] = schema

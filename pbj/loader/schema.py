@@ -66,6 +66,7 @@ class LoadedSchema:
         self._extensions: dict[str, Any] = {}  # published extensions, by full name
         self._pending: _Request | None = None  # what the running request built, not yet published
         self._fields: Any = None
+        self.namespace: Any = None  # the load's Namespace, which sets itself here
 
     @property
     def fields(self) -> Any:
@@ -162,9 +163,13 @@ class LoadedSchema:
         Each class keeps its load alive (``__pbj_schema__``), as the classes of one load refer to
         each other: pickles resolve names through the loads still alive (:mod:`pbj.loader.pickling`).
         """
-        for cls in pending.classes.values():
+        for name, cls in pending.classes.items():
+            if self.known.get(name) is cls:
+                continue  # a pbj.wellknown class: shared by every load
             type.__setattr__(cls, "__pbj_load__", self.token)
             type.__setattr__(cls, "__pbj_schema__", self)
+            # pbj.options_of and pbj.to_google read the descriptors the class was built from
+            type.__setattr__(cls, "__pbj_namespace__", self.namespace)
         self._extensions.update(pending.extensions)
         self._built.update(pending.classes)
 
