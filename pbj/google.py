@@ -30,6 +30,7 @@ from typing import Any
 
 from pbj.api import decode, encode
 from pbj.schema import info, is_message
+from pbj.schema.records import namespace_of
 
 __all__ = ["from_google", "to_google", "load_google", "google_class"]
 
@@ -302,7 +303,7 @@ def google_class(cls: type, target: Any = None) -> Any:
 def _own_pool(cls: type) -> Any:
     """A Google pool holding the schema ``cls`` comes from (built once per load or declared class)."""
     descriptor_pb2, descriptor_pool, _ = _google()
-    ns = cls.__dict__.get("__pbj_namespace__")
+    ns = namespace_of(cls)
     owner: Any = ns if ns is not None else cls
     with _lock:
         entry = _OWN_POOLS.get(id(owner))

@@ -466,8 +466,8 @@ def test_proto_names_output_of_a_json_name_equal_to_another_proto_name_is_refuse
 
 
 def test_pickles_from_another_process_resolve_to_a_live_load_when_the_last_load_has_gone(engine, tmp_path):
-    """A pickle from another process names no load of this one: it resolves to the newest load, which
-    stays registered after its namespace is dropped (until another load)."""
+    """A pickle from another process names no load of this one: it resolves to the last load
+    still alive, even when a later load of the same schema has been garbage-collected."""
     import gc
     import pickle
     import subprocess
@@ -486,15 +486,13 @@ def test_pickles_from_another_process_resolve_to_a_live_load_when_the_last_load_
                           check=True, timeout=120, ).stdout
     first = pbj.load_descriptor_set(data)
     second = pbj.load_descriptor_set(data)
+    Outer = first["hw.gone.Outer"]
     assert type(pickle.loads(blob)) is second["hw.gone.Outer"]
-    Outer, Inner = second["hw.gone.Outer"], second["hw.gone.Outer.Inner"]
-    del second, first
+    del second
     gc.collect()
-    # the namespace gone, the newest load stays registered until another load (as a worker's
-    # initializer that loads a schema and drops the namespace relies on): was LookupError
-    m = pickle.loads(blob)
-    assert type(m) is Outer and type(m.inner) is Inner
-    assert m.inner.x == 9 and m.inner.e is Inner.E.B
+    m = pickle.loads(blob)  # was LookupError: the last load had gone, the first one lives
+    assert type(m) is Outer and type(m.inner) is first["hw.gone.Outer.Inner"]
+    assert m.inner.x == 9 and m.inner.e is first["hw.gone.Outer.Inner.E"].B
     assert pickle.loads(pickle.dumps(Outer)) is Outer  # the class itself pickles by name
 
 

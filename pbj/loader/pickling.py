@@ -27,7 +27,7 @@ from typing import Any
 from pbj.schema.presence import stored_values
 
 __all__ = ["REGISTRY_MODULE", "register", "loads_alive", "latest_loaded", "registry_module", "message_reduce",
-           "message_copy", "message_deepcopy", "make_enum_reduce"]
+           "message_copy", "message_deepcopy", "make_enum_reduce", "release_newest"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
 REGISTRY_MODULE = "pbj._loaded"
@@ -38,8 +38,9 @@ REGISTRY_MODULE = "pbj._loaded"
 _LOADS: list[weakref.ref] = []
 _BY_TOKEN: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
-# The newest load, held strongly until the next one: a worker's initializer that loads a schema and
-# drops the namespace (no class of it built yet) keeps it for the pickles its tasks receive.
+# The newest load while it has built no class, held strongly: a worker's initializer that loads a schema
+# and drops the namespace keeps it for the pickles its tasks receive (once a class is built, the classes
+# keep their load alive).
 _NEWEST: list[Any] = []
 
 
@@ -53,6 +54,13 @@ def register(schema: Any) -> None:
         _LOADS[:] = [ref for ref in _LOADS if ref() is not None]
         _LOADS.append(weakref.ref(schema))
         _BY_TOKEN[schema.token] = schema
+
+
+def release_newest(schema: Any) -> None:
+    """Stop holding ``schema`` strongly (its first class is built: the classes hold it from now on)."""
+    with _registry_lock:
+        if _NEWEST and _NEWEST[0] is schema:
+            _NEWEST.clear()
 
 
 def _live_loads() -> list[Any]:

@@ -20,12 +20,14 @@ next request builds again (and raises again, for a declaration pbj refuses).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
 from pbj.errors import PbjError, SchemaError
 from pbj.loader.features import LazyFeatures
 from pbj.loader.index import SchemaIndex
+from pbj.loader.pickling import release_newest
 from pbj.schema.generated import FIRST_USE
 
 __all__ = ["LoadedSchema"]
@@ -160,18 +162,26 @@ class LoadedSchema:
     def _publish(self, pending: _Request) -> None:
         """Make a finished request's classes visible, in one dict update each.
 
-        Each class keeps its load alive (``__pbj_schema__``), as the classes of one load refer to
-        each other: pickles resolve names through the loads still alive (:mod:`pbj.loader.pickling`).
+        Each message class keeps its load alive (``__pbj_schema__``; an enum, weakly), as the
+        classes of one load refer to each other: pickles resolve names through the loads still
+        alive (:mod:`pbj.loader.pickling`).
         """
         for name, cls in pending.classes.items():
             if self.known.get(name) is cls:
                 continue  # a pbj.wellknown class: shared by every load
             type.__setattr__(cls, "__pbj_load__", self.token)
-            type.__setattr__(cls, "__pbj_schema__", self)
             # pbj.options_of and pbj.to_google read the descriptors the class was built from
-            type.__setattr__(cls, "__pbj_namespace__", self.namespace)
+            # (pbj.schema.records.namespace_of). An enum holds its load weakly: its members live on
+            # in places that outlive a load (the native engine's tables) and must not keep it alive.
+            if name in self.index.enum_desc:
+                type.__setattr__(cls, "__pbj_schema__", weakref.ref(self))
+                type.__setattr__(cls, "__pbj_namespace__", weakref.ref(self.namespace))
+            else:
+                type.__setattr__(cls, "__pbj_schema__", self)
+                type.__setattr__(cls, "__pbj_namespace__", self.namespace)
         self._extensions.update(pending.extensions)
         self._built.update(pending.classes)
+        release_newest(self)  # its classes keep it alive from now on
 
 
 class _Request:
