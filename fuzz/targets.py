@@ -46,7 +46,7 @@ if str(_ROOT) not in sys.path:  # the atheris scripts run as `python fuzz/fuzz_x
 
 import pbj  # noqa: E402
 import pbj.testing  # noqa: E402
-from pbj import loader, wire  # noqa: E402
+from pbj import wire  # noqa: E402
 from pbj.codec import codec_of  # noqa: E402
 from pbj.schema import FrozenMap, OneOf, info, is_message  # noqa: E402
 
@@ -444,14 +444,19 @@ def check_json(cls: type, text: str | bytes) -> object | None:
 
 # ---------------------------------------------------------------- loader
 
-def _snapshot() -> dict:
-    # items(), not dict(registry): a weak value the collector frees between keys() and [key] would be
-    # a KeyError; items() holds removals back while it iterates
-    return dict(loader._REGISTRY.items())
+def _snapshot() -> tuple:
+    """The loads the pickling registry holds, kept alive while compared (a load's classes are built
+    on first use: holding the loads, not their classes, builds nothing)."""
+    from pbj.loader.pickling import loads_alive
+
+    return loads_alive()
 
 
 def check_loader(data: bytes) -> object | None:
     """``pbj.load_descriptor_set`` on a corrupt set: SchemaError/DecodeError only, never half-built.
+
+    The load builds every class (``lazy=False``); a set it refuses is refused by a lazy load too, at
+    the latest when :meth:`pbj.Namespace.build_all` builds every class.
 
     On failure the process-wide registry (used by pickling) is unchanged.
     On success every message class compiles its codec, decodes ``b""`` as a
@@ -466,10 +471,11 @@ def check_loader(data: bytes) -> object | None:
     """
     before = _snapshot()
     try:
-        ns = pbj.load_descriptor_set(data)
+        ns = pbj.load_descriptor_set(data, lazy=False)
     except (pbj.SchemaError, pbj.DecodeError) as err:
         str(err)
         assert _snapshot() == before, "a failed load changed the registry"
+        _check_lazy_refuses(data)
         return None
     for cls in ns.messages.values():
         codec_of(cls)
@@ -480,6 +486,16 @@ def check_loader(data: bytes) -> object | None:
     for full in ns.enums:
         assert issubclass(ns[full], int)
     return ns
+
+
+def _check_lazy_refuses(data: bytes) -> None:
+    """A set the eager load refuses is refused by the lazy one too, at the latest when every class is built."""
+    try:
+        pbj.load_descriptor_set(data).build_all()
+    except (pbj.SchemaError, pbj.DecodeError) as err:
+        str(err)
+    else:
+        raise AssertionError("the lazy load built every class of a set the eager load refused")
 
 
 def _check_required_of_empty(cls: type, empty: object) -> None:

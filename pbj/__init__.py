@@ -16,12 +16,22 @@ encode and decode them byte-exact with every other protobuf runtime::
 See ``docs/usage-guide.md``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pbj._native import EngineChoice, engine, explain_engine, use_engine
 from pbj.api import DEFAULT_MAX_DEPTH, decode, encode, encoded_size, write_reverse
 from pbj.codec import ReverseBuffer, source_of
-from pbj.errors import DecodeError, EncodeError, PbjError, SchemaError
+from pbj.errors import DecodeError, EncodeError, JSONError, PbjError, SchemaError, TextError, ValidationError
+from pbj.extensions import (
+    Extension,
+    extension,
+    extensions_of,
+    get_extension,
+    has_extension,
+    with_extensions,
+)
+from pbj.loader import Namespace, load_descriptor_set, load_proto
+from pbj.loader.services import Method, Service, rpc, service
 from pbj.schema import (
     FieldInfo,
     FrozenMap,
@@ -37,63 +47,46 @@ from pbj.schema import (
     unknown_fields,
 )
 
-if TYPE_CHECKING:  # imported on first use (below): ``import pbj`` loads what encode and decode need
-    from pbj.extensions import (
-        Extension,
-        extension,
-        extensions_of,
-        get_extension,
-        has_extension,
-        with_extensions,
-    )
+# ProtoJSON, the text format, the editions tables and the bridges (Google's classes, options, validation,
+# Python dicts) are imported on first use (pbj.deferred: no module __getattr__, so that ``pbj.encode`` is a
+# plain module attribute, specialised by CPython).
+if TYPE_CHECKING:
+    from pbj import descriptor as descriptor
+    from pbj import feature_rules as feature_rules
+    from pbj import features as features
+    from pbj import google as google
+    from pbj import json_schema as json_schema
+    from pbj import options as options
+    from pbj import protojson as protojson
+    from pbj import python_dict as python_dict
+    from pbj import textformat as textformat
+    from pbj import validation as validation
     from pbj.google import from_google, load_google, to_google
-    from pbj.loader import Namespace, load_descriptor_set, load_proto
-    from pbj.loader.services import Method, Service, rpc, service
     from pbj.options import options_of
-    from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
+    from pbj.protojson import from_dict, from_json, to_dict, to_json
     from pbj.python_dict import from_python, to_python
     from pbj.schema.declared_features import enum_features
-    from pbj.textformat import TextError, from_text, to_text
-    from pbj.validation import ValidationError, validate, validate_on_build, violations
+    from pbj.textformat import from_text, to_text
+    from pbj.validation import validate, validate_on_build, violations
+else:
+    from pbj.deferred import DeferredFunction as _DeferredFunction
+    from pbj.deferred import DeferredModule as _DeferredModule
 
-#: The public names that live in modules imported on first use, and the module of each.
-_LAZY = {
-    **dict.fromkeys(("Extension", "extension", "extensions_of", "get_extension", "has_extension",
-                     "with_extensions"), "pbj.extensions"),
-    **dict.fromkeys(("Namespace", "load_descriptor_set", "load_proto"), "pbj.loader"),
-    **dict.fromkeys(("Method", "Service", "rpc", "service"), "pbj.loader.services"),
-    **dict.fromkeys(("JSONError", "from_dict", "from_json", "to_dict", "to_json"), "pbj.protojson"),
-    **dict.fromkeys(("TextError", "from_text", "to_text"), "pbj.textformat"),
-    "enum_features": "pbj.schema.declared_features",
-    **dict.fromkeys(("from_google", "to_google", "load_google"), "pbj.google"),
-    "options_of": "pbj.options",
-    **dict.fromkeys(("to_python", "from_python"), "pbj.python_dict"),
-    **dict.fromkeys(("validate", "violations", "validate_on_build", "ValidationError"), "pbj.validation"),
-}
-
-
-#: Subpackages that ``import pbj`` made reachable as attributes before they were loaded on first use:
-#: ``pbj.protojson.register_types(...)`` after a plain ``import pbj`` keeps working.
-_LAZY_MODULES = frozenset({"descriptor", "extensions", "feature_rules", "features", "loader", "protojson",
-                           "textformat", "google", "options", "python_dict", "validation", "json_schema"})
-
-
-def __getattr__(name: str) -> Any:
-    """Import the module of a public name (or a subpackage) on its first use (JSON, text format, loader, extensions)."""
-    import importlib
-    if name in _LAZY_MODULES:
-        return importlib.import_module(f"pbj.{name}")  # the import sets the attribute too
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pbj' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_LAZY_MODULES})
-
+    for _module, _names in (("pbj.protojson", ("from_dict", "from_json", "to_dict", "to_json")),
+                            ("pbj.textformat", ("from_text", "to_text")),
+                            ("pbj.schema.declared_features", ("enum_features",)),
+                            ("pbj.google", ("from_google", "to_google", "load_google")),
+                            ("pbj.options", ("options_of",)),
+                            ("pbj.python_dict", ("to_python", "from_python")),
+                            ("pbj.validation", ("validate", "violations", "validate_on_build"))):
+        for _name in _names:
+            globals()[_name] = _DeferredFunction(globals(), _module, _name)
+    # subpackages a plain ``import pbj`` makes reachable (``pbj.protojson.register_types(...)``)
+    for _name in ("descriptor", "feature_rules", "features", "protojson", "textformat", "google", "options",
+                  "python_dict", "validation", "json_schema"):
+        if _name not in globals():
+            globals()[_name] = _DeferredModule(f"pbj.{_name}", "imported on first use")
+    del _module, _names, _name, _DeferredFunction, _DeferredModule
 
 __all__ = [
     "DEFAULT_MAX_DEPTH", "DecodeError", "EncodeError", "FieldInfo", "FrozenMap", "OneOf",

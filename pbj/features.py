@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
 from pbj.errors import SchemaError
@@ -108,8 +107,7 @@ for _e in (E2024, E2026, UNSTABLE):
 
 
 
-@dataclass(frozen=True, slots=True)
-class FieldFeatures:
+class FieldFeatures(NamedTuple):
     """What the features of one field (or extension) mean for it.
 
     Attributes:
@@ -159,8 +157,7 @@ class FieldFeatures:
         return self.message_encoding == _DELIMITED
 
 
-@dataclass(frozen=True, slots=True)
-class EnumFeatures:
+class EnumFeatures(NamedTuple):
     """The features of one enum: ``enum_type`` (``closed``) and ``json_format``."""
 
     full_name: str
@@ -174,8 +171,7 @@ class EnumFeatures:
         return self.enum_type == _CLOSED
 
 
-@dataclass(frozen=True, slots=True)
-class MessageFeatures:
+class MessageFeatures(NamedTuple):
     """The features of one message; ``json_format`` is the one that applies to it."""
 
     full_name: str
@@ -183,8 +179,7 @@ class MessageFeatures:
     json_format: JsonFormat
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(NamedTuple):
     """The resolved features of every element of a set of files, by full name.
 
     Attributes:
@@ -235,9 +230,15 @@ def _join(scope: str, name: str) -> str:
 
 
 class _Resolver:
-    """One pass over a set of files; see :func:`resolve`."""
+    """One pass over a set of files; see :func:`resolve`.
 
-    def __init__(self) -> None:
+    ``defines`` (full name -> whether the schema has a message or enum of that name) lets a
+    relative type name be resolved before every file is added: a load resolves the files of the
+    classes it builds only (:class:`pbj.loader.features.LazyFeatures`).
+    """
+
+    def __init__(self, defines: Any = None) -> None:
+        self.defines = defines
         self.fields: dict[str, FieldFeatures] = {}
         self.messages: dict[str, MessageFeatures] = {}
         self.enums: dict[str, EnumFeatures] = {}
@@ -247,6 +248,7 @@ class _Resolver:
         self.map_entries: dict[str, Any] = {}  # full name -> DescriptorProto
         self.enum_first: dict[str, int | None] = {}  # enum full name -> the number of its first value
         self.pending: list[tuple] = []  # fields, resolved once every enum and message is known
+        self.pending_of: dict[str, list[tuple]] = {}  # the same, by file name
         self.file = ""
         self.legacy = False
 
@@ -299,7 +301,7 @@ class _Resolver:
         for md in fd.message_type:
             self.add_message(md, package, feats, edition)
         for ext in fd.extension:
-            self.pending.append((ext, package, feats, edition, self.file, None, True))
+            self.defer((ext, package, feats, edition, self.file, None, True))
         for sd in fd.service:
             self.merge(feats, sd.options, "service", _join(package, sd.name or ""))
             for m in sd.method:
@@ -336,9 +338,14 @@ class _Resolver:
             idx = fdp.oneof_index
             if idx is not None and not 0 <= idx < len(oneofs):
                 self.fail(f"oneof_index {idx} is out of range.", full, fdp.name)
-            self.pending.append((fdp, full, feats if idx is None else oneofs[idx], edition, self.file, md, False))
+            self.defer((fdp, full, feats if idx is None else oneofs[idx], edition, self.file, md, False))
         for ext in md.extension:
-            self.pending.append((ext, full, feats, edition, self.file, md, True))
+            self.defer((ext, full, feats, edition, self.file, md, True))
+
+    def defer(self, item: tuple) -> None:
+        """Keep a field for :meth:`add_field`, once every enum it may use is known."""
+        self.pending.append(item)
+        self.pending_of.setdefault(self.file, []).append(item)
 
     # -- fields
 
@@ -354,7 +361,9 @@ class _Resolver:
             full, s = None, scope
             while full is None:
                 cand = _join(s, name)
-                if cand in self.messages or cand in self.enums:
+                known = (cand in self.defines) if self.defines is not None else \
+                    (cand in self.messages or cand in self.enums)
+                if known:
                     full = cand
                 elif not s:
                     full = name

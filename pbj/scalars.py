@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-import attrs
+from pbj.record import FrozenRecord
 
 __all__ = [
     "ScalarType", "SCALARS", "ENUM", "BY_CODE", "SCALAR_NAMES", "MAP_KEY_NAMES", "INTEGER_NAMES",
@@ -39,8 +39,7 @@ _U32 = (0, (1 << 32) - 1)
 _U64 = (0, (1 << 64) - 1)
 
 
-@attrs.frozen
-class ScalarType:
+class ScalarType(FrozenRecord):
     """What one protobuf scalar type is, on the wire, in Python and in ProtoJSON.
 
     Attributes:
@@ -70,6 +69,10 @@ class ScalarType:
             ``"bytes"`` (base64) or ``"enum"`` (the value's name).
     """
 
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "code", "wire_type", "width", "struct_format", "py_type", "zero", "range", "zigzag",
+        "signed_varint", "bits", "packable", "map_key", "json")
     name: str
     code: int
     wire_type: int
@@ -84,6 +87,13 @@ class ScalarType:
     packable: bool
     map_key: bool
     json: str
+
+    def __init__(self, name: str, code: int, wire_type: int, width: int | None, struct_format: str | None,
+                 py_type: type, zero: Any, range: tuple[int, int] | None, zigzag: bool, signed_varint: bool,
+                 bits: int | None, packable: bool, map_key: bool, json: str) -> None:
+        self._set(name=name, code=code, wire_type=wire_type, width=width, struct_format=struct_format,
+                  py_type=py_type, zero=zero, range=range, zigzag=zigzag, signed_varint=signed_varint, bits=bits,
+                  packable=packable, map_key=map_key, json=json)
 
     @property
     def is_varint(self) -> bool:

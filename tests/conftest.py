@@ -30,9 +30,24 @@ MISSING_SHARED = (f"pbj's tests need the shared test material (schemas, the real
 
 
 def pytest_configure(config) -> None:
-    """Stop before collection, with one line, when the shared material is not there."""
+    """Stop before collection, with one line, when the shared material is not there; keep
+    ``load_proto``'s schema cache in a folder of the run's own (never the user's cache folder)."""
     if not (SHARED / "protos").is_dir():
         raise pytest.UsageError(MISSING_SHARED)
+    if "PBJ_CACHE_DIR" not in os.environ:
+        import tempfile
+
+        os.environ["PBJ_CACHE_DIR"] = _OWN_CACHE[0] = tempfile.mkdtemp(prefix="pbj-test-schema-cache-")
+
+
+_OWN_CACHE = [""]  # the schema cache folder this run made, removed when it ends
+
+
+def pytest_unconfigure(config) -> None:
+    if _OWN_CACHE[0]:
+        import shutil
+
+        shutil.rmtree(_OWN_CACHE[0], ignore_errors=True)
 
 
 #: A test's ``record_property`` name for lines to print in the run's closing summary.

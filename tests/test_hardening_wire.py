@@ -364,10 +364,10 @@ def test_loader_refuses_the_names_protoc_refuses(engine, case, oneof):
     syntax, fields, error = NAME_CASES[case]
     data = _name_set(syntax, fields, oneof=oneof)
     if error is None:
-        assert len(pbj.load_descriptor_set(data)) == 1
+        assert len(pbj.load_descriptor_set(data, lazy=False)) == 1
         return
     with pytest.raises(pbj.SchemaError) as info:
-        pbj.load_descriptor_set(data)
+        pbj.load_descriptor_set(data, lazy=False)  # lazy=False: refused at the load, not at the class's first use
     assert error in str(info.value) and info.value.cls_name == "M"
     names = {n for n, _ in fields}
     assert all(repr(n) in str(info.value) for n in names)  # both fields are named
@@ -394,14 +394,14 @@ def test_the_name_cases_follow_protoc(tmp_path):
 def test_legacy_json_format_loads_default_conflicts(engine, option):
     data = _name_set("editions" if option == "legacy_json" else "proto3", [("foo_bar", None), ("fooBar", None)],
                      **{option: True})
-    assert len(pbj.load_descriptor_set(data)) == 1
+    assert len(pbj.load_descriptor_set(data, lazy=False)) == 1
     custom = _name_set("editions" if option == "legacy_json" else "proto3", [("a", "x"), ("b", "x")],
                        **{option: True})
     if option == "legacy_json":  # two custom names: refused whatever json_format says
         with pytest.raises(pbj.SchemaError, match="the custom JSON name of field 'b'"):
-            pbj.load_descriptor_set(custom)
+            pbj.load_descriptor_set(custom, lazy=False)
     else:  # deprecated_legacy_json_field_conflicts skips every JSON check (protoc does)
-        assert len(pbj.load_descriptor_set(custom)) == 1
+        assert len(pbj.load_descriptor_set(custom, lazy=False)) == 1
 
 
 def test_a_shared_json_name_is_refused_by_protojson_not_lost(engine):

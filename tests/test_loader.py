@@ -389,8 +389,21 @@ def test_duplicate_field_number_is_schema_error():
     for name in ("a", "b"):
         msg.field.add(name=name, number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
                       label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    with pytest.raises(pbj.SchemaError, match="already used"):
-        pbj.load_descriptor_set(fds.SerializeToString())
+    _refused_on_use_and_eagerly(fds.SerializeToString(), "dup.Dup", "already used")
+
+
+def _refused_on_use_and_eagerly(data: bytes, name: str, match: str) -> None:
+    """A declaration pbj refuses raises when its class is first used, again on every later use, and
+    when the load builds every class (``lazy=False``, which then registers nothing)."""
+    ns = pbj.load_descriptor_set(data)  # the index only: the refused class is not built yet
+    for _ in range(2):
+        with pytest.raises(pbj.SchemaError, match=match):
+            ns[name]
+    with pytest.raises(pbj.SchemaError, match=match):
+        ns.build_all()
+    del ns
+    with pytest.raises(pbj.SchemaError, match=match):
+        pbj.load_descriptor_set(data, lazy=False)
 
 
 def test_garbage_is_decode_error():
@@ -422,8 +435,7 @@ def test_non_identifier_field_name_is_a_schema_error():
     fd = fds.file.add(name="n2.proto", package="n2", syntax="proto3")
     fd.message_type.add(name="M").field.add(name="a-b", number=1,
                                             type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32)
-    with pytest.raises(pbj.SchemaError, match="not an identifier"):
-        pbj.load_descriptor_set(fds.SerializeToString())
+    _refused_on_use_and_eagerly(fds.SerializeToString(), "n2.M", "not an identifier")
 
 
 def test_open_enum_whose_first_value_is_not_zero_is_a_schema_error():
@@ -432,8 +444,7 @@ def test_open_enum_whose_first_value_is_not_zero_is_a_schema_error():
     fds = descriptor_pb2.FileDescriptorSet()
     fd = fds.file.add(name="n3.proto", package="n3", syntax="proto3")
     fd.enum_type.add(name="E").value.add(name="E_MINUS", number=-1)
-    with pytest.raises(pbj.SchemaError, match="first enum value must be zero"):
-        pbj.load_descriptor_set(fds.SerializeToString())
+    _refused_on_use_and_eagerly(fds.SerializeToString(), "n3.E", "first enum value must be zero")
 
 
 def test_field_names_renamed_for_python_as_documented(tmp_path):

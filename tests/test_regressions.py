@@ -58,4 +58,6 @@ def test_reference_to_a_map_entry_fails_the_load():
     """The loader fault: a group typed as a map entry left a class that could not compile."""
     data = (CORPUS / "loader-group-typed-as-map-entry.binpb").read_bytes()
     with pytest.raises(pbj.SchemaError):
-        pbj.load_descriptor_set(data)
+        pbj.load_descriptor_set(data, lazy=False)
+    with pytest.raises(pbj.SchemaError):  # a lazy load refuses the class when it is built
+        pbj.load_descriptor_set(data).build_all()

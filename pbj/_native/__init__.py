@@ -62,7 +62,6 @@ from pbj import engines, scalars
 from pbj.codec import plan as P
 from pbj.codec.compiler import register_engine
 from pbj.errors import DecodeError
-from pbj.platforms import warn_if_native_missing
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, info
 
 __all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "explain_engine", "EngineChoice",
@@ -138,6 +137,8 @@ try:
 except ImportError:  # not built (no compiler at install time): the pure-Python engine runs
     _engine = None
     NATIVE: engines.Engine | None = None
+    from pbj.platforms import warn_if_native_missing  # here only: it imports importlib.metadata (~20 ms)
+
     warn_if_native_missing()  # one line, where a binary wheel with the engine exists (pbj.platforms)
 else:
     _engine.setup(FrozenMap, OneOf, EMPTY_MAP, DecodeError, layout())  # ImportError: built for another plan

@@ -229,7 +229,10 @@ static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObje
     if (r != NULL && partial == Py_False && !(known_free && (PyObject *)Py_TYPE(r) == cls)) {
         int free = is_free(E, r);
         /* the walk in C (required.c); m stays alive with `plan`, held until here */
-        if (free == 0 && m != NULL && pbj_required_ok(r, m) == 1) free = 1;
+        if (free == 0 && m != NULL) {
+            int ok = pbj_required_ok(r, m);
+            free = ok == 1 ? 1 : ok == -2 ? -1 : 0;  /* -2: a KeyboardInterrupt, kept */
+        }
         if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required says which */
             PyObject *ok = PyObject_CallOneArg(E->check_decode, r);
             Py_XDECREF(ok);
@@ -255,7 +258,10 @@ static PyObject *encode_in_c(PbjState *st, PyObject *obj, int reverse, PyObject 
     *how = ANSWERED;
     PyObject *r = NULL;
     int free = partial == Py_True || known_free ? 1 : is_free(E, obj);
-    if (free == 0 && pbj_required_ok(obj, pbj_message_of(plan)) == 1) free = 1;  /* the walk in C (required.c) */
+    if (free == 0) {  /* the walk in C (required.c); -2: a KeyboardInterrupt, kept */
+        int ok = pbj_required_ok(obj, pbj_message_of(plan));
+        free = ok == 1 ? 1 : ok == -2 ? -1 : 0;
+    }
     if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required raises or passes */
         PyObject *ok = PyObject_CallOneArg(E->check_encode, obj);
         Py_XDECREF(ok);

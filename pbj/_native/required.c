@@ -266,7 +266,9 @@ static int walk(PyObject *o, const RTable *t, int level)
 }
 
 /* 1: every required field in the tree of `o` (an instance of m->cls) is set; 0: one is not; -1:
- * the walk cannot tell. 0 and -1: the caller runs pbj.required's check. Leaves no error set. */
+ * the walk cannot tell. 0 and -1: the caller runs pbj.required's check, and no error is set. -2: a
+ * KeyboardInterrupt (any error that is not an Exception) arrived while the table was built: it is
+ * set, and the caller fails with it. */
 int pbj_required_ok(PyObject *o, NMessage *m)
 {
     if (m == NULL || m->st->entry.steps_of == NULL || Py_TYPE(o) != m->cls) return -1;
@@ -276,6 +278,9 @@ int pbj_required_ok(PyObject *o, NMessage *m)
     /* building tables runs Python code (pbj.required): if it made tables stale meanwhile, the links
      * just made may lead to freed ones, so this call walks nothing */
     if (t == NULL || current_generation(E) != generation) {
+        /* an error that is not an Exception (KeyboardInterrupt, SystemExit) raised in the Python
+         * code is the program's, not the check's: it is kept and goes to the caller */
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -2;
         PyErr_Clear();  /* the Python check runs instead, and meets any error again */
         return -1;
     }

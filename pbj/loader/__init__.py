@@ -40,14 +40,20 @@ Messages and enums of Google's well-known types (``google.protobuf.Timestamp``
 …) are the classes of :mod:`pbj.wellknown`, not new ones.
 
 Pickling: every loaded class lives, for ``pickle``, in a module
-``pbj._loaded.<package>`` that resolves names in a process-wide registry of
-the last schema loaded for each full name. Instances and enum members pickle
+``pbj._loaded.<package>`` that resolves names through the loads of the process,
+the last one first. Instances and enum members pickle
 by full name, so another process that loaded the same schema unpickles them
 into its own classes (``multiprocessing`` works).
 
+A load decodes and indexes the set; each class is built on its first use
+(:mod:`~pbj.loader.schema`), so a program pays for the classes it touches, and
+importing this package loads none of the machinery (``import pbj`` imports it).
+
 The modules, one per concern: :mod:`~pbj.loader.namespace` (the result),
+:mod:`~pbj.loader.schema` (the classes of a load, built on first use),
 :mod:`~pbj.loader.pickling` (the registry), :mod:`~pbj.loader.index` (the
-descriptors by full name), :mod:`~pbj.loader.enums`, :mod:`~pbj.loader.fields`
+descriptors by full name), :mod:`~pbj.loader.features` (their editions features,
+file by file), :mod:`~pbj.loader.enums`, :mod:`~pbj.loader.fields`
 and :mod:`~pbj.loader.messages` (the classes), :mod:`~pbj.loader.names` and
 :mod:`~pbj.loader.defaults` (names and default values),
 :mod:`~pbj.loader.descriptor_set` and :mod:`~pbj.loader.protoc` (the two entry points).

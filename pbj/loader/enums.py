@@ -6,16 +6,15 @@ import enum
 from typing import Any
 
 from pbj.errors import SchemaError
-from pbj.loader.index import SchemaIndex
 from pbj.loader.names import enum_member_names
 from pbj.loader.pickling import make_enum_reduce, registry_module
 
-__all__ = ["build_enums"]
+__all__ = ["build_enum"]
 
 
-def build_enums(index: SchemaIndex, known: dict[str, Any], wanted: set[str] | None = None) -> dict[str, type]:
-    """An ``enum.IntEnum`` for every enum of ``index`` (a :mod:`pbj.wellknown` one where ``known`` has it),
-    or for those named in ``wanted`` when it is given.
+def build_enum(schema: Any, full: str) -> type:
+    """The ``enum.IntEnum`` of the enum descriptor ``full`` of a load
+    (a :class:`~pbj.loader.schema.LoadedSchema`).
 
     A closed enum's class has ``__pbj_closed__ = True``: the parser keeps a
     number that is not a member as an unknown field, as Google's runtimes do.
@@ -24,39 +23,30 @@ def build_enums(index: SchemaIndex, known: dict[str, Any], wanted: set[str] | No
     is listed in the class's ``__pbj_proto_names__`` (member name -> schema
     name), which ProtoJSON and the text format write and read instead.
 
-    Returns:
-        Full name -> enum class, in the order of the descriptor set.
-
     Raises:
-        SchemaError: an enum has no values, or its values cannot make an ``IntEnum``.
+        SchemaError: an enum has no values, or its values cannot make an ``IntEnum``;
+            its file breaks a rule of protoc's (an open enum whose first value is not zero ...).
     """
-    enums: dict[str, type] = {}
-    for full, (ed, package) in index.enum_desc.items():
-        if wanted is not None and full not in wanted:
-            continue
-        found = known.get(full)
-        if found is not None:
-            enums[full] = found
-            continue
-        if not ed.value:
-            raise SchemaError("an enum needs at least one value", cls_name=full)
-        schema_pairs = [(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value]
-        pairs = enum_member_names(schema_pairs)
-        qualname = full[len(package) + 1:] if package else full
-        try:
-            # The checkers follow the functional API only with a literal name: this one is the schema's.
-            cls: type[enum.IntEnum] = enum.IntEnum(  # type: ignore[misc]
-                qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package), qualname=qualname)
-        except (ValueError, TypeError) as exc:
-            raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
-        # Pickling by full name, and closedness, are set on the class built above (not declared on IntEnum).
-        cls.__reduce_ex__ = make_enum_reduce(full)  # type: ignore[method-assign]
-        cls.__doc__ = f"The enum {full}."
-        renamed = {py: schema for (py, _), (schema, _) in zip(pairs, schema_pairs, strict=True) if py != schema}
-        if renamed:  # ProtoJSON and the text format write and read the schema's names
-            cls.__pbj_proto_names__ = renamed  # type: ignore[attr-defined]
-        # the parser keeps a closed enum's non-member numbers as unknown fields; an open one is
-        # marked too, so a proto2 message using it keeps it open (see pbj.schema.field_rules)
-        cls.__pbj_closed__ = full in index.closed_enums  # type: ignore[attr-defined]
-        enums[full] = cls
-    return enums
+    ed, package, _ = schema.index.enum_desc[full]
+    if not ed.value:
+        raise SchemaError("an enum needs at least one value", cls_name=full)
+    closed = schema.features.enum(full).closed
+    schema_pairs = [(v.name or f"VALUE_{v.number}", v.number or 0) for v in ed.value]
+    pairs = enum_member_names(schema_pairs)
+    qualname = full[len(package) + 1:] if package else full
+    try:
+        # The checkers follow the functional API only with a literal name: this one is the schema's.
+        cls: type[enum.IntEnum] = enum.IntEnum(  # type: ignore[misc]
+            qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package), qualname=qualname)
+    except (ValueError, TypeError) as exc:
+        raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
+    # Pickling by full name, and closedness, are set on the class built above (not declared on IntEnum).
+    cls.__reduce_ex__ = make_enum_reduce(full)  # type: ignore[method-assign]
+    cls.__doc__ = f"The enum {full}."
+    renamed = {py: name for (py, _), (name, _) in zip(pairs, schema_pairs, strict=True) if py != name}
+    if renamed:  # ProtoJSON and the text format write and read the schema's names
+        cls.__pbj_proto_names__ = renamed  # type: ignore[attr-defined]
+    # the parser keeps a closed enum's non-member numbers as unknown fields; an open one is
+    # marked too, so a proto2 message using it keeps it open (see pbj.schema.field_rules)
+    cls.__pbj_closed__ = closed  # type: ignore[attr-defined]
+    return cls

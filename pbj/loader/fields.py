@@ -31,7 +31,7 @@ from pbj.descriptor import FieldPresence, Utf8Validation
 from pbj.errors import SchemaError
 from pbj.loader.defaults import parse_default
 from pbj.loader.index import SchemaIndex
-from pbj.loader.names import _attr_name, join
+from pbj.loader.names import _attr_name
 from pbj.scalars import SCALARS
 from pbj.schema import FrozenMap, field, map_field, oneof
 
@@ -52,33 +52,31 @@ class FieldBuilder:
 
     Args:
         index: the load's descriptors.
-        enums: full name -> enum class (already built).
-        messages: full name -> message class, filled while the load builds them
-            (message types are referenced lazily through it).
-        known: full name -> :mod:`pbj.wellknown` class, used instead of a new one.
+        schema: the load (:class:`~pbj.loader.schema.LoadedSchema`): an enum type is its
+            enum class, built now; a message type is a reference resolved on first use
+            (:mod:`pbj.schema.resolve`), so building a class builds no other message class.
     """
 
-    def __init__(self, index: SchemaIndex, enums: dict[str, type], messages: dict[str, type],
-                 known: dict[str, Any]) -> None:
+    def __init__(self, index: SchemaIndex, schema: Any) -> None:
         self.index = index
-        self.enums = enums
-        self.messages = messages
-        self.known = known
+        self.schema = schema
+        self.known = schema.known
 
     def type_name(self, fdp: Any, owner: str) -> str:
-        """The full name of a field's message or enum type (``type_name`` without the leading dot)."""
+        """The full name of a field's message or enum type (``type_name`` without the leading dot).
+
+        Raises:
+            SchemaError: the set defines no type of that name.
+        """
         name = fdp.type_name or ""
-        if name.startswith("."):
-            return name[1:]
-        # A relative name (not written by protoc): search the enclosing scopes.
-        scope = owner
-        while True:
-            candidate = join(scope, name)
-            if candidate in self.index.msg_desc or candidate in self.index.enum_desc:
-                return candidate
-            if not scope:
-                raise SchemaError(f"unknown type {name!r}", cls_name=owner, field_name=fdp.name)
-            scope = scope.rpartition(".")[0]
+        found = self.index.resolve_name(name, owner)
+        if found is None:
+            raise SchemaError(f"unknown type {name!r}", cls_name=owner, field_name=fdp.name)
+        return found
+
+    def features(self, fdp: Any, full: str) -> Any:
+        """The resolved features of the field ``fdp`` of the message ``full``."""
+        return self.schema.features.field(full, fdp.name, self.index.msg_desc[full][1])
 
     def field_type(self, fdp: Any, owner: str) -> Any:
         """The pbj type of a field: a scalar name, an enum class or a message reference."""
@@ -90,14 +88,17 @@ class FieldBuilder:
             t = _TYPE_ENUM if target in self.index.enum_desc else _TYPE_MESSAGE
         if t == _TYPE_ENUM:
             target = self.type_name(fdp, owner)
-            if target not in self.enums:
+            if target not in self.index.enum_desc or target not in self.schema:
                 raise SchemaError(f"unknown enum type {fdp.type_name!r}", cls_name=owner, field_name=fdp.name)
-            return self.enums[target]
+            return self.schema.enum(target)
         if t in (_TYPE_MESSAGE, _TYPE_GROUP):
             target = self.type_name(fdp, owner)
             if target not in self.index.msg_desc:
                 raise SchemaError(f"unknown message type {fdp.type_name!r}", cls_name=owner,
                                   field_name=fdp.name)
+            if target in self.index.map_entries:  # only a repeated message field of it is a map
+                raise SchemaError(f"type {fdp.type_name!r} is a map entry, which only a map field can use",
+                                  cls_name=owner, field_name=fdp.name)
             return self._ref(target)
         raise SchemaError(f"unknown field type {t!r}", cls_name=owner, field_name=fdp.name)
 
@@ -105,10 +106,10 @@ class FieldBuilder:
         known = self.known.get(target)
         if known is not None:
             return known
-        messages = self.messages
+        message = self.schema.message
 
         def ref() -> Any:
-            return messages[target]
+            return message(target)
         ref.__qualname__ = ref.__name__ = target  # errors name the message, not FieldBuilder._ref.<locals>.<lambda>
         return ref
 
@@ -130,12 +131,13 @@ class FieldBuilder:
             opts: dict[str, Any] = {"name": fdp.name}
             if fdp.json_name:
                 opts["json_name"] = fdp.json_name
-            if self.index.features.fields[join(full, fdp.name)].delimited:
+            rec = self.features(fdp, full)
+            if rec.delimited:
                 opts["group"] = True
             if fdp.default_value is not None:
                 opts["default"] = parse_default(fdp.default_value, ftype, full, fdp.name)
             if ftype == "string":
-                opts["utf8"] = self.index.features.fields[join(full, fdp.name)].utf8_validation == Utf8Validation.VERIFY
+                opts["utf8"] = rec.utf8_validation == Utf8Validation.VERIFY
             members[_attr_name(fdp.name, member_names)] = (fdp.number, ftype, opts)
         return oneof(**members)
 
@@ -151,12 +153,12 @@ class FieldBuilder:
             target = self.type_name(fdp, full)
             if target in self.index.map_entries:
                 spec = self._map_spec(fdp, target, json_name)
-                rec = self.index.features.fields[join(full, fdp.name)]
+                rec = self.features(fdp, full)
                 spec.utf8 = rec.utf8_validation == Utf8Validation.VERIFY  # about its string key or value
                 return FrozenMap, spec
         ftype = self.field_type(fdp, full)
         is_message = not isinstance(ftype, str) and not (isinstance(ftype, type) and issubclass(ftype, enum.IntEnum))
-        rec = self.index.features.fields[join(full, fdp.name)]
+        rec = self.features(fdp, full)
         group = rec.delimited
         packable = not is_message and ftype not in ("string", "bytes")
         packed = rec.packed if repeated and packable else None

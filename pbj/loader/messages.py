@@ -9,22 +9,16 @@ plain optional field. Messages of Google's well-known types are the classes of
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
-from types import SimpleNamespace
 from typing import Any
 
 from pbj.descriptor import JsonFormat
 from pbj.errors import SchemaError
-from pbj.loader.enums import build_enums
-from pbj.loader.fields import FieldBuilder
-from pbj.loader.index import SchemaIndex
 from pbj.loader.names import _attr_name
-from pbj.loader.namespace import Namespace
 from pbj.loader.pickling import message_copy, message_deepcopy, message_reduce, registry_module
 from pbj.schema import OneOf, message
 
-__all__ = ["UnknownRoot", "build_namespace", "reached", "well_known"]
+__all__ = ["UnknownRoot", "build_message", "reached", "well_known"]
 
 
 def well_known() -> dict[str, Any]:
@@ -33,16 +27,43 @@ def well_known() -> dict[str, Any]:
     return WELL_KNOWN
 
 
-def build_message(fields: FieldBuilder, full: str) -> type:
-    """The pbj message class of the message descriptor ``full``.
+class _Nested:
+    """A nested message or enum as an attribute of its outer class (``Outer.Inner``), built on first read.
+
+    The first read builds the class (through the load, so every thread gets the same one) and
+    puts it on the outer class in place of this stand-in.
+    """
+
+    __slots__ = ("full_name", "name", "schema")
+
+    def __init__(self, schema: Any, full_name: str, name: str) -> None:
+        self.schema = schema
+        self.full_name = full_name
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        cls = self.schema.get(self.full_name)
+        if owner is not None:
+            type.__setattr__(owner, self.name, cls)
+        return cls
+
+
+def build_message(schema: Any, full: str) -> type:
+    """The pbj message class of the message descriptor ``full`` of a load
+    (a :class:`~pbj.loader.schema.LoadedSchema`).
+
+    The enums its fields use are built with it; the message types of its fields are
+    references resolved on first use, and its nested types are built when first read as
+    its attributes (``Outer.Inner``).
 
     Raises:
-        SchemaError: a field is malformed or refused by ``@pbj.message``.
+        SchemaError: a field is malformed or refused by ``@pbj.message``, or the message's
+            file breaks a rule of protoc's.
     """
-    md, fd, package = fields.index.msg_desc[full]
+    fields = schema.fields
+    md, fd, package = schema.index.msg_desc[full]
     syntax = fd.syntax or "proto2"
     taken: set[str] = set()
-    # Nested type names stay free for class attributes (ns.pkg.Outer.Inner).
     anns: dict[str, Any] = {}
     body: dict[str, Any] = {}
     synthetic = {f.oneof_index for f in md.field if f.proto3_optional and f.oneof_index is not None}
@@ -73,8 +94,14 @@ def build_message(fields: FieldBuilder, full: str) -> type:
     qualname = full[len(package) + 1:] if package else full
     # protoc's JSON-name rules follow the message's json_format (pbj.schema.name_rules)
     legacy_option = md.options is not None and md.options.deprecated_legacy_json_field_conflicts
-    legacy = fields.index.features.messages[full].json_format == JsonFormat.LEGACY_BEST_EFFORT
+    legacy = schema.features.message(full).json_format == JsonFormat.LEGACY_BEST_EFFORT
     body["__pbj_json_rules__"] = "skip" if legacy_option else "legacy" if legacy else "allow"
+    # Nested classes as class attributes (ns.pkg.Outer.Inner, and pickling of classes), built
+    # when first read, unless a field of the class has the same name.
+    for nested in (*md.nested_type, *md.enum_type):
+        inner = f"{full}.{nested.name}"
+        if nested.name not in taken and inner in schema and inner not in schema.index.map_entries:
+            body[nested.name] = _Nested(schema, inner, nested.name)
     ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
           "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce,
           "__copy__": message_copy, "__deepcopy__": message_deepcopy}
@@ -98,7 +125,7 @@ class UnknownRoot(KeyError):
     """A type asked for by name (``load_descriptor_set(only=...)``) that the set does not define."""
 
 
-def reached(fields: FieldBuilder, roots: Iterable[str]) -> set[str]:
+def reached(index: Any, roots: Iterable[str]) -> set[str]:
     """The full names of the messages and enums ``roots`` reach, ``roots`` included.
 
     A message reaches the types of its fields (map entries and their value types included)
@@ -107,95 +134,29 @@ def reached(fields: FieldBuilder, roots: Iterable[str]) -> set[str]:
     ``google.protobuf.Any`` reaches every type of the set (it may hold any of them).
 
     Args:
-        fields: the load's :class:`FieldBuilder` (its index, and type names resolved as
-            the build resolves them).
+        index: the load's :class:`~pbj.loader.index.SchemaIndex` (whose type names all resolve).
         roots: full names of messages or enums (a leading dot is allowed).
 
     Raises:
         KeyError: a name of ``roots`` is no message or enum of the set.
-        SchemaError: a field names a type the set does not define.
     """
-    index = fields.index
     todo = []
     for root in roots:
         name = root[1:] if root.startswith(".") else root
-        if name not in index.msg_desc and name not in index.enum_desc:
+        if name not in index:
             raise UnknownRoot(f"no message or enum named {root!r} in this descriptor set")
         todo.append(name)
-    extended: dict[str, list[tuple[str, Any]]] = {}  # extendee -> (scope, extension), for message extendees
-    for full, fdp in index.extensions.items():
-        if fdp.extendee:
-            scope = full.rpartition(".")[0]
-            target = fields.type_name(SimpleNamespace(type_name=fdp.extendee, name=fdp.name), scope)
-            extended.setdefault(target, []).append((scope, fdp))
     seen: set[str] = set()
     while todo:
         name = todo.pop()
-        if name in seen or name not in index.msg_desc:
-            seen.add(name)
+        if name in seen:
             continue
         seen.add(name)
+        if name not in index.msg_desc:
+            continue
         refs = [(fdp, name) for fdp in index.msg_desc[name][0].field]
-        refs += [(fdp, scope) for scope, fdp in extended.get(name, ())]
-        todo.extend(fields.type_name(fdp, owner) for fdp, owner in refs if fdp.type_name)
+        refs += [(ext.fdp, ext.scope) for ext in index.extending.get(name, ())]
+        todo.extend(index.resolve_name(fdp.type_name, owner) for fdp, owner in refs if fdp.type_name)
     if ANY in seen:  # an Any may hold a message of any type of the set (ProtoJSON resolves it by name)
         return {*index.msg_desc, *index.enum_desc}
     return seen
-
-
-def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namespace, dict[str, Any]]:
-    """The classes of a decoded ``FileDescriptorSet``, and the well-known classes it reused.
-
-    Args:
-        fds: the decoded ``FileDescriptorSet``.
-        only: full names of messages or enums: build these and what they reach
-            (:func:`reached`) instead of every message and enum of the set; services are
-            built when every type of theirs is.
-
-    Returns:
-        ``(namespace, known)``: the :class:`Namespace`, and full name ->
-        :mod:`pbj.wellknown` class for the types it did not build.
-
-    Raises:
-        KeyError: a name of ``only`` is no message or enum of the set.
-        SchemaError: the descriptors are inconsistent (see :func:`pbj.load_descriptor_set`).
-    """
-    known = well_known()
-    index = SchemaIndex(fds.file)
-    enums: dict[str, type] = {}
-    messages: dict[str, type] = {}
-    fields = FieldBuilder(index, enums, messages, known)  # type names resolve from the index alone
-    wanted = None if only is None else reached(fields, only)
-    enums.update(build_enums(index, known, wanted))
-    for full in index.msg_desc:
-        if full in index.map_entries or (wanted is not None and full not in wanted):
-            continue
-        found = known.get(full)
-        messages[full] = found if found is not None else build_message(fields, full)
-    # Nested classes as class attributes (ns.pkg.Outer.Inner, and pickling of classes),
-    # unless a field of the outer class has the same name.
-    for full, cls in (*messages.items(), *enums.items()):
-        parent, _, short = full.rpartition(".")
-        outer = messages.get(parent)
-        if outer is None or outer is known.get(parent) or short in outer.__pbj_fields_taken__:  # type: ignore[attr-defined]
-            continue
-        setattr(outer, short, cls)
-    from pbj.loader.extensions import build_extensions
-    extensions = build_extensions(index, fields, messages)
-    from pbj.loader.services import build_services
-    services = build_services(index.files, {**known, **messages}, complete=wanted is None)
-    namespace = Namespace(messages, enums, index.files, extensions, services)
-    # each class and service of this load knows its namespace: pbj.options_of and pbj.to_google read
-    # the descriptors (options, custom options) the classes were built from
-    for name, owned in messages.items():
-        if known.get(name) is not owned:
-            type.__setattr__(owned, "__pbj_namespace__", namespace)
-    # an enum holds it weakly: its members outlive a load in places pbj does not own, and through a
-    # strong reference they would keep every class of the load alive (pbj.schema.records.namespace_of)
-    reference = weakref.ref(namespace)
-    for name, owned in enums.items():
-        if known.get(name) is not owned:
-            type.__setattr__(owned, "__pbj_namespace__", reference)
-    for svc in services.values():
-        setattr(svc, "__pbj_namespace__", namespace)  # noqa: B010 (a dunder the Service class does not declare)
-    return namespace, known

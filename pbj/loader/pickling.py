@@ -20,38 +20,96 @@ import copy
 import sys
 import threading
 import types
-import uuid
 import weakref
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pbj.schema.presence import stored_values
 
-__all__ = ["REGISTRY_MODULE", "register", "latest_loaded", "registry_module", "message_reduce", "message_copy",
-           "message_deepcopy", "make_enum_reduce"]
+__all__ = ["REGISTRY_MODULE", "register", "loads_alive", "latest_loaded", "registry_module", "message_reduce",
+           "message_copy", "message_deepcopy", "make_enum_reduce", "release_newest"]
 
 #: The module every loaded class names as its ``__module__`` (plus ``.<package>``).
 REGISTRY_MODULE = "pbj._loaded"
 
-# Full name -> the latest loaded class or enum of that name, for pickle.
-# Weak values: a schema whose classes are no longer used goes away whole (its registration with it).
-_REGISTRY: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-# (load token, full name) -> the class or enum of that load, for pickles made in this process.
-_BY_LOAD: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
+# The loads of this process still alive, oldest first (a load lives while its namespace or one
+# of its classes does: each class keeps its load), and each by its token. Weak references: a
+# schema whose classes are no longer used goes away whole, its registration with it.
+_LOADS: list[weakref.ref] = []
+_BY_TOKEN: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _registry_lock = threading.Lock()
+# The newest load while it has built no class, held strongly: a worker's initializer that loads a schema
+# and drops the namespace keeps it for the pickles its tasks receive (once a class is built, the classes
+# keep their load alive).
+_NEWEST: list[Any] = []
 
 
-def register(classes: dict[str, Any]) -> None:
-    """Make ``classes`` (full name -> class or enum of one load) the ones pickles of those names resolve to.
-
-    The classes get the load's token as ``__pbj_load__`` (a random hex string, new for
-    every load), which their pickles carry.
-    """
-    token = uuid.uuid4().hex
+def register(schema: Any) -> None:
+    """Make the classes of a finished load (a :class:`~pbj.loader.schema.LoadedSchema`) the ones
+    pickles of their names resolve to, ahead of every earlier load; its classes are built on
+    demand, when a pickle asks for one. The newest load stays alive until another load is
+    registered (older ones live while their namespace or a class of theirs does)."""
     with _registry_lock:
-        for full, cls in classes.items():
-            type.__setattr__(cls, "__pbj_load__", token)
-            _REGISTRY[full] = cls
-            _BY_LOAD[(token, full)] = cls
+        _NEWEST[:] = [schema]
+        _LOADS[:] = [ref for ref in _LOADS if ref() is not None]
+        _LOADS.append(weakref.ref(schema))
+        _BY_TOKEN[schema.token] = schema
+
+
+def release_newest(schema: Any) -> None:
+    """Stop holding ``schema`` strongly (its first class is built: the classes hold it from now on)."""
+    with _registry_lock:
+        if _NEWEST and _NEWEST[0] is schema:
+            _NEWEST.clear()
+
+
+def _live_loads() -> list[Any]:
+    """The loads alive, newest first."""
+    with _registry_lock:
+        refs = list(_LOADS)
+    return [s for s in (ref() for ref in reversed(refs)) if s is not None]
+
+
+def loads_alive() -> tuple[Any, ...]:
+    """The loads registered and still alive, newest first (what a failed load must not change); holding
+    the tuple keeps them alive."""
+    return tuple(_live_loads())
+
+
+def _owner(full_name: str) -> Any:
+    """The newest live load that offers ``full_name`` as a class of its own, or ``None``."""
+    for schema in _live_loads():
+        if full_name in schema and full_name not in schema.known:
+            return schema
+    return None
+
+
+class _Registry(Mapping):
+    """Full name -> the class of the newest live load offering it (read by the tests, the fuzz targets and
+    ``Any``'s resolution); looking a name up builds its class."""
+
+    def __getitem__(self, full_name: str) -> Any:
+        found = latest_loaded(full_name)
+        if found is None:
+            raise KeyError(full_name)
+        return found
+
+    def __contains__(self, full_name: object) -> bool:
+        return isinstance(full_name, str) and _owner(full_name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for schema in _live_loads():
+            for name in (*schema.message_names, *schema.enum_names):
+                if name not in seen and name not in schema.known:
+                    seen.add(name)
+                    yield name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+_REGISTRY = _Registry()
 
 
 class _RegistryModule(types.ModuleType):
@@ -81,22 +139,15 @@ def registry_module(package: str) -> str:
 
 
 def latest_loaded(full_name: str) -> Any:
-    """The class or enum of the last load of ``full_name`` still alive, or None.
-
-    The last load's classes may have gone while an earlier load of the same name lives on:
-    then the latest of those is found (and registered again)."""
-    found = _REGISTRY.get(full_name)
-    if found is None:
-        with _registry_lock:
-            for (_, full), cls in reversed(list(_BY_LOAD.items())):
-                if full == full_name:
-                    _REGISTRY[full_name] = found = cls
-                    break
-    return found
+    """The class or enum ``full_name`` of the newest load still alive that offers it (built now if need
+    be), or None."""
+    schema = _owner(full_name)
+    return None if schema is None else schema.get(full_name)
 
 
 def _lookup_loaded(full_name: str, load: str | None = None) -> Any:
-    found = _BY_LOAD.get((load, full_name)) if load is not None else None
+    schema = _BY_TOKEN.get(load) if load is not None else None
+    found = schema.get(full_name) if schema is not None else None
     if found is None:
         found = latest_loaded(full_name)
     if found is None:

@@ -37,7 +37,7 @@ def _run_protoc(args: list[str]) -> tuple[int, str]:
 
 
 def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
-               include: str | os.PathLike | Iterable[str | os.PathLike] = ()) -> Namespace:
+               include: str | os.PathLike | Iterable[str | os.PathLike] = (), *, lazy: bool = True) -> Namespace:
     """Compile ``.proto`` files with the protoc of ``grpcio-tools`` and load them.
 
     Args:
@@ -50,10 +50,16 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
             every file, when there are none) adds its own directory.
             Google's well-known ``.proto`` files (those ``grpcio-tools``
             ships) are always importable.
+        lazy: as for :func:`load_descriptor_set`: ``False`` builds every class now.
 
     Returns:
         A :class:`Namespace`, as :func:`load_descriptor_set` gives, of the
         files and everything they import.
+
+    The descriptor set protoc writes is kept in pbj's schema cache (:mod:`pbj.loader.cache`:
+    the platform's cache folder, ``PBJ_CACHE_DIR`` to choose another, ``PBJ_NO_CACHE=1`` to
+    turn it off), and a later call with the same files (the same bytes, found in the same
+    include directories) reads it from there instead of running protoc.
 
     Raises:
         SchemaError: ``grpcio-tools`` is not installed (``pip install 'pbj-protobuf[proto]'``),
@@ -76,6 +82,40 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
     _check_found(paths, includes)
     names = _protoc_names(paths, includes)
     builtin = Path(grpc_tools.__file__).parent / "_proto"
+    search = [*includes, builtin]
+    from pbj.loader import cache
+
+    folder = cache.cache_dir()
+    key = ""
+    if folder is not None:
+        stat = os.stat(grpc_tools.__file__)
+        key = cache.entry_key(_version(), (str(builtin), str(stat.st_size), str(stat.st_mtime_ns)),
+                              map(str, includes), names.values())
+        data = cache.read_entry(folder, key, search)
+        if data is not None:
+            return load_descriptor_set(data, lazy=lazy)
+    data = _compile(names, includes, builtin)
+    try:
+        ns = load_descriptor_set(data, lazy=lazy)
+    except DecodeError as exc:  # pragma: no cover - protoc writes valid sets
+        raise SchemaError(f"protoc wrote an unreadable descriptor set: {exc}") from None
+    if folder is not None:
+        cache.write_entry(folder, key, search, [f.name for f in ns.files], data)
+    return ns
+
+
+def _version() -> str:
+    """pbj's version (``pbj.__version__``), read from the package already imported (this module is a
+    submodule of it) rather than imported: the loader stays below ``pbj`` in the import graph."""
+    return str(sys.modules["pbj"].__version__)
+
+
+def _compile(names: dict[str, str], includes: list[Path], builtin: Path) -> bytes:
+    """Run protoc on the files ``names`` and return the descriptor set it writes.
+
+    Raises:
+        SchemaError: protoc refused the files (its error lines, naming files as the caller did).
+    """
     import tempfile  # here, not at import (see _run_protoc)
 
     with tempfile.TemporaryDirectory(prefix="pbj-protoc-") as tmp:
@@ -86,11 +126,7 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
         if status != 0 or not out.exists():
             text = _user_paths(errors.strip(), names, includes) or f"protoc exited with status {status}"
             raise SchemaError(f"protoc failed:\n{text}")
-        data = out.read_bytes()
-    try:
-        return load_descriptor_set(data)
-    except DecodeError as exc:  # pragma: no cover - protoc writes valid sets
-        raise SchemaError(f"protoc wrote an unreadable descriptor set: {exc}") from None
+        return out.read_bytes()
 
 
 def _protoc_names(files: list[str], includes: list[Path]) -> dict[str, str]:

@@ -12,22 +12,9 @@ import threading
 from decimal import Decimal
 from typing import Any
 
-from pbj.errors import DecodeError
+from pbj.errors import JSONError  # defined with the others, so that ``except pbj.JSONError`` costs no import
 
 __all__ = ["JSONError", "MAX_DEPTH", "SKIP", "enter", "leave", "json_type"]
-
-
-class JSONError(DecodeError):
-    """A JSON value is not a valid ProtoJSON form of the requested message.
-
-    A :class:`pbj.DecodeError` whose ``path`` is the JSON path of the bad value
-    (object keys as ``str``, array indexes as ``int``, map keys as one-element
-    tuples) and whose ``offset`` is ``None``. ``str(err)`` reads
-    ``expected a JSON number for int32, got string - at `$.transfers[3].amount```.
-    """
-
-    def __init__(self, reason: str, *, path: list | None = None):
-        super().__init__(reason, path=path)
 
 
 #: A reader's answer for "leave the field unset" (an unknown enum name skipped with ``ignore_unknown``).

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import inspect
 import itertools
 import keyword
 import struct
@@ -146,20 +145,23 @@ class _Annotations:
 def _class_annotations(cls: type) -> dict[str, Any]:
     """A class's own annotations: values, or the text of those that cannot be evaluated yet.
 
-    Before 3.14 they are what the class body made (strings under ``from __future__ import annotations``).
-    From 3.14 annotations are evaluated when first asked for (PEP 649, PEP 749): one that names a class
-    declared later, or the class itself (not bound while its decorator runs), raises ``NameError`` then,
-    so they are read as their source text instead (``annotationlib``'s ``STRING`` format) and evaluated
-    in the class's scope like strings (:meth:`_Annotations.evaluated`).
+    Before 3.14 they are what the class body made (strings under ``from __future__ import annotations``),
+    read from the class's own ``__dict__`` as ``inspect.get_annotations`` does (without importing
+    ``inspect``: ``import pbj`` stays small). From 3.14 annotations are evaluated when first asked for
+    (PEP 649, PEP 749): one that names a class declared later, or the class itself (not bound while its
+    decorator runs), raises ``NameError`` then, so they are read as their source text instead
+    (``annotationlib``'s ``STRING`` format) and evaluated in the class's scope like strings
+    (:meth:`_Annotations.evaluated`).
     """
-    try:
-        return inspect.get_annotations(cls)
-    except Exception:  # a name not defined yet (3.14's lazy annotations): read the text
-        if sys.version_info >= (3, 14):
-            import annotationlib
+    if sys.version_info >= (3, 14):
+        import annotationlib
 
-            return annotationlib.get_annotations(cls, format=annotationlib.Format.STRING)
-        raise
+        try:
+            return dict(annotationlib.get_annotations(cls))
+        except Exception:  # a name not defined yet (3.14's lazy annotations): read the text
+            return dict(annotationlib.get_annotations(cls, format=annotationlib.Format.STRING))
+    ann = cls.__dict__.get("__annotations__")  # noqa: RUF063 (inspect.get_annotations: see above)
+    return dict(ann) if isinstance(ann, dict) else {}
 
 
 @functools.lru_cache(maxsize=512)
@@ -208,6 +210,11 @@ def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
     """Whether an evaluated annotation fits the declared protobuf type."""
     if ann is Any or ann is typing.Any:
         return True
+    if spec.members is None and spec.map_key is None and not spec.repeated:
+        # the common cases, without typing's introspection: a plain class (``int``) or ``X | None``
+        fast = _plain_annotation_ok(ann, spec.type)
+        if fast is not None:
+            return fast
     origin = typing.get_origin(ann)
     args = typing.get_args(ann)
     if spec.members is not None:  # oneof: pbj.OneOf, OneOf[...] or a union of them, with None
@@ -235,6 +242,30 @@ def _annotation_ok(ann: Any, spec: FieldSpec) -> bool:
     if any(isinstance(p, (str, typing.ForwardRef)) for p in given):
         return True
     return bool(given) and given <= allowed
+
+
+def _plain_annotation_ok(ann: Any, t: Any) -> bool | None:
+    """:func:`_annotation_ok` for a singular field whose annotation is a class or ``A | B`` of classes,
+    or ``None`` to leave it to the general rule."""
+    if type(ann) is types.UnionType:
+        given = [a for a in ann.__args__ if a is not _NONE_TYPE]
+    elif type(ann) is type or type(ann) is enum.EnumType:
+        given = [ann]
+    else:
+        return None
+    if isinstance(t, str):
+        row = SCALARS.get(t)
+        if row is None:
+            return None
+        return bool(given) and all(g is row.py_type or (g is int and row.is_float) for g in given)
+    if type(t) is enum.EnumType:
+        return bool(given) and all(g is t or g is int for g in given)
+    if isinstance(t, type):
+        return bool(given) and all(g is t for g in given)
+    return True  # a forward reference: checked when resolved
+
+
+_NONE_TYPE = type(None)
 
 
 def _describe(spec: FieldSpec) -> str:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import attrs
-
 from pbj.schema.constructor import bootstrap_init
 from pbj.schema.generated import FIRST_USE
 from pbj.schema.methods import install_methods
@@ -162,6 +160,7 @@ def _stand_in(cls: type, name: str) -> Any:
 def _attrs_fields(order: tuple[str, ...], defaults: dict[str, Any], extensions: bool) -> dict[str, Any]:
     """attrs' fields of a message class (``these``), in slot order: the declared fields
     (keyword-only; a stand-in alias for a name attrs' own code uses), then the hidden ones."""
+    import attrs  # on a class's first use of attrs only: ``import pbj`` does not load attrs
     these: dict[str, Any] = {}
     for i, name in enumerate(order, 1):
         alias = f"_pbj_alias_{i}" if _unsafe_for_attrs(name) else name
@@ -198,6 +197,8 @@ def _built_aside(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]
     Returns:
         attribute name -> value, for :func:`complete_attrs` to publish on ``cls``.
     """
+    import attrs  # (see _attrs_fields)
+
     these = _attrs_fields(*recipe)
     aside = type(cls.__name__, (cls.__pbj_slots__,),  # type: ignore[attr-defined]
                  {"__slots__": (), "__module__": cls.__module__, "__qualname__": cls.__qualname__})

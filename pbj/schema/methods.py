@@ -82,6 +82,10 @@ _showing = threading.local()
 
 
 def _names(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    recipe = cls.__dict__.get("__pbj_attrs_pending__")
+    if recipe is not None:  # the names attrs would give (make_class's fields), without importing attrs
+        order, _, extensions = recipe
+        return (*order, *(("_pbj_extensions",) if extensions else ())), tuple(order)
     attributes = cls.__attrs_attrs__  # type: ignore[attr-defined]
     return tuple(a.name for a in attributes if a.eq), tuple(a.name for a in attributes if a.repr)
 

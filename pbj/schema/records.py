@@ -8,16 +8,16 @@ the construction checks and the tools read the schema from it only.
 from __future__ import annotations
 
 import enum
+import functools
 import weakref
 from typing import Any
 
-import attrs
+from pbj.record import Record
 
 __all__ = ["FieldInfo", "OneofInfo", "MessageInfo", "json_name_of", "is_message", "enum_default"]
 
 
-@attrs.define(eq=False)
-class FieldInfo:
+class FieldInfo(Record):
     """The schema of one field (or one oneof member) of a message.
 
     Attributes:
@@ -43,21 +43,45 @@ class FieldInfo:
             bytes are kept, invalid UTF-8 as ``surrogateescape`` characters.
     """
 
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "number", "type", "proto_name", "json_name", "repeated", "packed", "optional", "map_key",
+        "map_value", "oneof", "default", "group", "required", "utf8")
     name: str
     number: int
     type: Any
-    proto_name: str = ""
-    json_name: str = ""
-    repeated: bool = False
-    packed: bool = False
-    optional: bool = False
-    map_key: str | None = None
-    map_value: Any = None
-    oneof: str | None = None
-    default: Any = None
-    group: bool = False
-    required: bool = False
-    utf8: bool = True
+    proto_name: str
+    json_name: str
+    repeated: bool
+    packed: bool
+    optional: bool
+    map_key: str | None
+    map_value: Any
+    oneof: str | None
+    default: Any
+    group: bool
+    required: bool
+    utf8: bool
+
+    def __init__(self, name: str, number: int, type: Any, proto_name: str = "", json_name: str = "",
+                 repeated: bool = False, packed: bool = False, optional: bool = False, map_key: str | None = None,
+                 map_value: Any = None, oneof: str | None = None, default: Any = None, group: bool = False,
+                 required: bool = False, utf8: bool = True) -> None:
+        self.name = name
+        self.number = number
+        self.type = type
+        self.proto_name = proto_name
+        self.json_name = json_name
+        self.repeated = repeated
+        self.packed = packed
+        self.optional = optional
+        self.map_key = map_key
+        self.map_value = map_value
+        self.oneof = oneof
+        self.default = default
+        self.group = group
+        self.required = required
+        self.utf8 = utf8
 
     @property
     def is_map(self) -> bool:
@@ -77,8 +101,7 @@ class FieldInfo:
         return "message"
 
 
-@attrs.define(eq=False)
-class OneofInfo:
+class OneofInfo(Record):
     """A oneof: the attribute ``name`` holds a :class:`~pbj.schema.OneOf` or ``None``.
 
     Attributes:
@@ -86,12 +109,18 @@ class OneofInfo:
         members: the member fields, in declaration order.
     """
 
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "name", "members")
     name: str
     members: list[FieldInfo]
 
+    def __init__(self, name: str, members: list[FieldInfo]) -> None:
+        self.name = name
+        self.members = members
 
-@attrs.define(eq=False)
-class MessageInfo:
+
+class MessageInfo(Record):
     """The schema of a message class, kept in its ``__pbj_info__``.
 
     Attributes:
@@ -116,18 +145,39 @@ class MessageInfo:
             :func:`pbj.schema.resolve`).
     """
 
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "cls", "full_name", "fields", "oneofs", "attr_order", "syntax", "map_entry", "message_set",
+        "resolved", "reserved_names", "extension_ranges", "extensions")
     cls: Any
     full_name: str
     fields: list[FieldInfo]
     oneofs: list[OneofInfo]
     attr_order: list[str]
-    syntax: str = "proto3"
-    map_entry: bool = False
-    message_set: bool = False
-    resolved: bool = False
-    reserved_names: frozenset = frozenset()
-    extension_ranges: tuple[tuple[int, int], ...] = ()
-    extensions: dict[int, Any] = attrs.Factory(dict)
+    syntax: str
+    map_entry: bool
+    message_set: bool
+    resolved: bool
+    reserved_names: frozenset
+    extension_ranges: tuple[tuple[int, int], ...]
+    extensions: dict[int, Any]
+
+    def __init__(self, cls: Any, full_name: str, fields: list[FieldInfo], oneofs: list[OneofInfo],
+                 attr_order: list[str], syntax: str = "proto3", map_entry: bool = False, message_set: bool = False,
+                 resolved: bool = False, reserved_names: frozenset = frozenset(),
+                 extension_ranges: tuple[tuple[int, int], ...] = (), extensions: dict[int, Any] | None = None) -> None:
+        self.cls = cls
+        self.full_name = full_name
+        self.fields = fields
+        self.oneofs = oneofs
+        self.attr_order = attr_order
+        self.syntax = syntax
+        self.map_entry = map_entry
+        self.message_set = message_set
+        self.resolved = resolved
+        self.reserved_names = reserved_names
+        self.extension_ranges = extension_ranges
+        self.extensions = {} if extensions is None else extensions
 
     def all_fields(self) -> list[FieldInfo]:
         """Every field and oneof member, in field-number order."""
@@ -137,6 +187,7 @@ class MessageInfo:
         return sorted(out, key=lambda f: f.number)
 
 
+@functools.lru_cache(maxsize=4096)  # a declaration asks up to three times per field; schemas repeat names
 def json_name_of(proto_name: str) -> str:
     """The default ProtoJSON name of a field: lowerCamelCase, as protoc makes it.
 

@@ -12,8 +12,6 @@ import enum
 import sys
 from typing import Any, TypeVar
 
-import attrs
-
 from pbj.errors import SchemaError
 from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
 from pbj.schema.records import FieldInfo, MessageInfo, is_message
@@ -43,8 +41,10 @@ def scalar_name_problem(ref: str) -> str | None:
     """
     if ref in _NOT_TYPES or not all(part.isidentifier() for part in ref.split(".")):
         return f"unknown scalar type {ref!r}"
-    import difflib  # on the error path only: not at import
-    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6) if ref.islower() else []
+    if not ref.islower():
+        return None  # a class name (a forward reference to a message)
+    import difflib  # a lower-case name only (rare): not at import, nor for every forward reference
+    close = difflib.get_close_matches(ref, sorted(SCALAR_NAMES), n=3, cutoff=0.6)
     if close:
         return f"unknown scalar type {ref!r} (did you mean {' or '.join(map(repr, close))}?)"
     return None
@@ -219,6 +219,8 @@ def replace(obj: M, /, **changes: Any) -> M:
             field (the message names class, field and value).
         ValueError: a value out of range for its field.
     """
+    import attrs  # here, not at import: ``import pbj`` does not load attrs
+
     cls: Any = obj.__class__
     if not getattr(cls, "__pbj_defaults__", None):
         return attrs.evolve(obj, **changes)  # type: ignore[misc]

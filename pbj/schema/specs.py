@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+from pbj.record import ValueRecord
 
 __all__ = ["FieldSpec", "MISSING", "field", "map_field", "oneof"]
 
@@ -19,25 +19,35 @@ __all__ = ["FieldSpec", "MISSING", "field", "map_field", "oneof"]
 MISSING: Any = object()
 
 
-@attrs.define
-class FieldSpec:
-    """What ``pbj.field``/``map_field``/``oneof`` leave in the class body."""
+class FieldSpec(ValueRecord):
+    """What ``pbj.field``/``map_field``/``oneof`` leave in the class body (``utf8``: the loader's
+    resolved ``utf8_validation``; ``None``: the class's rules decide)."""
 
-    number: int | None
-    type: Any
-    repeated: bool = False
-    packed: bool | None = None
-    optional: bool = False
-    map_key: str | None = None
-    map_value: Any = None
-    members: dict[str, tuple[Any, ...]] | None = None
-    json_name: str | None = None
-    proto_name: str | None = None
-    default: Any = MISSING
-    group: bool = False
-    required: bool = False
-    features: dict[str, Any] | None = None
-    utf8: bool | None = None  # the loader's resolved utf8_validation (None: the class's rules decide)
+    # the order of repr and __init__, not sorted
+    __slots__ = (  # noqa: RUF023
+        "number", "type", "repeated", "packed", "optional", "map_key", "map_value", "members", "json_name",
+        "proto_name", "default", "group", "required", "features", "utf8")
+
+    def __init__(self, number: int | None, type: Any, repeated: bool = False, packed: bool | None = None,
+                 optional: bool = False, map_key: str | None = None, map_value: Any = None,
+                 members: dict[str, tuple[Any, ...]] | None = None, json_name: str | None = None,
+                 proto_name: str | None = None, default: Any = MISSING, group: bool = False, required: bool = False,
+                 features: dict[str, Any] | None = None, utf8: bool | None = None) -> None:
+        self.number = number
+        self.type = type
+        self.repeated = repeated
+        self.packed = packed
+        self.optional = optional
+        self.map_key = map_key
+        self.map_value = map_value
+        self.members = members
+        self.json_name = json_name
+        self.proto_name = proto_name
+        self.default = default
+        self.group = group
+        self.required = required
+        self.features = features
+        self.utf8 = utf8
 
 
 def field(number: int, type: Any, *, repeated: bool = False, packed: bool | None = None,

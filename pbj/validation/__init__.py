@@ -24,6 +24,7 @@ always validates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -129,7 +130,7 @@ def validate_on_build(target: Any, /, enabled: bool = True) -> None:
     """
     if isinstance(target, type) and is_message(target):
         classes = [target]
-    elif hasattr(target, "messages") and isinstance(target.messages, dict):
+    elif hasattr(target, "messages") and isinstance(target.messages, Mapping):  # a Namespace: builds its classes
         classes = list(target.messages.values())
     else:
         raise TypeError(f"validate_on_build takes a pbj.Namespace or a message class, not {target!r}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from pbj.errors import PbjError, format_path
+from pbj.errors import ValidationError, format_path  # ValidationError: in pbj.errors, so import pbj has it
 from pbj.schema import info, is_message
 from pbj.schema.records import namespace_of
 from pbj.validation.messages import FieldPath, ViolationMessage
@@ -73,29 +73,14 @@ class Violation:
         return f"{where}{key}: {self.message} [{self.rule_id}]"
 
 
-class ValidationError(PbjError, ValueError):
-    """A message breaks ``buf.validate`` rules of its schema (:func:`pbj.validate`).
+def _to_proto(self: ValidationError) -> Any:
+    """The violations as one ``buf.validate.Violations`` message (pbj's)."""
+    from pbj.validation.messages import ViolationsMessage
 
-    Attributes:
-        violations: every :class:`Violation` found (just the first with ``fail_fast``), in
-            protovalidate's order.
-        type_name: the full name of the validated message.
+    return ViolationsMessage(violations=tuple(v.proto for v in self.violations))
 
-    The text lists each violation on its own line, with its path, message and rule id.
-    """
 
-    def __init__(self, type_name: str, violations: list[Violation]) -> None:
-        self.type_name = type_name
-        self.violations = violations
-        lines = "".join(f"\n  {v}" for v in violations)
-        n = len(violations)
-        super().__init__(f"{type_name}: {n} validation rule{'s' if n != 1 else ''} broken:{lines}")
-
-    def to_proto(self) -> Any:
-        """The violations as one ``buf.validate.Violations`` message (pbj's)."""
-        from pbj.validation.messages import ViolationsMessage
-
-        return ViolationsMessage(violations=tuple(v.proto for v in self.violations))
+ValidationError.to_proto = _to_proto  # type: ignore[attr-defined]  # (the class lives in pbj.errors: see there)
 
 
 def field_path_text(path: FieldPath | None) -> str:
