@@ -28,6 +28,15 @@ native = Extension(
     optional=True,
 )
 
+# Arrow columns to encodings (pbj.arrow.encode_from_arrow): a module of its own, pbj._native._arrow
+arrow_encode = Extension(
+    "pbj._native._arrow",
+    sources=["pbj/_native/arrow_encode.c"],
+    depends=["pbj/_native/engine.h", "pbj/_native/msvc.h"],
+    extra_compile_args=["-std=c11", "-O2"],
+    optional=True,
+)
+
 
 class BuildExt(build_ext):
     """GCC's and Clang's flags, or MSVC's: C11, optimized, and pbj/_native/msvc.h forced into every source."""
@@ -39,4 +48,4 @@ class BuildExt(build_ext):
         super().build_extension(ext)
 
 
-setup(ext_modules=[] if NO_EXTENSIONS else [native], cmdclass={"build_ext": BuildExt})
+setup(ext_modules=[] if NO_EXTENSIONS else [native, arrow_encode], cmdclass={"build_ext": BuildExt})

@@ -179,26 +179,10 @@ def count_worker(folder: Path, calls: int) -> None:
 
 def count_instructions(calls: int) -> int:
     """``--instructions``: run :func:`count_worker` under callgrind and print instructions per call."""
-    import shutil
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        print("--instructions needs valgrind (callgrind) on PATH", file=sys.stderr)
+    from benchmarks.callgrind_regions import count_regions
+    counts = count_regions("benchmarks.grpc_stubs", "--calls", str(calls))
+    if counts is None:
         return 2
-    with tempfile.TemporaryDirectory(prefix="pbj-grpc-count-") as tmp:
-        folder = Path(tmp)
-        out = folder / "cg.out"
-        subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
-                        f"--log-file={folder / 'valgrind.log'}", sys.executable, "-m", "benchmarks.grpc_stubs",
-                        "--count-worker", tmp, "--calls", str(calls)], check=True,
-                       cwd=Path(__file__).resolve().parents[1])
-        names = (folder / "regions.txt").read_text().split("\n")
-
-        def total(n: int) -> int:  # dump 1: before the first region; then each region, then what follows it
-            for line in (folder / f"cg.out.{n}").read_text().splitlines():
-                if line.startswith(("summary:", "totals:")):
-                    return int(line.split()[1])
-            raise ValueError(f"dump {n} has no total")
-        counts = {name: total(2 + 2 * i) for i, name in enumerate(names)}
     import pbj
     per = {name: (c - counts["base"]) / calls for name, c in counts.items() if name != "base"}
     print(f"Python {platform.python_version()}; pbj engine {pbj.engine()}; callgrind, {calls} calls a region, "

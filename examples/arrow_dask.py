@@ -40,30 +40,41 @@ def default_schema() -> str:
     return str(resources.files("pbj") / "data" / "hapi-v0.55.0.binpb")
 
 
-def count_block(path: str, schema: str, parquet: str | None = None) -> dict[str, int]:
-    """Items per kind of one block file (runs in a Dask worker)."""
+def count_block(path: str, schema: str, parquet: str | None = None) -> tuple[dict[str, int], list[str]]:
+    """Items per kind of one block file, and the file's one-line error if it cannot be read (runs in a worker).
+
+    A file that is not a readable block is reported, not raised: a task that
+    raises makes every Dask worker log the failure at length.
+    """
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     import pbj.arrow
-    from pbj.arrow.blocks import block_items, read_block
+    from pbj.arrow.blocks import BlockFileError, block_items, read_block
 
-    table = pbj.arrow.decode_to_arrow(_item_class(schema), list(block_items(read_block(path))))
+    try:
+        table = pbj.arrow.decode_to_arrow(_item_class(schema), list(block_items(read_block(path))))
+    except BlockFileError as exc:
+        return {}, [str(exc)]
+    except pbj.DecodeError as exc:
+        return {}, [f"{Path(path).name}: not a block ({exc})"]
     if parquet is not None:
         name = Path(path).name.removesuffix(".gz").removesuffix(".blk") + ".parquet"
         pq.write_table(table, Path(parquet) / name)
     which = pc.struct_field(table.column("item"), "which")
     counts = pc.value_counts(which.cast("string"))
-    return {row["values"]: row["counts"] for row in counts.to_pylist()}
+    return {row["values"]: row["counts"] for row in counts.to_pylist()}, []
 
 
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return dict(collections.Counter(a) + collections.Counter(b))
+def _add(a: tuple[dict[str, int], list[str]], b: tuple[dict[str, int], list[str]]) -> tuple[dict[str, int], list[str]]:
+    return dict(collections.Counter(a[0]) + collections.Counter(b[0])), a[1] + b[1]
 
 
 def items_by_kind(folder: str | Path, *, schema: str | None = None, scheduler: str | None = None,
                   parquet: str | None = None) -> dict[str, int]:
     """Items per kind over every block file of ``folder``, one Dask task per file.
+
+    A file that cannot be read is skipped, with one line on stderr.
 
     Args:
         scheduler: a Dask scheduler's address, ``"sync"`` (in this process, for tests),
@@ -79,16 +90,18 @@ def items_by_kind(folder: str | Path, *, schema: str | None = None, scheduler: s
     if parquet is not None:
         Path(parquet).mkdir(parents=True, exist_ok=True)
     bag = db.from_sequence(files, npartitions=max(1, len(files))).map(count_block, schema, parquet)
-    total = bag.fold(_add, initial={})
+    total = bag.fold(_add, initial=({}, []))
     if scheduler is None:
-        result = total.compute(scheduler="processes")
+        result, skipped = total.compute(scheduler="processes")
     elif scheduler == "sync":
-        result = total.compute(scheduler="sync")
+        result, skipped = total.compute(scheduler="sync")
     else:
         from dask.distributed import Client
 
         with Client(scheduler) as client:
-            result = client.compute(total).result()
+            result, skipped = client.compute(total).result()
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
     return dict(sorted(result.items(), key=lambda kv: (-kv[1], kv[0])))
 
 

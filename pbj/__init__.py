@@ -46,11 +46,15 @@ if TYPE_CHECKING:  # imported on first use (below): ``import pbj`` loads what en
         has_extension,
         with_extensions,
     )
+    from pbj.google import from_google, load_google, to_google
     from pbj.loader import Namespace, load_descriptor_set, load_proto
     from pbj.loader.services import Method, Service, rpc, service
+    from pbj.options import options_of
     from pbj.protojson import JSONError, from_dict, from_json, to_dict, to_json
+    from pbj.python_dict import from_python, to_python
     from pbj.schema.declared_features import enum_features
     from pbj.textformat import TextError, from_text, to_text
+    from pbj.validation import ValidationError, validate, validate_on_build, violations
 
 #: The public names that live in modules imported on first use, and the module of each.
 _LAZY = {
@@ -61,13 +65,17 @@ _LAZY = {
     **dict.fromkeys(("JSONError", "from_dict", "from_json", "to_dict", "to_json"), "pbj.protojson"),
     **dict.fromkeys(("TextError", "from_text", "to_text"), "pbj.textformat"),
     "enum_features": "pbj.schema.declared_features",
+    **dict.fromkeys(("from_google", "to_google", "load_google"), "pbj.google"),
+    "options_of": "pbj.options",
+    **dict.fromkeys(("to_python", "from_python"), "pbj.python_dict"),
+    **dict.fromkeys(("validate", "violations", "validate_on_build", "ValidationError"), "pbj.validation"),
 }
 
 
 #: Subpackages that ``import pbj`` made reachable as attributes before they were loaded on first use:
 #: ``pbj.protojson.register_types(...)`` after a plain ``import pbj`` keeps working.
 _LAZY_MODULES = frozenset({"descriptor", "extensions", "feature_rules", "features", "loader", "protojson",
-                           "textformat"})
+                           "textformat", "google", "options", "python_dict", "validation", "json_schema"})
 
 
 def __getattr__(name: str) -> Any:
@@ -98,6 +106,8 @@ __all__ = [
     "Extension", "extension", "extensions_of", "get_extension", "has_extension", "with_extensions",
     "engine", "use_engine", "explain_engine", "EngineChoice",
     "Method", "Service", "rpc", "service",
+    "from_google", "to_google", "load_google", "options_of", "to_python", "from_python",
+    "validate", "violations", "validate_on_build", "ValidationError",
 ]
 
 __version__ = "0.1.0"

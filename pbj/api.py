@@ -24,7 +24,8 @@ from pbj.depth import check_max_depth, too_deep
 from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, check_decode, check_encode
-from pbj.schema import FrozenMap, OneOf, info, is_message
+from pbj.schema import OneOf, info, is_message
+from pbj.schema.resolve import class_needed
 from pbj.schema.values import none_problem, problem
 
 __all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH", "decoder_of", "encoder_of"]
@@ -244,7 +245,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
     codec = getattr(cls, "__pbj_codec__", None) if cls.__class__ is type else None
     if codec is None:
         if not isinstance(cls, type) or not is_message(cls):
-            raise TypeError(f"{cls!r} is not a pbj message class")
+            raise class_needed(cls, "pbj.decode")
         codec = codec_of(cls)
     if max_depth is not DEFAULT_MAX_DEPTH:
         check_max_depth(max_depth, "decode")
@@ -338,7 +339,7 @@ def _write_measured(codec: Any, obj: Any) -> bytes:
 
     Runs when a writer finds that the bytes of ``obj`` do not add up to a size cached in its tree:
     something changed behind the constructor's back (``object.__setattr__``) after it was measured,
-    such as a ``bytearray`` grown since, or a sub-message of another class (issue 20, item 9). So
+    such as a ``bytearray`` grown since, or a sub-message of another class (a hand-made object). So
     that the bytes are right or the error names the field, never invalid bytes, every cached size
     in the tree is forgotten (and each sub-message's class checked), then measured again.
 
@@ -388,18 +389,19 @@ _PBJ_CODE = (os.path.dirname(os.path.abspath(__file__)) + os.sep, "<pbj generate
 
 
 def _raised_in_pbj(exc: BaseException) -> bool:
-    """Whether the innermost frame of ``exc``'s traceback runs pbj's own code, not code pbj called.
+    """Whether every frame of ``exc``'s traceback runs pbj's own code, none code pbj called.
 
     A ``RecursionError`` is raised in the frame that makes the call one level too deep: pbj's
     writer going down a message too deep for the limit, or user code that pbj called (a
-    ``ReverseBuffer`` subclass's ``writer_grow``) recursing, or raising one, on its own.
+    ``ReverseBuffer`` subclass's ``writer_grow``, a map key's ``__lt__`` that encodes) recursing,
+    or raising one, on its own: then the recursion went through that code, and it is not pbj's.
     """
     tb = exc.__traceback__
-    if tb is None:
-        return True
-    while tb.tb_next is not None:
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PBJ_CODE):
+            return False
         tb = tb.tb_next
-    return tb.tb_frame.f_code.co_filename.startswith(_PBJ_CODE)
+    return True
 
 
 def _diagnose(obj: Any, exc: BaseException, what: str = "pbj.encode") -> BaseException:
@@ -438,7 +440,7 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
         value = getattr(obj, f.name)
         here = [*path, f.name]
         if f.is_map:
-            if not isinstance(value, FrozenMap):
+            if not isinstance(value, dict):  # a FrozenMap (a dict subclass) or a dict: both are written
                 return here, f"map field needs a FrozenMap, got {type(value).__name__}"
             for k, v in value.items():
                 bad = _check_value(f.map_key, k, [*here, (k,)], f.utf8) or \
@@ -446,7 +448,7 @@ def _find_bad(obj: Any, path: list[Any]) -> tuple[list[Any], str] | None:
                 if bad:
                     return bad
         elif f.repeated:
-            if not isinstance(value, tuple):
+            if not isinstance(value, tuple | list):  # a list is written as a tuple is
                 return here, f"repeated field needs a tuple, got {type(value).__name__}"
             for i, v in enumerate(value):
                 bad = _check_value(f.type, v, [*here, i], f.utf8)

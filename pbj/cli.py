@@ -378,7 +378,7 @@ def _parser() -> argparse.ArgumentParser:
     stubs.add_argument("--module", metavar="NAME", default="protos",
                        help="name of the package written (default: protos); import it as NAME.<protobuf package>")
     stubs.set_defaults(run=_stubs)
-    from pbj.grpc.cli import add_call_parser  # argparse only; grpcio is imported when the command runs
+    from pbj.connect.call import add_call_parser  # argparse only; grpcio or connectrpc is imported when it runs
     add_call_parser(sub)
     from pbj.arrow.command import add_command as _parquet_command  # argparse only; pyarrow loads when it runs
     _parquet_command(sub)

@@ -281,3 +281,58 @@ def test_decode_to_arrow_equals_to_arrow_of_decoded():
     with pytest.raises(pbj.DecodeError) as err:
         pbj.arrow.decode_to_arrow(Row, [*payloads, b"\x0a\x05ab"])
     assert err.value.path[0] == 4
+
+
+def test_submodules_load_as_attributes(monkeypatch):
+    """``pbj.arrow.native.explain(cls)`` after ``import pbj.arrow`` alone, as docs/arrow.md writes it."""
+    import pbj.arrow.native
+
+    monkeypatch.delattr(pbj.arrow, "native")  # as after a bare ``import pbj.arrow``
+    expected = "native" if pbj.engine() == "native" else "python: the native engine is not in use"
+    assert pbj.arrow.native.explain(Leaf) == expected
+    with pytest.raises(AttributeError, match="no attribute 'nowhere'"):
+        pbj.arrow.nowhere  # noqa: B018
+
+
+_FIELD_99 = b"\x98\x06\x01"  # field 99, varint 1: no field of Leaf or Row
+
+
+def test_unknown_fields_are_said_once(recwarn):
+    leaf = pbj.decode(Leaf, pbj.encode(Leaf(label="a")) + _FIELD_99)
+    row = pbj.decode(Row, pbj.encode(Row(leaf=leaf, leaves=(leaf,))) + _FIELD_99 + _FIELD_99)
+    with pytest.warns(pbj.arrow.UnknownFieldsWarning) as caught:
+        table = pbj.arrow.to_arrow([row, Row()])
+    assert len(caught) == 1
+    assert str(caught[0].message) == (
+        "4 unknown fields (12 bytes) in tests.test_arrow.Leaf, tests.test_arrow.Row are no columns of the table "
+        "and are left out (pbj.encode of the messages keeps them)")
+    assert caught[0].filename == __file__
+    assert pbj.arrow.from_arrow(table, Row)[0].leaf == Leaf(label="a")
+    recwarn.clear()
+    pbj.arrow.to_arrow([Row(leaf=Leaf(label="a"))])
+    assert not [w for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+    payloads = [pbj.encode(row), pbj.encode(Row())]  # the same from the bytes, on either engine
+    with pytest.warns(pbj.arrow.UnknownFieldsWarning, match=r"^4 unknown fields \(12 bytes\) in ") as caught:
+        assert pbj.arrow.decode_to_arrow(Row, payloads).equals(table)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    recwarn.clear()
+    pbj.arrow.decode_to_arrow(Row, payloads, unknown_fields="ignore")
+    pbj.arrow.decode_to_arrow(Row, [pbj.encode(Row(leaf=Leaf(label="a")))])
+    assert not [w for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+    with pytest.raises(ValueError, match="unknown_fields must be"):
+        pbj.arrow.decode_to_arrow(Row, payloads, unknown_fields="keep")
+
+
+def test_decode_to_arrow_in_parts(monkeypatch):
+    """Payloads past PART_BYTES in all become several record batches (int32 offsets never overflow)."""
+    from pbj.arrow import convert
+
+    payloads = [pbj.encode(r) for r in ROWS * 3]
+    whole = pbj.arrow.decode_to_arrow(Row, payloads)
+    monkeypatch.setattr(convert, "PART_BYTES", 40)
+    parts = pbj.arrow.decode_to_arrow(Row, payloads)
+    assert parts.column("from").num_chunks > 1 and parts.schema.equals(whole.schema)
+    assert parts.to_pylist() == whole.to_pylist()  # the enum dictionaries differ per chunk (their unknown numbers)
+    with pytest.raises(pbj.DecodeError) as err:
+        pbj.arrow.decode_to_arrow(Row, [*payloads, b"\x0a\x05ab"])
+    assert err.value.path[0] == 12

@@ -27,14 +27,19 @@ def block():
 
 @pytest.fixture(scope="module")
 def table(block):
+    """The block's table; decode_to_arrow says (on both engines) what it leaves out, as pbj decode does."""
     item_cls, _, payloads = block
-    return pbj.arrow.decode_to_arrow(item_cls, payloads)
+    with pytest.warns(pbj.arrow.UnknownFieldsWarning, match=r"^19 unknown fields \(461 bytes\) in "
+                      r"com\.hedera\.hapi\.node\.state\.blockstream\.BlockStreamInfo are no columns"):
+        return pbj.arrow.decode_to_arrow(item_cls, payloads)
 
 
 def test_decode_to_arrow_is_to_arrow_of_the_decoded_items(block, table):
     item_cls, items, _ = block
     assert table.num_rows == len(items) == 2442
-    expected = pbj.arrow.to_arrow(items)
+    with pytest.warns(pbj.arrow.UnknownFieldsWarning, match=r"^19 unknown fields \(461 bytes\) in "
+                      r"com\.hedera\.hapi\.node\.state\.blockstream\.BlockStreamInfo are no columns"):
+        expected = pbj.arrow.to_arrow(items)
     assert table.schema.equals(expected.schema, check_metadata=True)
     assert table.equals(expected)
     assert pbj.arrow.from_arrow(table, item_cls) == items

@@ -199,7 +199,8 @@ def test_garbage_request_is_invalid_argument_and_the_server_keeps_serving(pbj_ch
 
 
 def test_a_message_of_another_type_is_not_sent(pbj_channel, ns):
-    # Google's stubs refuse it too; pbj used to send its bytes, read as an EchoRequest at the server
+    # pbj used to send its bytes, read as an EchoRequest at the server (as Google's stubs still do:
+    # test_googles_stub_sends_a_message_of_another_type); on aio: test_grpc_aio.py
     stub = pbj.grpc.Stub(pbj_channel, ns.service(SERVICE))
     with pytest.raises(grpc.RpcError) as err:
         stub.Unary(ns["pbjtest.common.v1.Money"](currency="EUR"), timeout=TIMEOUT)
@@ -210,6 +211,72 @@ def test_a_message_of_another_type_is_not_sent(pbj_channel, ns):
         with pytest.raises(grpc.RpcError) as err:
             pbj.grpc.Stub(ch, svc).Unary(ns["pbjtest.echo.v1.EchoRequest"](), timeout=TIMEOUT)
     assert err.value.code() is grpc.StatusCode.INTERNAL
+
+
+def test_googles_stub_sends_a_message_of_another_type(pbj_channel, google):
+    # what docs/grpc.md says of Google's generated stubs: no check, the Money's bytes are read as an
+    # EchoRequest (field 1, Money.currency, is EchoRequest.text); on aio: test_grpc_aio.py
+    _, echo_grpc, types_pb2 = google
+    assert echo_grpc.EchoStub(pbj_channel).Unary(types_pb2.Money(currency="EUR"), timeout=TIMEOUT).text == "EUR"
+
+
+class PublicArgumentsOnly:
+    """A channel whose methods take grpcio's public arguments only (no ``_registered_method``), as a
+    grpcio release without it would; it records what each method was given."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.channel = channel
+        self.given: list[set[str]] = []
+
+    def _make(self, kind: str, method: str, request_serializer=None, response_deserializer=None):
+        self.given.append({"request_serializer", "response_deserializer"})
+        return getattr(self.channel, kind)(method, request_serializer=request_serializer,
+                                           response_deserializer=response_deserializer)
+
+    def unary_unary(self, method, request_serializer=None, response_deserializer=None):
+        return self._make("unary_unary", method, request_serializer, response_deserializer)
+
+    def unary_stream(self, method, request_serializer=None, response_deserializer=None):
+        return self._make("unary_stream", method, request_serializer, response_deserializer)
+
+    def stream_unary(self, method, request_serializer=None, response_deserializer=None):
+        return self._make("stream_unary", method, request_serializer, response_deserializer)
+
+    def stream_stream(self, method, request_serializer=None, response_deserializer=None):
+        return self._make("stream_stream", method, request_serializer, response_deserializer)
+
+
+class Recording:
+    """A ``grpc.Channel`` that records the keywords each multi-callable was made with."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.channel = channel
+        self.given: list[set[str]] = []
+
+    def unary_unary(self, method, request_serializer=None, response_deserializer=None, _registered_method=False):
+        self.given.append({"request_serializer", "response_deserializer", *(("_registered_method",)
+                                                                               if _registered_method else ())})
+        return self.channel.unary_unary(method, request_serializer=request_serializer,
+                                        response_deserializer=response_deserializer,
+                                        _registered_method=_registered_method)
+
+    unary_stream = stream_unary = stream_stream = unary_unary
+
+
+def test_registered_methods_where_the_channel_takes_them_public_arguments_elsewhere(pbj_channel, ns):
+    # grpcio's generated stubs pass its private _registered_method=True; pbj does where the channel's
+    # methods take it, and works with a channel (another grpcio release, a wrapper) that does not
+    Req = ns["pbjtest.echo.v1.EchoRequest"]
+    public = PublicArgumentsOnly(pbj_channel)
+    stub = pbj.grpc.Stub(public, ns.service(SERVICE))
+    assert stub.Unary(Req(text="a"), timeout=TIMEOUT).text == "a"
+    assert [r.index for r in stub.ServerStream(Req(text="b", count=2), timeout=TIMEOUT)] == [0, 1]
+    assert stub.ClientStream(iter([Req(text="c"), Req(text="d")]), timeout=TIMEOUT).text == "c,d"
+    assert [r.text for r in stub.Bidi(iter([Req(text="e")]), timeout=TIMEOUT)] == ["e"]
+    assert public.given and all(g == {"request_serializer", "response_deserializer"} for g in public.given)
+    recording = Recording(pbj_channel)
+    pbj.grpc.Stub(recording, ns.service(SERVICE))
+    assert recording.given and all("_registered_method" in g for g in recording.given)
 
 
 def test_other_exceptions_are_unknown(pbj_channel, ns):

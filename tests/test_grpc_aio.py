@@ -287,3 +287,45 @@ def test_sync_server_refuses_async_functions(ns):
     for impl in ({"Unary": unary}, {"ServerStream": stream}):
         with pytest.raises(TypeError, match=r"is async: serve it on a grpc.aio.server\(\)"):
             pbj.grpc.add_to_server(server, ns.service(SERVICE), impl)
+
+
+def test_a_message_of_another_type_fails_the_call_on_aio(ns, google, caplog):
+    # grpc.aio logs a serializer's error and sends an empty message instead (the call returned OK);
+    # pbj's stub checks the request first and fails the call as a sync channel does
+    Req, Money = ns["pbjtest.echo.v1.EchoRequest"], ns["pbjtest.common.v1.Money"]
+    _, echo_grpc, types_pb2 = google
+
+    async def body(address):
+        errors = []
+        async with grpc.aio.insecure_channel(address) as ch:
+            # Google's generated stub sends the Money's bytes, read as an EchoRequest (docs/grpc.md)
+            assert (await echo_grpc.EchoStub(ch).Unary(types_pb2.Money(currency="EUR"), timeout=TIMEOUT)).text == "EUR"
+            stub = pbj.grpc.Stub(ch, ns.service(SERVICE))
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await stub.Unary(Money(currency="EUR"), timeout=TIMEOUT)
+            errors.append(err.value)
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                stub.ServerStream(Money(), timeout=TIMEOUT)
+            errors.append(err.value)
+            call = stub.ClientStream(timeout=TIMEOUT)
+            await call.write(Req(text="a"))
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call.write(Money())
+            errors.append(err.value)
+            assert call.cancelled()
+            call = stub.Bidi(iter([Req(text="b"), Money()]), timeout=TIMEOUT)  # from an iterator: cancelled
+            with pytest.raises(asyncio.CancelledError):
+                [r async for r in call]
+            assert (await stub.Unary(Req(text="still"), timeout=TIMEOUT)).text == "still"
+        return errors
+
+    errors = run_with_server(ns, body)
+    assert len(errors) == 3
+    for e, method in zip(errors, ["Unary", "ServerStream", "ClientStream"], strict=True):
+        assert (e.code(), e.details()) == (grpc.StatusCode.INTERNAL, "Exception serializing request!")
+        assert e.debug_error_string() == (f"/{SERVICE}/{method}: expected a pbjtest.echo.v1.EchoRequest message, "
+                                          "got a pbjtest.common.v1.Money message (Money)")
+        assert isinstance(e.__cause__, TypeError)
+    assert [r.getMessage() for r in caplog.records if r.name == "pbj.grpc"] == [
+        f"/{SERVICE}/Bidi: a request iterator gave a message of another type; the call is cancelled: "
+        "expected a pbjtest.echo.v1.EchoRequest message, got a pbjtest.common.v1.Money message (Money)"]

@@ -120,10 +120,21 @@ def test_reflection_errors(channel):
 
 
 def test_reflect_a_server_without_reflection(echo):
+    # one line naming what to do, not grpcio's _MultiThreadedRendezvous; the failed call is the cause
+    async def aio(address):
+        async with grpc.aio.insecure_channel(address) as ch:
+            with pytest.raises(ReflectionError) as err:
+                await reflect_async(ch, timeout=TIMEOUT)
+            return err.value
+
     with serving(lambda s: pbj.grpc.add_to_server(s, echo.service(SERVICE), PbjEcho(echo))) as address:
-        with grpc.insecure_channel(address) as ch, pytest.raises(grpc.RpcError) as err:
+        with grpc.insecure_channel(address) as ch, pytest.raises(ReflectionError) as err:
             reflect(ch, timeout=TIMEOUT)
-    assert err.value.code() is grpc.StatusCode.UNIMPLEMENTED
+        aio_error = asyncio.run(aio(address))
+    for e in (err.value, aio_error):
+        assert str(e) == ("the server does not serve reflection (grpc.reflection.v1 and v1alpha answered "
+                          "UNIMPLEMENTED): load its schema with pbj.load_proto or pbj.load_descriptor_set instead")
+        assert isinstance(e.__cause__, grpc.RpcError) and e.__cause__.code() is grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_reflect_async_a_pbj_server(pbj_server, hapi):

@@ -126,6 +126,30 @@ def test_user_docs_hold_no_project_bookkeeping(doc, phrase):
     assert phrase not in (REPO / doc).read_text(encoding="utf-8")
 
 
+#: Words of the project's own bookkeeping, which a user of pbj cannot look up ("issue 24",
+#: "the issue's targets", "issue 11 target"), and a phrase written twice in a row.
+_BOOKKEEPING = re.compile(r"\bissues?\s+\d+|\bthe\s+issue\b|\bissue's\b|\bround\s+\d+\b", re.IGNORECASE)
+_DOUBLED = re.compile(r"\b((?:[a-z]\w*\s+){4,12}[a-z]\w*)\s+\1\b", re.IGNORECASE)
+
+
+def _user_docs() -> list:
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "docs").rglob("*.rst"))]
+
+
+def test_user_docs_carry_no_project_internal_words():
+    found = [f"{doc.relative_to(REPO)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)!r}"
+             for doc in _user_docs() for text in [doc.read_text(encoding="utf-8")]
+             for m in (*_BOOKKEEPING.finditer(text), *_DOUBLED.finditer(text))]
+    assert found == []
+
+
+def test_the_bookkeeping_check_finds_what_it_looks_for():
+    assert _BOOKKEEPING.search("after issue 24's decoder work") and _BOOKKEEPING.search("the issue's targets")
+    assert _BOOKKEEPING.search("| issue 11 target |") and not _BOOKKEEPING.search("the target of the call")
+    assert _DOUBLED.search("A binary32 NaN is widened by pbj itself a binary32 NaN is widened by pbj itself rather")
+    assert not _DOUBLED.search("the values of the field and the values of the map")
+
+
 def test_bench_doc_tables_leave_the_goals_out():
     """``pbj bench --update-doc`` writes the measurements without the project's goals table."""
     from pbj.bench import report

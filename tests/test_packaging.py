@@ -9,7 +9,7 @@ import tomllib
 
 from tests.conftest import REPO
 
-LICENSE_FILES = ["LICENSE", "NOTICE", "pbj/data/NOTICE", "pbj/data/conformance/NOTICE"]
+LICENSE_FILES = ["LICENSE", "NOTICE", "pbj/data/NOTICE", "pbj/data/conformance/NOTICE", "pbj/data/protovalidate/NOTICE"]
 
 
 def test_pyproject_declares_an_spdx_license_and_a_setuptools_that_reads_it():

@@ -44,9 +44,10 @@ def _doc_program(path: Path) -> str:
 
 def _run_mypy(root: Path, files: list[str]) -> dict[str, set[int]]:
     env = {**os.environ, "MYPYPATH": os.pathsep.join([str(REPO), str(root)])}
-    out = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(root / ".mypy_cache"),
-                          "--no-error-summary", "--no-pretty", *files], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=600)
+    # pbj's own mypy settings (its overrides for untyped packages: the docs import grpc_tools ...)
+    out = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
+                          "--cache-dir", str(root / ".mypy_cache"), "--no-error-summary", "--no-pretty", *files],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600)
     found: dict[str, set[int]] = {f: set() for f in files}
     for line in out.stdout.splitlines():
         m = re.match(r"^([^:]+\.py):(\d+): error:", line)
@@ -58,8 +59,9 @@ def _run_mypy(root: Path, files: list[str]) -> dict[str, set[int]]:
 
 def _run_pyright(root: Path, files: list[str]) -> dict[str, set[int]]:
     (root / "pyrightconfig.json").write_text(json.dumps({"include": files, "extraPaths": [str(REPO)]}))
-    out = subprocess.run([sys.executable, "-m", "pyright", "--outputjson"], cwd=root, capture_output=True,
-                         text=True, timeout=600)
+    # --pythonpath: the packages of this interpreter's environment (the docs import connectrpc, starlette ...)
+    out = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable], cwd=root,
+                         capture_output=True, text=True, timeout=600)
     found: dict[str, set[int]] = {f: set() for f in files}
     report = json.loads(out.stdout)
     for d in report["generalDiagnostics"]:

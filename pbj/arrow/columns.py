@@ -27,9 +27,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pbj.arrow.lost import note
 from pbj.codec.float32 import nan_from_bits, pack_run
 from pbj.errors import EncodeError
-from pbj.schema import FrozenMap, OneOf
+from pbj.schema import FrozenMap, OneOf, info
 
 __all__ = ["Column", "Scalar", "Float32", "Enum", "Struct", "Oneof", "List", "Map", "Timestamp", "Duration",
            "Wrapper", "Encoded", "Present", "SCALAR_TYPES"]
@@ -55,6 +56,12 @@ class Column:
     type: pa.DataType
     nullable: bool
     zero: Any = None
+    #: a message column's class: its full name and whether it has extension ranges (for :mod:`pbj.arrow.lost`)
+    lost_key: tuple[str, bool] = ("", False)
+
+    def note_lost(self, values: list) -> None:
+        """Count the unknown fields and extensions of messages ``values``, which the table leaves out."""
+        note(*self.lost_key, values)
 
     def to_array(self, values: list, path: list, spread: pa.Array | None = None) -> pa.Array:
         """The array of ``values``; with ``spread``, its rows taken at those indices (see :class:`Struct`)."""
@@ -89,6 +96,11 @@ class Scalar(Column):
 
     def from_array(self, array: pa.Array) -> list:
         return array.to_pylist()
+
+
+def _lost_key(cls: type) -> tuple[str, bool]:
+    mi = info(cls)
+    return mi.full_name, bool(mi.extension_ranges)
 
 
 def _is_utf8(text: str) -> bool:
@@ -194,6 +206,7 @@ class Struct(Column):
         self.fields = [pa.field(n, c.type, nullable=c.nullable) for n, c in zip(names, columns, strict=True)]
         self.type = pa.struct(self.fields)
         self._empty: Any = None
+        self.lost_key = _lost_key(cls)
 
     def empty(self) -> Any:
         """An instance with every field at its zero value (the stand-in for an unset sub-message)."""
@@ -203,6 +216,7 @@ class Struct(Column):
 
     def children(self, values: list, path: list, spread: pa.Array | None = None) -> list[pa.Array]:
         """The arrays of each field over messages ``values`` (no ``None`` among them), spread as asked."""
+        self.note_lost(values)
         return [column.to_array(list(map(getter, values)), [*path, name], spread)
                 for name, getter, column in zip(self.names, self.getters, self.columns, strict=True)]
 
@@ -398,11 +412,13 @@ class _Seconds(Column):
         self.seconds = seconds
         self.nanos = nanos
         self.nullable = nullable
+        self.lost_key = _lost_key(cls)
 
     def check(self, s: int, n: int) -> bool:
         raise NotImplementedError
 
     def make(self, values: list, path: list) -> pa.Array:
+        self.note_lost(values)
         sec, nan = self.seconds, self.nanos
         out: list = []
         for v in values:
@@ -477,8 +493,10 @@ class Wrapper(Column):
         self.value = value
         self.type = value.type
         self.nullable = nullable
+        self.lost_key = _lost_key(cls)
 
     def make(self, values: list, path: list) -> pa.Array:
+        self.note_lost(values)
         attr = self.attr
         return self.value.to_array([None if v is None else getattr(v, attr) for v in values], path)
 
@@ -519,8 +537,10 @@ class Present(Column):
         self.cls = cls
         self.nullable = nullable
         self.type = pa.bool_()
+        self.lost_key = _lost_key(cls)
 
     def make(self, values: list, path: list) -> pa.Array:
+        self.note_lost(values)
         return pa.array([None if v is None else True for v in values], self.type)
 
     def from_array(self, array: pa.Array) -> list:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,18 @@ __all__ = ["add_command"]
 
 def add_command(sub: Any) -> None:
     """Register ``pbj parquet FOLDER OUT`` on the CLI's subparsers."""
-    cmd = sub.add_parser("parquet", help="turn a folder of Hedera block files (.blk, .blk.gz) into Parquet files, "
-                                         "one row per BlockItem (the arrow extra)")
+    cmd = sub.add_parser("parquet", help="turn a folder of Hedera block files (.blk, .blk.gz) into a Parquet "
+                                         "dataset, one row per BlockItem or one table per kind (the arrow extra)")
     cmd.add_argument("folder", help="the folder of block files")
-    cmd.add_argument("out", help="the folder to write <block>.parquet files into")
+    cmd.add_argument("out", help="the dataset's folder (files of the same blocks are replaced, others kept)")
+    cmd.add_argument("--split", nargs="*", metavar="PATH",
+                     help="one dataset per kind in OUT/<kind>/: split at these oneof paths of BlockItem "
+                          "(default: items, state changes and map-update values by kind)")
+    cmd.add_argument("--partition", default="", metavar="KEYS",
+                     help="Hive-style partition folders, comma-separated, outermost first: block, date "
+                          "(of the first consensus time), kind (without --split)")
+    cmd.add_argument("--large-types", action="store_true",
+                     help="large_string, large_binary and large_list columns (64-bit offsets)")
     cmd.add_argument("--schema", metavar="FILE",
                      help="a FileDescriptorSet holding Block (default: the shipped HAPI set)")
     cmd.add_argument("--enums", choices=("name", "number"), default="name", help="enums as names (default) or numbers")
@@ -30,18 +39,27 @@ def _run(args: argparse.Namespace) -> int:
         require_pyarrow()
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    import pyarrow.parquet as pq
-
-    from pbj.arrow.blocks import blocks_to_parquet
+    from pbj.arrow.blocks import SPLIT_PATHS, blocks_to_parquet
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
+    split = None if args.split is None else (args.split or list(SPLIT_PATHS))
+    partition = [k.strip() for k in args.partition.split(",") if k.strip()]
+
+    def skip(path: Path, reason: str) -> None:
+        sys.stderr.write(("\n" if not args.no_progress else "") + f"pbj: skipped {reason}\n")
+
     try:
-        written = blocks_to_parquet(folder, args.out, schema=args.schema, progress=not args.no_progress,
-                                    enums=args.enums)
+        written = blocks_to_parquet(folder, args.out, schema=args.schema, split=split, partition=partition,
+                                    progress=not args.no_progress, large_types=args.large_types,
+                                    enums=args.enums, on_skip=skip)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"{exc.filename or args.out}: {exc.strerror or exc}") from None
-    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in written)
-    print(f"wrote {len(written)} Parquet files ({rows} items) to {args.out}")
-    return 0
+    kinds = f" in {len({f.relative_to(args.out).parts[0] for f in written.files})} kinds" if split else ""
+    print(f"wrote {written.rows:,} rows of {written.blocks:,} blocks to {args.out} "
+          f"({len(written.files):,} Parquet files{kinds})" +
+          (f"; skipped {len(written.skipped)} files" if written.skipped else ""))
+    return 1 if written.skipped else 0

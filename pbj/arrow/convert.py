@@ -8,24 +8,41 @@ column, never an array per message.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 
-from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, arrow_schema, plan_of
+from pbj.arrow.lost import counting
+from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.schema import info, is_message
 
-__all__ = ["to_arrow", "from_arrow", "decode_to_arrow"]
+__all__ = ["to_arrow", "from_arrow", "decode_to_arrow", "widen"]
+
+
+@overload
+def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = ..., well_known_types: bool = ...,
+             recursion_depth: int = ..., split: None = None, keep: Sequence[str] | None = ...,
+             large_types: bool = ...) -> pa.Table: ...
+
+
+@overload
+def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = ..., well_known_types: bool = ...,
+             recursion_depth: int = ..., split: str | Sequence[str], keep: Sequence[str] | None = ...,
+             large_types: bool = ...) -> dict[str, pa.Table]: ...
 
 
 def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "name",
-             well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> pa.Table:
-    """The Arrow table of ``messages``: one row per message, one column per field.
+             well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
+             split: str | Sequence[str] | None = None, keep: Sequence[str] | None = None,
+             large_types: bool = False) -> pa.Table | dict[str, pa.Table]:
+    """The Arrow table of ``messages``: one row per message, one column per field (or one table per kind).
 
     The schema is :func:`pbj.arrow.arrow_schema` of the class (same options).
     Every value the mapping can hold comes back from :func:`from_arrow`
-    unchanged; unknown fields and extensions are not columns and are lost
+    unchanged; unknown fields and extensions are not columns: they are left
+    out, and an :class:`~pbj.arrow.UnknownFieldsWarning` says how many
     (``docs/arrow.md``).
 
     Args:
@@ -34,14 +51,27 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
             (needed for an empty ``messages``).
         enums, well_known_types, recursion_depth: the mapping's options (see
             :func:`pbj.arrow.arrow_schema`).
+        split: a split path (``"item"``: a oneof of ``cls``; ``"items.item"``:
+            the oneof of a repeated field's elements; paths may go on through
+            a member) or several: one narrow table per member instead of the
+            wide table (:mod:`pbj.arrow.split`).
+        keep: with ``split``, the fields of the message holding the oneof that
+            each table keeps (default: all of them).
+        large_types: ``large_string``, ``large_binary`` and ``large_list``
+            instead of the 32-bit offset types (Polars' own types; a column
+            then holds more than 2**31-1 bytes in one chunk).
 
     Returns:
-        A ``pyarrow.Table`` with ``len(messages)`` rows.
+        A ``pyarrow.Table`` with ``len(messages)`` rows; with ``split``, a
+        ``dict`` of kind name (the members along the path, joined by ``.``)
+        to table, one per member of each split oneof, in declaration order
+        (a member no message sets has an empty table).
 
     Raises:
         TypeError: ``cls`` is not a message class, a message is not of class
             ``cls``, or ``messages`` is empty and ``cls`` not given.
-        ValueError: an option is not one of its values.
+        ValueError: an option is not one of its values, or a split path does
+            not resolve (:func:`pbj.arrow.split.split_plan`).
         EncodeError: a value the Arrow type cannot hold (a ``Timestamp`` out
             of ``timestamp[ns]``'s range or not normalized, an invalid
             ``Duration``, a ``string`` holding bytes that are not UTF-8),
@@ -58,7 +88,41 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
         if type(m) is not cls:
             raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}")
     options = Options(enums, well_known_types, recursion_depth)
-    return _table(cls, options, rows)
+    if split is not None:
+        from pbj.arrow.split import split_plan, tables_of_messages
+
+        plan = split_plan(cls, split, keep, options)
+        with counting():
+            tables = tables_of_messages(plan, rows)
+        return {k: widen(t) for k, t in tables.items()} if large_types else tables
+    with counting():
+        table = _table(cls, options, rows)
+    return widen(table) if large_types else table
+
+
+def widen(table: pa.Table) -> pa.Table:
+    """``table`` with ``large_string``, ``large_binary`` and ``large_list`` for every string, bytes and list."""
+    return table.cast(pa.schema([pa.field(f.name, _wide(f.type), nullable=f.nullable) for f in table.schema],
+                                metadata=table.schema.metadata))
+
+
+def _wide(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_string(t):
+        return pa.large_string()
+    if pa.types.is_binary(t):
+        return pa.large_binary()
+    if pa.types.is_dictionary(t):
+        return t  # enum names: a small dictionary
+    if pa.types.is_list(t):
+        f = t.value_field
+        return pa.large_list(pa.field(f.name, _wide(f.type), nullable=f.nullable))
+    if pa.types.is_map(t):
+        k, v = t.key_field, t.item_field
+        return pa.map_(pa.field(k.name, _wide(k.type), nullable=False), pa.field(v.name, _wide(v.type),
+                                                                                 nullable=v.nullable))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _wide(f.type), nullable=f.nullable) for f in t])
+    return t
 
 
 def _table(cls: type, options: Options, rows: list) -> pa.Table:
@@ -70,73 +134,131 @@ def _table(cls: type, options: Options, rows: list) -> pa.Table:
     return pa.Table.from_arrays(plan.children(rows, []), schema=schema)
 
 
-def from_arrow(table: pa.Table | pa.RecordBatch, cls: type, *, enums: str = "name", well_known_types: bool = True,
+def from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: bool = True,
                recursion_depth: int = DEFAULT_RECURSION_DEPTH) -> list[Any]:
-    """The messages of a table made by :func:`to_arrow` (or read back from Parquet), one per row.
+    """The messages of the rows of a table, one per row: the inverse of :func:`to_arrow`.
+
+    Takes what :func:`to_arrow` made and what engines give back after
+    reading or rewriting it: the columns are found by name (others are
+    ignored) and may differ from :func:`pbj.arrow.arrow_schema` in
+    nullability (a null under a null struct is no value), in width
+    (``large_string``, ``large_binary``, ``large_list``, views), in encoding
+    (enum names as a dictionary of any index type or as plain strings), in
+    their maps' form (a list of ``struct<key, value>``) and in the unit or time
+    zone of timestamps and durations; :mod:`pbj.arrow.conform` lists every
+    form taken. A stream is read one record batch at a time.
 
     Args:
-        table: a ``pyarrow.Table`` or ``RecordBatch`` with the schema
-            :func:`pbj.arrow.arrow_schema` gives ``cls`` with the same options
-            (a table whose columns can be cast to it is cast first).
+        data: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``, or
+            any object with the Arrow PyCapsule interface
+            (``__arrow_c_stream__``: a Polars ``DataFrame``, a DuckDB
+            relation; ``__arrow_c_array__``: a record batch).
         cls: the message class of the rows.
         enums, well_known_types, recursion_depth: the options the table was made with.
 
     Returns:
-        A list of ``cls`` messages (built with the checking constructor).
+        A list of ``cls`` messages, in row order.
 
     Raises:
-        TypeError: ``cls`` is not a message class, or ``table`` is not a table.
-        ValueError: the table's columns do not match the class's schema (the
-            first column that differs is named), or a value does not fit its field.
+        TypeError: ``cls`` is not a message class, or ``data`` is no table.
+        ValueError: a column is missing or cannot hold its field's values, or
+            a value does not fit its field (the text names the column and the
+            first offending row).
     """
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
-    if isinstance(table, pa.RecordBatch):
-        table = pa.Table.from_batches([table])
-    if not isinstance(table, pa.Table):
-        raise TypeError(f"from_arrow needs a pyarrow.Table or RecordBatch, got {type(table).__name__}")
+    batches = record_batches(data, "from_arrow")
     options = Options(enums, well_known_types, recursion_depth)
     plan = plan_of(cls, options)
-    expected = arrow_schema(cls, enums=enums, well_known_types=well_known_types, recursion_depth=recursion_depth)
-    table = _conform(table, expected, cls)
-    n = table.num_rows
+    out: list[Any] = []
+    row = 0
+    for batch in batches:
+        out.extend(_batch_messages(cls, plan, batch, row, options))
+        row += batch.num_rows
+    return out
+
+
+def record_batches(data: Any, caller: str) -> Iterable[pa.RecordBatch]:
+    """The record batches of a table, batch, reader or Arrow PyCapsule object, read lazily from a stream.
+
+    Raises:
+        TypeError: ``data`` is none of them.
+    """
+    if isinstance(data, pa.Table):
+        return data.to_batches()
+    if isinstance(data, pa.RecordBatch):
+        return [data]
+    if isinstance(data, pa.RecordBatchReader):
+        return data
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    if hasattr(data, "__arrow_c_array__"):
+        return [pa.record_batch(data)]
+    raise TypeError(f"{caller} needs a pyarrow.Table, RecordBatch or RecordBatchReader (or an object with "
+                    f"__arrow_c_stream__), got {type(data).__name__}")
+
+
+def _batch_messages(cls: type, plan: Any, batch: pa.RecordBatch, first_row: int,
+                    options: Options | None = None) -> list[Any]:
+    """The messages of one record batch (halved while a column is past 2**31-1 bytes or items).
+
+    With ``options`` the native writer is tried first (:mod:`pbj.arrow.encode`):
+    the rows' encodings are written from the columns in C and decoded by the
+    engine; without it, or where the writer does not take the class, each
+    column's values are read into Python and the messages are built from them.
+    """
+    from pbj.arrow.conform import TooLarge, conform_batch
+
+    n = batch.num_rows
+    try:
+        arrays = conform_batch(batch, plan, cls.__qualname__, first_row)
+    except TooLarge:
+        if n < 2:
+            raise ValueError(f"{cls.__qualname__}: row {first_row} holds more than 2**31-1 bytes in one "
+                             f"column") from None
+        half = n // 2
+        return [*_batch_messages(cls, plan, batch.slice(0, half), first_row, options),
+                *_batch_messages(cls, plan, batch.slice(half), first_row + half, options)]
     if not plan.columns:
         return [cls() for _ in range(n)]
+    if options is not None:
+        from pbj.arrow.encode import batch_encodings, messages_of_encodings, shift_row
+
+        try:
+            encodings = batch_encodings(cls, options, arrays)
+        except ValueError as exc:
+            raise shift_row(exc, cls, first_row) from None
+        if encodings is not None:
+            return messages_of_encodings(cls, encodings, first_row)
     child_values = []
-    for name, column in zip(plan.names, plan.columns, strict=True):
-        chunked = table.column(name)
-        array = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
-        if isinstance(array, pa.ChunkedArray):  # pragma: no cover - older pyarrow
-            array = pa.concat_arrays(array.chunks)
+    for name, column, array in zip(plan.names, plan.columns, arrays, strict=True):
         try:
             child_values.append(column.from_array(array))
         except (ValueError, TypeError, KeyError) as exc:
-            raise ValueError(f"{cls.__qualname__}: column {name!r} does not fit the class: {exc}") from exc
+            raise ValueError(f"{cls.__qualname__}: column {name!r} does not fit the class: "
+                             f"{str(exc)[:200]}") from exc
     return plan.build(n, child_values)
 
 
-def _conform(table: pa.Table, expected: pa.Schema, cls: type) -> pa.Table:
-    if table.schema.equals(expected, check_metadata=False):
-        return table
-    missing = [f.name for f in expected if f.name not in table.column_names]
-    if missing:
-        raise ValueError(f"{cls.__qualname__}: the table has no column {missing[0]!r} "
-                         f"(it has {table.column_names})")
-    table = table.select([f.name for f in expected])
-    for f in expected:
-        got = table.schema.field(f.name)
-        if not got.type.equals(f.type):
-            try:
-                table = table.set_column(table.column_names.index(f.name), f, table.column(f.name).cast(f.type))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise ValueError(f"{cls.__qualname__}: column {f.name!r} is {got.type}, expected {f.type}: "
-                                 f"{exc}") from None
-    return table
+@overload
+def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = ...,
+                    well_known_types: bool = ..., recursion_depth: int = ..., max_depth: int | None = ...,
+                    split: None = None, keep: Sequence[str] | None = ..., large_types: bool = ...,
+                    unknown_fields: str = ...) -> pa.Table: ...
+
+
+@overload
+def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = ...,
+                    well_known_types: bool = ..., recursion_depth: int = ..., max_depth: int | None = ...,
+                    split: str | Sequence[str], keep: Sequence[str] | None = ...,
+                    large_types: bool = ..., unknown_fields: str = ...) -> dict[str, pa.Table]: ...
 
 
 def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview], *, enums: str = "name",
                     well_known_types: bool = True, recursion_depth: int = DEFAULT_RECURSION_DEPTH,
-                    max_depth: int | None = None) -> pa.Table:
+                    max_depth: int | None = None, split: str | Sequence[str] | None = None,
+                    keep: Sequence[str] | None = None, large_types: bool = False,
+                    unknown_fields: str = "warn") -> pa.Table | dict[str, pa.Table]:
     """The table :func:`to_arrow` gives for the messages ``payloads`` encode, straight from the bytes.
 
     On the native engine (``pbj.engine() == "native"``) the payloads are
@@ -165,9 +287,24 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         enums, well_known_types, recursion_depth: the mapping's options (see
             :func:`pbj.arrow.arrow_schema`).
         max_depth: the decoder's nesting limit (default ``pbj.DEFAULT_MAX_DEPTH``).
+        split, keep, large_types: as for :func:`to_arrow`; with ``split`` each
+            kind's bytes are cut out of the payloads at the wire level and
+            decoded as a table of their own (:mod:`pbj.arrow.split`).
+        unknown_fields: ``"warn"`` (default): an
+            :class:`~pbj.arrow.UnknownFieldsWarning` says how many unknown
+            fields the table has no column for (on the native engine the
+            table's rows are written back by the native writer and only the
+            payloads that differ are decoded, about a third of the walk's
+            time on the shipped block); ``"ignore"``: no check.
+
+    Payloads of more than 2**30 bytes in all are decoded in parts, each a
+    record batch of the table (a chunk of every column), so no string,
+    bytes or list column needs offsets past 2**31-1 (``large_types`` gives
+    one chunk per column instead).
 
     Returns:
-        A ``pyarrow.Table`` with ``len(payloads)`` rows.
+        A ``pyarrow.Table`` with ``len(payloads)`` rows (with ``split``, a
+        ``dict`` of tables as :func:`to_arrow` gives).
 
     Raises:
         TypeError: ``cls`` is not a pbj message class, a payload is not
@@ -178,28 +315,93 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
             with the payload's index.
         EncodeError: a decoded value the Arrow type cannot hold (see :func:`to_arrow`).
     """
-    from pbj.api import DEFAULT_MAX_DEPTH, decode
+    from pbj.api import DEFAULT_MAX_DEPTH
     from pbj.depth import check_max_depth
-    from pbj.errors import DecodeError
 
     if not (isinstance(cls, type) and is_message(cls)):
         raise TypeError(f"{cls!r} is not a pbj message class")
     options = Options(enums, well_known_types, recursion_depth)
+    if unknown_fields not in ("warn", "ignore"):
+        raise ValueError(f"unknown_fields must be 'warn' or 'ignore', got {unknown_fields!r}")
     depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
     if depth is not DEFAULT_MAX_DEPTH:
         check_max_depth(depth, "decode_to_arrow")
-    from pbj.arrow.native import decode_table
-
     if not isinstance(payloads, list | tuple):  # read once: the fallback may need them again
         payloads = list(payloads)
+    if split is not None:
+        from pbj.arrow.split import split_plan, tables_of_payloads
+
+        plan = split_plan(cls, split, keep, options)
+        with counting() if unknown_fields == "warn" else contextlib.nullcontext():
+            tables = tables_of_payloads(plan, payloads, depth, unknown_fields)
+        return {k: widen(t) for k, t in tables.items()} if large_types else tables
+    parts = []
+    first = 0
+    with counting() if unknown_fields == "warn" else contextlib.nullcontext():
+        for last in _parts(payloads):
+            parts.append(_decode_part(cls, options, payloads[first:last], depth, first, unknown_fields))
+            first = last
+    table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+    return widen(table) if large_types else table
+
+
+#: The input bytes decoded into one record batch at most (a column's offsets stay far from 2**31-1).
+PART_BYTES = 1 << 30
+
+
+def _parts(payloads: Sequence[Any]) -> list[int]:
+    """The ends of the runs of payloads of at most :data:`PART_BYTES` in all (one run at least)."""
+    ends = []
+    total = 0
+    for i, p in enumerate(payloads):
+        size = len(p) if not isinstance(p, memoryview) else p.nbytes
+        if total and total + size > PART_BYTES:
+            ends.append(i)
+            total = 0
+        total += size
+    ends.append(len(payloads))
+    return ends
+
+
+def _decode_part(cls: type, options: Options, payloads: Sequence[Any], depth: int, first: int,
+                 unknown_fields: str = "warn") -> pa.Table:
+    from pbj.api import decode
+    from pbj.arrow.native import decode_table
+    from pbj.errors import DecodeError
+
     table = decode_table(cls, options, payloads, depth)
     if table is not None:
+        if unknown_fields == "warn":
+            _count_lost(cls, options, table, payloads, depth)
         return table
     rows: list[Any] = []
     for i, data in enumerate(payloads):
         try:
             rows.append(decode(cls, data, max_depth=depth))
         except DecodeError as exc:
-            exc.path = [i, *exc.path]
+            exc.path = [first + i, *exc.path]
             raise
     return _table(cls, options, rows)
+
+
+def _count_lost(cls: type, options: Options, table: pa.Table, payloads: Sequence[Any], depth: int) -> None:
+    """Count what the native walker's ``table`` left out of ``payloads`` (their unknown fields).
+
+    The table's rows are written back by the native writer (:mod:`pbj.arrow.encode`);
+    a row whose bytes are its payload's held nothing the table lacks. Only the
+    other rows (unknown fields, or input not in pbj's canonical form) are
+    decoded, and their unknown fields counted.
+    """
+    from pbj.api import decode
+    from pbj.arrow.encode import batch_encodings
+    from pbj.arrow.lost import note_tree
+
+    batches = table.to_batches()
+    if len(batches) != 1:
+        return
+    encodings = batch_encodings(cls, options, batches[0].columns)
+    if encodings is None:
+        return
+    for data, again in zip(payloads, encodings, strict=True):
+        if data != again:
+            note_tree(decode(cls, data, max_depth=depth))

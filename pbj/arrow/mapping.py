@@ -59,7 +59,8 @@ from pbj.arrow import columns as col
 from pbj.schema import FieldInfo, OneofInfo, info
 from pbj.schema.presence import DeclaredDefault
 
-__all__ = ["ENUMS_AS", "Options", "arrow_schema", "plan_of", "WRAPPERS", "DEFAULT_RECURSION_DEPTH"]
+__all__ = ["ENUMS_AS", "Options", "arrow_schema", "plan_of", "partial_plan_of", "column_of", "maps_to_struct",
+           "WRAPPERS", "DEFAULT_RECURSION_DEPTH"]
 
 #: The values of the ``enums`` option.
 ENUMS_AS = ("name", "number")
@@ -97,7 +98,8 @@ class Options:
             raise ValueError(f"recursion_depth must be an int >= 0, got {self.recursion_depth!r}")
 
 
-_plans: weakref.WeakKeyDictionary[type, dict[Options, col.Struct]] = weakref.WeakKeyDictionary()
+#: per class: per option set (or option set and attributes left out), its plan
+_plans: weakref.WeakKeyDictionary[type, dict[Any, col.Struct]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -117,6 +119,37 @@ def plan_of(cls: type, options: Options) -> col.Struct:
             assert isinstance(built, col.Struct)  # the top-level message is always a struct
             plan = per_class[options] = built
     return plan
+
+
+def partial_plan_of(cls: type, options: Options, skip: frozenset[str]) -> col.Struct:
+    """The column plan of ``cls`` without the attributes ``skip`` (each column as :func:`plan_of` has it).
+
+    Built once per class, option set and ``skip`` (the narrow tables of
+    :mod:`pbj.arrow.split` leave out the wide columns their paths go through).
+    """
+    if not skip:
+        return plan_of(cls, options)
+    info(cls)
+    with _lock:
+        per_class = _plans.setdefault(cls, {})
+        key = (options, skip)
+        plan = per_class.get(key)
+        if plan is None:
+            built = _Builder(options).message(cls, (), nullable=False, top=True, skip=skip)
+            assert isinstance(built, col.Struct)
+            plan = per_class[key] = built
+    return plan
+
+
+def column_of(t: Any, trail: tuple[type, ...], options: Options, *, nullable: bool) -> col.Column:
+    """The column of a single value of type ``t`` (a scalar name, an enum or a message class) inside ``trail``."""
+    return _Builder(options).single(t, trail, nullable=nullable)
+
+
+def maps_to_struct(cls: type, trail: tuple[type, ...], options: Options) -> bool:
+    """Whether a field of message class ``cls`` inside the classes ``trail`` is a struct of its fields
+    (not a well-known type's Arrow type, an encoding past the recursion depth or a message without fields)."""
+    return _Builder(options).is_struct(cls, trail)
 
 
 def arrow_schema(cls: type, *, enums: str = "name", well_known_types: bool = True,
@@ -156,8 +189,19 @@ class _Builder:
     def __init__(self, options: Options) -> None:
         self.options = options
 
-    def message(self, cls: type, trail: tuple[type, ...], *, nullable: bool, top: bool = False) -> col.Column:
-        """The column of a message field (``top``: the table's own message, always a struct)."""
+    def is_struct(self, cls: type, trail: tuple[type, ...]) -> bool:
+        """Whether a field of message class ``cls`` (inside the classes ``trail``) is a struct of its fields."""
+        mi = info(cls)
+        if self.options.well_known_types and self._well_known(cls, mi.full_name, True) is not None:
+            return False
+        if trail.count(cls) > self.options.recursion_depth:
+            return False
+        return bool(mi.fields or mi.oneofs)
+
+    def message(self, cls: type, trail: tuple[type, ...], *, nullable: bool, top: bool = False,
+                skip: frozenset[str] = frozenset()) -> col.Column:
+        """The column of a message field (``top``: the table's own message, always a struct; ``skip``:
+        attributes left out, for the narrow tables of :mod:`pbj.arrow.split`)."""
         mi = info(cls)
         opts = self.options
         if opts.well_known_types and not top:
@@ -177,7 +221,7 @@ class _Builder:
         columns: list[col.Column] = []
         for attr in mi.attr_order:
             item = by_attr.get(attr)
-            if item is None:
+            if item is None or attr in skip:
                 continue
             if isinstance(item, OneofInfo):
                 names.append(item.name)

@@ -23,7 +23,7 @@ The inputs of a region are built before its first mark (fresh objects are decode
 
 Before any region: every operation is checked (pbj's bytes equal the expected bytes, the
 "read every field" checksum equals pbj's); the garbage collector runs once and is then switched
-off for the rest of the process (the issue's targets are "GC off"); ``warmup`` unmarked passes
+off for the rest of the process (the goals are "GC off"); ``warmup`` unmarked passes
 of every operation run (codecs compiled, the interpreter's specialisations settled). Warming up
 with the collector still on left upb's first run of decode + read 4% above the later ones.
 

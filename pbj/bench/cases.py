@@ -80,7 +80,7 @@ class Case:
         target: the name of its one timed batch.
         build: ``args -> (payload bytes, FileDescriptorSet bytes of its schema, description)``.
         google_class: ``schema bytes -> Google protobuf's class`` (in a worker, after the backend is chosen).
-        targets: issue 23's goals for the native engine: ``{"decode_read" | "encode": ratio to upb}``.
+        targets: the native engine's goals: ``{"decode_read" | "encode": ratio to upb}``.
         describe: one sentence on the payload, from its description.
     """
 
@@ -447,7 +447,7 @@ def markdown(results: dict, header: bool = True) -> str:
     if upb:
         out += ["", "µs per message, best run [median]. pbj / upb: ratio of the best runs [of the medians]; the "
                 "reverse writer's fresh row is compared with upb's fresh encode (upb has no reverse writer). "
-                "target: issue 23's, for the native engine, as a ratio to upb's time (the issue counts it in "
+                "target: the native engine's goal, as a ratio to upb's time (a goal counted in "
                 "instructions: `pbj bench --instructions`). fresh: a message just decoded (outside the timed "
                 "region); sizes cached: encoded once before. upb decodes lazily (Python objects are made when a "
                 "field is read), so compare decode + read."]

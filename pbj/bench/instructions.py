@@ -37,7 +37,7 @@ region - second region) / ``batch``: the loop, the call of a Python function and
 cancel out, and only the operation is left, including freeing its result (each result is
 dropped before the next operation, so the allocator is in a steady state). Before the regions
 every operation is checked against pbj's bytes and checksum, the garbage collector runs once and
-is then off for the rest of the process (``gc.disable()``, as the issue's targets say), and every
+is then off for the rest of the process (``gc.disable()``, as the goals say), and every
 operation runs once unmarked (compilation, specialisation; with the collector already off, or
 the first run differs by up to 4%). ``PYTHONHASHSEED=0`` fixes string hashing, so every process
 executes the same code. Nothing is compiled and no valgrind header is needed: only the

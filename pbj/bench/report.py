@@ -123,8 +123,8 @@ def summarize(results: dict) -> dict:
     return out
 
 
-#: Issue 23's targets for the native engine, as ratios to upb's time (the issue measures them in
-#: instructions, ``pbj bench --instructions``; these are the same ratios on the thread CPU clock).
+#: The native engine's goals, as ratios to upb's time (goals counted in instructions,
+#: ``pbj bench --instructions``; these are the same ratios on the thread CPU clock).
 TIME_TARGETS = (("hot message: decode + read every field", "hot", "decode_read", "decode_read", 0.4),
                 ("hot message: encode, sizes cached", "hot", "encode", "encode", 1.0),
                 ("hot message: fresh encode, reverse writer", "hot", "reverse_fresh", "encode_fresh", 1.0),

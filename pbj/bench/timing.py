@@ -2,7 +2,7 @@
 
 **The clock is the thread's CPU clock** (:func:`time.thread_time_ns`): the CPU time the
 measuring thread itself spent, so time the machine gives to other processes is not counted.
-On a shared machine a wall-clock median can be several times the CPU time (issue 23 saw "0.25x
+On a shared machine a wall-clock median can be several times the CPU time (one run showed "0.25x
 upb" on the wall clock where CPU time gave 0.52x and callgrind 0.54x); the CPU clock still
 moves with cache and frequency effects of other jobs, so the *minimum* is the figure to compare
 and the median shows the spread. Wall-clock time (:func:`time.perf_counter_ns`) is kept beside

@@ -42,6 +42,12 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+#: The first two bytes of gzip data (RFC 1952, "ID1" and "ID2"): read as protobuf, field 3 with wire type 7.
+GZIP_MAGIC = b"\x1f\x8b"
+#: Added to the reason of an error at the first byte of input that starts as gzip data.
+GZIP_HINT = " (the input starts with 1f 8b, as gzip data does: decompress it first, gzip.decompress(data))"
+
+
 def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[str, Any]) -> DecodeError:
     """Turn ``exc`` into a DecodeError and add this message's part of the path.
 
@@ -62,6 +68,8 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
     start = frame.get("start", frame.get("pos", 0))
     if err.offset is None:
         err.offset = start
+        if start == 0 and frame.get("data", b"")[:2] == GZIP_MAGIC and not err.reason.endswith(GZIP_HINT):
+            err.reason += GZIP_HINT
     entry = names.get(tag)
     if entry is not None and tag >= 128:
         # the failure may lie inside a tag of 2+ bytes whose first byte alone looked like ``tag``

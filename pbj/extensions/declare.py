@@ -102,7 +102,7 @@ class Extension(Generic[T]):
         A holder is made only through this (:func:`pbj.schema.extension_holders.holder_of`), so
         no writer meets a holder whose class has no codec yet: the native writers, which run no
         Python code in the middle of a write, write every holder with its class's plan
-        themselves (issue 23).
+        themselves.
 
         Raises:
             SchemaError: the holder's class does not compile (as at its first encode or decode).

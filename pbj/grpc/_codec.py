@@ -16,7 +16,7 @@ from typing import Any
 from pbj.api import decoder_of, encode, encoder_of
 from pbj.schema import is_message
 
-__all__ = ["decoder", "encoder"]
+__all__ = ["decoder", "encoder", "type_check"]
 
 
 def decoder(cls: type, catch: type[BaseException] | None = None,
@@ -45,14 +45,29 @@ def encoder(cls: type) -> Callable[[Any], bytes]:
             ``INTERNAL``, "Exception serializing request!" on a client).
         EncodeError: as :func:`pbj.encode`.
     """
-    expected = _full_name(cls)
+    check = type_check(cls)
 
     def checked(obj: Any) -> bytes:
-        if not is_message(obj) or _full_name(type(obj)) != expected:
-            raise TypeError(f"expected a {expected} message, got {_what(obj)}")
+        check(obj)
         return encode(obj)
     checked.__qualname__ = checked.__name__ = f"encode_{cls.__name__}"
     return encoder_of(cls, checked)
+
+
+def type_check(cls: type) -> Callable[[Any], None]:
+    """``obj -> None`` for a pbj message of ``cls``'s full name (``cls`` itself, a declared class for a
+    loaded one, a subclass); for anything else it raises.
+
+    Raises (when called):
+        TypeError: ``obj`` is not a pbj message of ``cls``'s full name (``"expected a pkg.Request
+            message, got a pkg.Other message (Other)"``).
+    """
+    expected = _full_name(cls)
+
+    def check(obj: Any) -> None:
+        if obj.__class__ is not cls and (not is_message(obj) or _full_name(type(obj)) != expected):
+            raise TypeError(f"expected a {expected} message, got {_what(obj)}")
+    return check
 
 
 def _full_name(cls: type) -> str:

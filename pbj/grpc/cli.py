@@ -153,10 +153,13 @@ def _schema(args: argparse.Namespace, channel: Any, metadata: list) -> Any:
     if args.descriptor_set or args.proto:
         from pbj.user_input import load_schema
         return load_schema(args)
-    from pbj.grpc.reflection import ReflectionError, reflect
+    from pbj.grpc.reflection import NO_REFLECTION, ReflectionError, reflect
     try:
         return reflect(channel, timeout=args.timeout if args.timeout is not None else 10.0, metadata=metadata)
     except ReflectionError as exc:
+        if str(exc) == NO_REFLECTION:
+            raise CallError(f"{args.target} does not serve reflection: give the schema with "
+                            f"--descriptor-set or --proto") from None
         raise CallError(f"{args.target}: {exc}") from None
 
 
@@ -221,6 +224,35 @@ def _signature(m: Any) -> str:
     return f"rpc {m.name}({arg}) returns ({ret});"
 
 
+def listed_or_described(args: argparse.Namespace, ns: Any) -> bool:
+    """Print the services (``--list``) or what ``--describe`` names; whether the arguments asked for one."""
+    if args.list:
+        for name in ns.services:
+            print(name)
+    elif args.describe:
+        print(_describe(ns, args.describe))
+    return bool(args.list or args.describe)
+
+
+def method_and_requests(args: argparse.Namespace, ns: Any) -> tuple[Any, Any, list[Any]]:
+    """The service and method ``args.method`` names in ``ns``, and the requests the arguments give.
+
+    Raises:
+        CallError: no such service or method, a request that does not parse, or several requests
+            to a method that takes one.
+    """
+    service_name, method_name = _split(args.method)
+    svc = _service(ns, service_name)
+    if method_name not in svc.methods:
+        raise CallError(f"service {svc.full_name} has no method {method_name!r} (its methods: "
+                        f"{', '.join(svc.methods)})")
+    method = svc.methods[method_name]
+    requests = _requests(args, method)
+    if not method.client_streaming and len(requests) != 1:
+        raise CallError(f"{method.name} takes one request, not {len(requests)}")
+    return svc, method, requests
+
+
 def _requests(args: argparse.Namespace, method: Any) -> list[Any]:
     import pbj
     text = args.json if args.json is not None else args.text
@@ -266,23 +298,28 @@ def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
 def _rich_details(exc: Any, ns: Any) -> str:
     """`` (details: {...}; {...})``: the messages of a ``grpc-status-details-bin`` trailer, as ProtoJSON
     when the schema has their type (else the type's name); ``""`` without one."""
-    import pbj
     from pbj.grpc.status import status_of
     try:
         rich = status_of(exc) if hasattr(exc, "trailing_metadata") else None
     except (ValueError, PbjError):
         return " (details: unreadable grpc-status-details-bin)"
-    if rich is None or not rich.details:
+    if rich is None:
         return ""
+    return details_text([(d.type_url.rpartition("/")[2], d.value) for d in rich.details], ns)
+
+
+def details_text(details: list[tuple[str, bytes]], ns: Any) -> str:
+    """`` (details: {...}; {...})``: an error's details, ``(type full name, encoded value)`` pairs, as ProtoJSON
+    when the schema ``ns`` has their type (else the type's name); ``""`` for none."""
+    import pbj
     parts = []
-    for d in rich.details:
-        type_name = d.type_url.rpartition("/")[2]
+    for type_name, value in details:
         cls = ns.messages.get(type_name) if ns is not None else None
         try:
-            parts.append(pbj.to_json(pbj.decode(cls, d.value)) if cls is not None else type_name)
+            parts.append(pbj.to_json(pbj.decode(cls, value)) if cls is not None else type_name)
         except PbjError:
             parts.append(type_name)
-    return f" (details: {'; '.join(parts)})"
+    return f" (details: {'; '.join(parts)})" if parts else ""
 
 
 class _Verbose:
@@ -338,27 +375,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             ns = _schema(args, channel, metadata)
         except grpc.RpcError as exc:
-            if isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
-                raise CallError(f"{args.target} does not serve reflection: give the schema with "
-                                f"--descriptor-set or --proto") from None
             raise _rpc_error(exc, args.target) from None
-        if args.list:
-            for name in ns.services:
-                print(name)
+        if listed_or_described(args, ns):
             return 0
-        if args.describe:
-            print(_describe(ns, args.describe))
-            return 0
-        service_name, method_name = _split(args.method)
-        svc = _service(ns, service_name)
-        if method_name not in svc.methods:
-            raise CallError(f"service {svc.full_name} has no method {method_name!r} (its methods: "
-                            f"{', '.join(svc.methods)})")
-        method = svc.methods[method_name]
-        requests = _requests(args, method)
-        if not method.client_streaming and len(requests) != 1:
-            raise CallError(f"{method.name} takes one request, not {len(requests)}")
-        call = Stub(channel, svc)[method_name]
+        svc, method, requests = method_and_requests(args, ns)
+        call = Stub(channel, svc)[method.name]
         argument: Any = iter(requests) if method.client_streaming else requests[0]
         indent = 2 if args.pretty else None
         result = None

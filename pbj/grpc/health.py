@@ -11,36 +11,26 @@ status, :func:`list_statuses` for all of them.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import Any
 
+from pbj.grpc._common import HEALTH_SCHEMA, HEALTH_SERVICE, LIST_LIMIT, HealthStatuses, ServingStatus
+from pbj.grpc._common import HealthCheckRequest as _Request
+from pbj.grpc._common import HealthListRequest as _ListRequest
 from pbj.grpc._require import grpc
-from pbj.grpc._schemas import health_schema
 from pbj.grpc.client import Stub
 from pbj.grpc.server import add_to_server
-from pbj.schema import FrozenMap
 
 __all__ = ["Health", "ServingStatus", "check", "check_async", "list_statuses", "list_statuses_async", "SERVICE",
            "SCHEMA", "LIST_LIMIT"]
 
 #: The schema of ``grpc/health/v1/health.proto`` (a :class:`pbj.Namespace`): pass it to
 #: :func:`pbj.grpc.reflection.add_reflection` to describe the health service too.
-SCHEMA = _ns = health_schema()
+SCHEMA = HEALTH_SCHEMA
 #: The health service (a :class:`pbj.Service`).
-SERVICE = _ns.service("grpc.health.v1.Health")
-#: ``HealthCheckResponse.ServingStatus``: ``UNKNOWN``, ``SERVING``, ``NOT_SERVING``, ``SERVICE_UNKNOWN``.
-ServingStatus: Any = _ns["grpc.health.v1.HealthCheckResponse.ServingStatus"]
-_Request = _ns["grpc.health.v1.HealthCheckRequest"]
-_Response = _ns["grpc.health.v1.HealthCheckResponse"]
-_ListRequest = _ns["grpc.health.v1.HealthListRequest"]
-_ListResponse = _ns["grpc.health.v1.HealthListResponse"]
-#: The most service names ``List`` answers with by default; past it, ``RESOURCE_EXHAUSTED`` (the
-#: protocol lets a server refuse a list too long; grpc-go's health server stops at 100 too).
-LIST_LIMIT = 100
+SERVICE = HEALTH_SERVICE
 
 
-class Health:
+class Health(HealthStatuses):
     """The statuses a server reports, and their health service.
 
     Args:
@@ -51,57 +41,13 @@ class Health:
     Thread-safe: :meth:`set` may be called from any thread while serving.
     """
 
-    def __init__(self, statuses: dict[str, Any] | None = None, *, list_limit: int = LIST_LIMIT) -> None:
-        self._statuses: dict[str, Any] = dict(statuses or {})
-        self._list_limit = list_limit
-        self._changed = threading.Condition()
-        self._version = 0
-        self._closed = False
-        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-
-    def set(self, service: str, status: Any) -> None:
-        """Set the status of ``service`` (``""``: the server) and wake its watchers.
-
-        Args:
-            service: a service's full name, or ``""``.
-            status: a :data:`ServingStatus` member (or its number).
-        """
-        with self._changed:
-            self._statuses[service] = ServingStatus(status)
-            self._version += 1
-            self._changed.notify_all()
-            waiters = list(self._async_waiters)
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
-
-    def status(self, service: str) -> Any:
-        """The status of ``service``, or ``None`` when it is not known."""
-        with self._changed:
-            return self._statuses.get(service)
-
-    def close(self) -> None:
-        """End every ``Watch`` stream (call it before stopping the server, so its threads are freed)."""
-        with self._changed:
-            self._closed = True
-            self._changed.notify_all()
-            waiters = list(self._async_waiters)
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
-
     # ---------------------------------------------------------- handlers
     def Check(self, request: Any, context: Any) -> Any:
         """``Check``: the status of ``request.service``; ``NOT_FOUND`` for an unknown name."""
-        status = self.status(request.service)
-        if status is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
-        return _Response(status=status)
-
-    def _listed(self) -> tuple[Any, str | None]:
-        with self._changed:
-            statuses = dict(self._statuses)
-        if len(statuses) > self._list_limit:
-            return None, f"{len(statuses)} services, more than List answers with ({self._list_limit})"
-        return _ListResponse(statuses=FrozenMap({k: _Response(status=v) for k, v in statuses.items()})), None
+        reply, unknown = self._check(request)
+        if unknown is not None:
+            context.abort(grpc.StatusCode.NOT_FOUND, unknown)
+        return reply
 
     def List(self, request: Any, context: Any) -> Any:
         """``List``: every service name and its status (a snapshot); ``RESOURCE_EXHAUSTED`` past the limit."""
@@ -112,25 +58,13 @@ class Health:
 
     def Watch(self, request: Any, context: Any) -> Any:
         """``Watch``: the status now, then each change, until the client goes or :meth:`close`."""
-        last = None
-        while context.is_active():
-            with self._changed:
-                if self._closed:
-                    return
-                status = self._statuses.get(request.service, ServingStatus.SERVICE_UNKNOWN)
-                version = self._version
-            if status != last:
-                last = status
-                yield _Response(status=status)
-            with self._changed:
-                if self._version == version and not self._closed:
-                    self._changed.wait(0.5)  # bounded: notices a cancelled client
+        return self._changes(request.service, lambda: None if context.is_active() else -1.0)
 
     async def _check_async(self, request: Any, context: Any) -> Any:
-        status = self.status(request.service)
-        if status is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
-        return _Response(status=status)
+        reply, unknown = self._check(request)
+        if unknown is not None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, unknown)
+        return reply
 
     async def _list_async(self, request: Any, context: Any) -> Any:
         reply, refused = self._listed()
@@ -139,25 +73,8 @@ class Health:
         return reply
 
     async def _watch_async(self, request: Any, context: Any) -> Any:
-        event = asyncio.Event()
-        entry = (asyncio.get_running_loop(), event)
-        with self._changed:
-            self._async_waiters.append(entry)
-        try:
-            last = None
-            while True:
-                event.clear()
-                with self._changed:
-                    if self._closed:
-                        return
-                    status = self._statuses.get(request.service, ServingStatus.SERVICE_UNKNOWN)
-                if status != last:
-                    last = status
-                    yield _Response(status=status)
-                await event.wait()
-        finally:
-            with self._changed:
-                self._async_waiters.remove(entry)
+        async for reply in self._changes_async(request.service):
+            yield reply
 
     def add_to_server(self, server: Any) -> None:
         """Serve ``grpc.health.v1.Health`` on ``server`` (a ``grpc.Server`` or ``grpc.aio.Server``) before it starts."""

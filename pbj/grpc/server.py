@@ -33,13 +33,13 @@ Requests are decoded and responses encoded by pbj's codec directly (grpcio's
 
 from __future__ import annotations
 
-import difflib
 import inspect
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any
 
 from pbj.errors import DecodeError
 from pbj.grpc._codec import decoder, encoder
+from pbj.grpc._common import ServicerBase, implementations
 from pbj.grpc._require import grpc
 from pbj.grpc.status import RpcError, to_grpc_status
 from pbj.loader.services import Method, Service
@@ -220,15 +220,6 @@ _MAKERS = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": g
            "stream_stream": grpc.stream_stream_rpc_method_handler}
 
 
-def _implementation(implementation: Any, name: str) -> Callable[..., Any] | None:
-    if isinstance(implementation, Mapping):
-        return implementation.get(name)  # type: ignore[no-any-return]
-    fn = getattr(implementation, name, None)
-    if fn is None or getattr(fn, "__pbj_unimplemented__", False):
-        return None
-    return fn  # type: ignore[no-any-return]
-
-
 def method_handlers(service: Service, implementation: Any, *, asyncio: bool = False) -> dict[str, Any]:
     """grpcio ``RpcMethodHandler``s of every method of ``service``, by method name.
 
@@ -249,12 +240,8 @@ def method_handlers(service: Service, implementation: Any, *, asyncio: bool = Fa
     """
     if not isinstance(service, Service):
         raise TypeError(f"add_to_server needs a pbj.Service (ns.service(name)), not {type(service).__name__}")
-    if isinstance(implementation, Mapping):
-        for name in implementation:
-            service[name]  # the KeyError naming the methods
     out: dict[str, Any] = {}
-    for m in service:
-        fn = _implementation(implementation, m.name)
+    for m, fn in implementations(service, implementation):
         behaviour = (_unimplemented(m, asyncio) if fn is None
                      else _async_handler(m, fn) if asyncio else _sync_handler(m, fn))
         out[m.name] = _MAKERS[m.kind](behaviour, request_deserializer=_deserializer(m.input),
@@ -292,7 +279,7 @@ def add_to_server(server: Any, service: Service, implementation: Any) -> None:
         register(service.full_name, handlers)
 
 
-class Servicer:
+class Servicer(ServicerBase):
     """Base class of a service's implementation: ``class Greeter(pbj.grpc.Servicer, service=svc)``.
 
     Define a method per RPC method, named as in the schema, taking
@@ -307,24 +294,8 @@ class Servicer:
             helper methods are left alone.
     """
 
-    pbj_service: ClassVar[Service]
-
-    def __init_subclass__(cls, service: Service | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if service is not None:
-            if not isinstance(service, Service):
-                raise TypeError(f"{cls.__name__}: service= needs a pbj.Service, not {type(service).__name__}")
-            cls.pbj_service = service
-        svc = getattr(cls, "pbj_service", None)
-        if svc is None:
-            raise TypeError(f"{cls.__name__} needs a service: class {cls.__name__}(pbj.grpc.Servicer, service=...)")
-        for name, value in vars(cls).items():
-            if not callable(value) or name.startswith("_") or name in svc.methods or name == "add_to_server":
-                continue
-            close = difflib.get_close_matches(name, list(svc.methods), n=1, cutoff=0.8)
-            if close:  # a helper method of another name is fine; one spelt like a method is a typo
-                raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
-                                f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+    _pbj_base = "pbj.grpc.Servicer"
+    _pbj_own = frozenset({"add_to_server"})
 
     def add_to_server(self, server: Any) -> None:
         """Serve this implementation on ``server`` (``grpc.Server`` or ``grpc.aio.Server``): :func:`add_to_server`."""

@@ -26,7 +26,7 @@ from pbj.errors import PbjError
 from pbj.grpc._require import grpc
 from pbj.schema import info
 from pbj.wellknown import Any as AnyMessage
-from pbj.wkt.anys import pack, unpack
+from pbj.wkt.anys import UnknownTypeError, pack, unpack
 
 __all__ = ["Status", "RpcError", "DETAILS_KEY", "to_grpc_status", "abort", "status_of", "unpack_details"]
 
@@ -161,4 +161,8 @@ def unpack_details(status: Status, *classes: type) -> list[Any]:
         DecodeError: a detail's value is not a valid encoding of its type.
     """
     by_name = {info(c).full_name: c for c in classes}
-    return [unpack(d, by_name.get(d.type_url.rpartition("/")[2])) for d in status.details]
+    try:
+        return [unpack(d, by_name.get(d.type_url.rpartition("/")[2])) for d in status.details]
+    except UnknownTypeError as exc:
+        name = exc.type_url.rpartition("/")[2].rpartition(".")[2] or "Cls"
+        raise UnknownTypeError(exc.type_url, give_class=f"pbj.grpc.unpack_details(status, {name})") from None

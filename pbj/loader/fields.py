@@ -106,7 +106,11 @@ class FieldBuilder:
         if known is not None:
             return known
         messages = self.messages
-        return lambda: messages[target]
+
+        def ref() -> Any:
+            return messages[target]
+        ref.__qualname__ = ref.__name__ = target  # errors name the message, not FieldBuilder._ref.<locals>.<lambda>
+        return ref
 
     @staticmethod
     def check_field(fdp: Any, full: str) -> None:

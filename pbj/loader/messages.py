@@ -183,4 +183,12 @@ def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namesp
     extensions = build_extensions(index, fields, messages)
     from pbj.loader.services import build_services
     services = build_services(index.files, {**known, **messages}, complete=wanted is None)
-    return Namespace(messages, enums, index.files, extensions, services), known
+    namespace = Namespace(messages, enums, index.files, extensions, services)
+    # each class and service of this load knows its namespace: pbj.options_of and pbj.to_google read
+    # the descriptors (options, custom options) the classes were built from
+    for name, owned in (*messages.items(), *enums.items()):
+        if known.get(name) is not owned:
+            type.__setattr__(owned, "__pbj_namespace__", namespace)
+    for svc in services.values():
+        setattr(svc, "__pbj_namespace__", namespace)  # noqa: B010 (a dunder the Service class does not declare)
+    return namespace, known

@@ -32,7 +32,7 @@ def holder_of(ext: Any, value: Any) -> Any:
 
     The holder's class comes from ``ext.compiled_holder()``, which compiles its codec first
     (once), so that no writer meets a holder whose class has no codec yet: the native writers
-    write every holder themselves (issue 23). The compiler sits above :mod:`pbj.schema`; the
+    write every holder themselves. The compiler sits above :mod:`pbj.schema`; the
     extension object, declared above it, reaches it.
 
     Raises:

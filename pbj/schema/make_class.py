@@ -16,7 +16,6 @@ compares, hashes, prints and pickles its stored state instead.
 
 from __future__ import annotations
 
-import sys
 import threading
 from typing import Any
 
@@ -26,6 +25,7 @@ from pbj.schema.constructor import bootstrap_init
 from pbj.schema.generated import FIRST_USE
 from pbj.schema.methods import install_methods
 from pbj.schema.presence import install_defaults, show_extensions
+from pbj.schema.protocols import PROTOCOLS
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
@@ -108,6 +108,8 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["__annotations__"] = ann
     ns["__match_args__"] = ()  # every field is keyword-only (what attrs would set)
     ns["__pbj_codec__"] = None
+    for key, value in PROTOCOLS.items():  # copy.replace and pydantic (pbj.schema.protocols)
+        ns.setdefault(key, value)
     new_cls = type(cls.__name__, (base,), ns)
     _defer_attrs(new_cls, (tuple(order), defaults, bool(ranges)))
     new_cls.__repr__ = _depth_limited(install_methods(new_cls))  # type: ignore[method-assign]
@@ -125,8 +127,7 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
 
 #: What attrs adds to a class that pbj's own code may use before anything else of attrs':
 #: each is a stand-in until attrs completes the class (see :func:`complete_attrs`).
-_STAND_INS = ("__setattr__", "__delattr__", "__getstate__", "__setstate__",
-              *(("__replace__",) if sys.version_info >= (3, 13) else ()))
+_STAND_INS = ("__setattr__", "__delattr__", "__getstate__", "__setstate__")
 _ATTRS_DATA = ("__attrs_attrs__", "__attrs_props__")
 
 

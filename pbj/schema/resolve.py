@@ -18,7 +18,8 @@ from pbj.errors import SchemaError
 from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
 from pbj.schema.records import FieldInfo, MessageInfo, is_message
 
-__all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem"]
+__all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem", "type_text",
+           "class_needed"]
 
 M = TypeVar("M")
 
@@ -82,9 +83,45 @@ def resolve_ref(ref: Any, cls: type, fname: str | None = None) -> Any:
         try:
             return ref()
         except Exception as exc:
-            raise SchemaError(f"cannot resolve forward reference {ref!r}: {type(exc).__name__}: {exc}",
+            raise SchemaError(f"cannot resolve {type_text(ref)}: {type(exc).__name__}: {exc}",
                               cls_name=cls.__qualname__, field_name=fname) from exc
     return ref
+
+
+def type_text(t: Any) -> str:
+    """A field's type as an error message names it, never as a function's repr: a scalar type
+    name quoted (``'double'``); a class by kind and name (``message pkg.Point``, ``enum Color``,
+    ``float (a Python class)``); a forward reference by the message it names when it has a name
+    (a loaded schema's references are named after their message), else ``a message (given by a
+    lambda)``."""
+    if isinstance(t, str):
+        return repr(t)
+    if isinstance(t, type):
+        if is_message(t):
+            return f"message {t.__pbj_info__.full_name}"  # type: ignore[attr-defined]
+        if issubclass(t, enum.Enum):
+            return f"enum {t.__qualname__}"
+        return f"{t.__qualname__} (a Python class)"
+    if callable(t):
+        name = getattr(t, "__qualname__", "")
+        if name and "<" not in name:
+            return f"message {name}"
+        return f"a message (given by a {'lambda' if name.endswith('<lambda>') else 'callable'})"
+    return repr(t)
+
+
+def class_needed(obj: Any, call: str) -> TypeError:
+    """The error of ``call`` (``"pbj.decode"`` …) given ``obj`` where a message class goes: for a
+    message instance, the call written with its class; else what was given, in a few words
+    (never an object's whole repr)."""
+    if is_message(obj) and not isinstance(obj, type):
+        name = type(obj).__qualname__
+        return TypeError(f"{call} takes a message class, not a {name} message: {call}({name}, ...)")
+    if isinstance(obj, type):
+        return TypeError(f"{call} takes a pbj message class, not the class {obj.__qualname__}")
+    text = repr(obj)
+    return TypeError(f"{call} takes a pbj message class, not {type(obj).__qualname__} "
+                     f"{text if len(text) <= 40 else text[:37] + '...'}")
 
 
 def check_type(t: Any, cls_name: str, fname: str, *, map_key: bool = False) -> None:
@@ -101,13 +138,13 @@ def check_type(t: Any, cls_name: str, fname: str, *, map_key: bool = False) -> N
                               cls_name=cls_name, field_name=fname)
         return
     if map_key:
-        raise SchemaError(f"map key type {t!r} is not allowed (integral types, bool or string only)",
+        raise SchemaError(f"map key type {type_text(t)} is not allowed (integral types, bool or string only)",
                           cls_name=cls_name, field_name=fname)
     if isinstance(t, type) and issubclass(t, enum.IntEnum):
         return
     if isinstance(t, type) and is_message(t):
         return
-    raise SchemaError(f"type {t!r} is not a scalar type name, an IntEnum or a @pbj.message class",
+    raise SchemaError(f"type {type_text(t)} is not a scalar type name, an IntEnum or a @pbj.message class",
                       cls_name=cls_name, field_name=fname)
 
 

@@ -43,6 +43,7 @@ from pbj.depth import check_max_depth
 from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
+from pbj.schema.resolve import class_needed
 from pbj.schema.values import did_you_mean
 from pbj.textformat.errors import TextError
 from pbj.textformat.extensions import check_namespace, extension_plan, find_extension
@@ -97,7 +98,7 @@ def from_text(cls: type, text: str | bytes, *, extensions: Any = None, allow_par
         ValueError: ``max_depth`` is negative.
     """
     if not (isinstance(cls, type) and is_message(cls)):
-        raise TypeError(f"from_text() needs a pbj message class, got {cls!r}")
+        raise class_needed(cls, "pbj.from_text")
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
         try:

@@ -23,11 +23,12 @@ class UnknownTypeError(PbjError, LookupError):
         type_url: the ``Any``'s type URL.
     """
 
-    def __init__(self, type_url: str) -> None:
+    def __init__(self, type_url: str, *, give_class: str = "pbj.wkt.unpack(any, cls)") -> None:
+        """``give_class``: the call that takes the class, as the text suggests it."""
         self.type_url = type_url
         super().__init__(f"no message class is known for the Any type URL {type_url!r}: load its schema "
                          "(pbj.load_descriptor_set / pbj.load_proto), register the class with "
-                         "pbj.protojson.register_types, or pass the class to unpack(any, cls)")
+                         f"pbj.protojson.register_types, or pass the class: {give_class}")
 
 
 def pack(msg: _Any, *, type_url_prefix: str = DEFAULT_TYPE_URL_PREFIX, cls: type | None = None) -> _Any:

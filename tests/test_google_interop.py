@@ -1,0 +1,200 @@
+"""from_google, to_google, load_google: exact both ways on the shipped block and on random messages of
+every shipped schema (declared: tests/everything_classes.py; loaded: HAPI, pbj-it, the conformance
+messages of proto3 and proto2), on whichever engine runs the suite.
+
+Each random pbj message ``p`` (pbj.testing.values, unknown fields included) goes to the Google class
+protoc made for its schema and back: ``from_google(to_google(p, G))`` is ``p`` again (as the wire
+sees it), and the Google message made from that pbj message again serializes (deterministically)
+to the same bytes; the same through the pool pbj builds for the class itself (``to_google(p)``),
+which converts back into the very class ``p`` came from. 3 to 10 messages per schema in the default
+selection (the conformance messages' values cost the most to draw), 1,000 with ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import textwrap
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pbj
+from pbj import google as pg
+from pbj.options import options_of
+from pbj.schema import info
+from pbj.testing import equivalent, values
+from tests import everything_classes as ec
+from tests.conftest import SHARED, SUMMARY_PROPERTY
+from tests.oracle import google_class, suite_set
+
+descriptor_pool = pytest.importorskip("google.protobuf.descriptor_pool")
+
+#: (schema, pbj class of the values) for every shipped schema; loaded ones by (suite, full name).
+LOADED = [("hapi", "com.hedera.hapi.block.stream.Block"), ("hapi", "proto.TransactionBody"),
+          ("pbj-it", "proto.Everything"), ("proto3", "protobuf_test_messages.proto3.TestAllTypesProto3"),
+          ("proto2", "protobuf_test_messages.proto2.TestAllTypesProto2")]
+DECLARED = [ec.Everything, ec.Presence, ec.Unpacked, ec.Maps, ec.Node, ec.Choice]
+CASES = [*(pytest.param(("loaded", s, n), id=n) for s, n in LOADED),
+         *(pytest.param(("declared", c), id=f"declared-{info(c).full_name}") for c in DECLARED)]
+
+
+@cache
+def _loaded(suite: str) -> pbj.Namespace:
+    return pbj.load_descriptor_set(suite_set(suite))
+
+
+def _classes(case: tuple) -> tuple[type, Any]:
+    """(pbj class, Google class of the same full name, from protoc's output in the default pool)."""
+    if case[0] == "loaded":
+        cls = _loaded(case[1])[case[2]]
+    else:
+        ec.compile_oracle()
+        cls = case[1]
+    return cls, google_class(info(cls).full_name)
+
+
+def _det(g: Any) -> bytes:
+    return g.SerializeToString(deterministic=True)  # type: ignore[no-any-return]
+
+
+def check(cls: type, gcls: Any, p: Any) -> None:
+    """Both directions, through protoc's Google class and through pbj's own pool for ``cls``."""
+    g = pg.to_google(p, gcls)
+    assert type(g) is gcls
+    q = pg.from_google(g)                     # a class load_google made for the default pool
+    assert info(type(q)).full_name == info(cls).full_name
+    assert equivalent(pbj.decode(cls, pbj.encode(q)), p)
+    assert _det(pg.to_google(q, gcls)) == _det(g)
+    own = pg.to_google(p)                     # the pool pbj keeps for cls's own schema
+    back = pg.from_google(own)
+    assert type(back) is cls and equivalent(back, p)
+    assert _det(pg.to_google(back)) == _det(own)
+
+
+def _run(case: tuple, examples: int) -> int:
+    cls, gcls = _classes(case)
+    seen = [0]
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(st.data())
+    def run(data: Any) -> None:
+        check(cls, gcls, data.draw(values(cls, max_depth=2)))
+        seen[0] += 1
+
+    run()
+    return seen[0]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_random_messages_convert_exactly_both_ways(case: tuple) -> None:
+    if case[0] == "declared":
+        examples = 10
+    else:
+        examples = 3 if case[2].startswith("protobuf_test_messages") else 5
+    assert _run(case, examples) == examples
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize("case", CASES)
+def test_1000_random_messages_convert_exactly_both_ways(case: tuple, record_property) -> None:
+    n = _run(case, 1000)
+    assert n == 1000
+    name = case[-1] if case[0] == "loaded" else info(case[1]).full_name
+    record_property(SUMMARY_PROPERTY, f"google interop, {name}: {n} messages exact both ways on the "
+                                      f"{pbj.engine()} engine")
+
+
+@cache
+def _block() -> tuple[bytes, Any, Any]:
+    from importlib.resources import files
+
+    shipped = files("pbj") / "data"
+    raw = gzip.decompress((SHARED / "data" / "blocks" / "000000000000000000000000000000497558.blk.gz").read_bytes())
+    data = (shipped / "hapi-v0.55.0.binpb").read_bytes()
+    from google.protobuf import descriptor_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(data).file:
+        pool.Add(fd)
+    return raw, pool, pbj.load_descriptor_set(data)
+
+
+def test_the_shipped_block_converts_exactly_both_ways() -> None:
+    raw, pool, ns = _block()
+    block_cls = ns["com.hedera.hapi.block.stream.Block"]
+    block = pbj.decode(block_cls, raw)
+    loaded = pg.load_google(pool, ["com.hedera.hapi.block.stream.Block"])
+    gblock = pg.to_google(block, pool)
+    assert type(gblock) is pg.google_class(block_cls, pool) and gblock.SerializeToString() == raw
+    again = pg.from_google(gblock)
+    assert type(again) is loaded["com.hedera.hapi.block.stream.Block"] and pbj.encode(again) == raw
+    assert pg.to_google(again, pool).SerializeToString() == raw and len(again.items) == 2442
+    own = pg.to_google(block)  # pbj's own pool for the load block_cls comes from
+    assert own.SerializeToString() == raw
+    back = pg.from_google(own)
+    assert type(back) is block_cls and pbj.encode(back) == raw
+
+
+def test_load_google_of_a_pb2_module_keeps_options_and_names(tmp_path) -> None:
+    (tmp_path / "shop_pb.proto").write_text(textwrap.dedent("""
+        syntax = "proto3";
+        package pbjtest.shop;
+        import "google/protobuf/descriptor.proto";
+        import "google/protobuf/timestamp.proto";
+        extend google.protobuf.FieldOptions { string unit = 51234; }
+        message Money { string currency = 1; int64 cents = 2 [(unit) = "cent"]; }
+        message Order { Money total = 1; google.protobuf.Timestamp at = 2; map<string, Money> parts = 3;
+                        oneof pay { string card = 4; bool cash = 5; } }
+    """))
+    import importlib
+    import sys
+    from pathlib import Path
+
+    import grpc_tools
+    from grpc_tools import protoc as grpc_protoc
+
+    builtin = Path(grpc_tools.__file__).parent / "_proto"
+    assert grpc_protoc.main(["protoc", f"-I{tmp_path}", f"-I{builtin}", f"--python_out={tmp_path}",
+                             str(tmp_path / "shop_pb.proto")]) == 0
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("shop_pb_pb2")
+    finally:
+        sys.path.remove(str(tmp_path))
+    ns = pg.load_google(module)
+    order_cls = ns["pbjtest.shop.Order"]
+    assert ns["google.protobuf.Timestamp"] is pbj.wellknown.Timestamp
+    g = module.Order(total=module.Money(currency="EUR", cents=1250), parts={"a": module.Money(cents=1)}, cash=True)
+    g.at.seconds = 5
+    p = pg.from_google(g)
+    assert type(p) is order_cls and p.total.cents == 1250 and p.pay == pbj.OneOf("cash", True)
+    assert p.at == pbj.wellknown.Timestamp(seconds=5) and p.parts["a"].cents == 1
+    assert pg.to_google(p, module.Order) == g and pg.to_google(p, module) == g
+    opts = options_of(ns["pbjtest.shop.Money"], "cents")
+    assert {e.full_name: v for e, v in pbj.extensions_of(opts).items()} == {"pbjtest.shop.unit": "cent"}
+    assert pg.load_google(module.DESCRIPTOR)["pbjtest.shop.Money"] is not order_cls  # a second load: new classes
+    assert type(pg.from_google(g)) is order_cls  # the pool keeps the first
+
+
+def test_errors_name_what_is_wrong() -> None:
+    with pytest.raises(TypeError, match="from_google takes a Google protobuf message"):
+        pg.from_google(ec.Leaf())
+    with pytest.raises(TypeError, match="to_google takes a pbj message"):
+        pg.to_google(object())
+    ec.compile_oracle()
+    with pytest.raises(TypeError, match=r"is the message proto.Everything, not pbjtest.Leaf"):
+        pg.to_google(ec.Leaf(), google_class("proto.Everything"))
+    with pytest.raises(KeyError, match=r"the DescriptorPool has no message pbjtest\.Leaf"):
+        pg.to_google(ec.Leaf(), descriptor_pool.DescriptorPool())
+    with pytest.raises(TypeError, match="needs names="):
+        pg.load_google(descriptor_pool.Default())
+    with pytest.raises(KeyError, match=r"no file, message, enum or service named 'no\.Such'"):
+        pg.load_google(descriptor_pool.Default(), ["no.Such"])
+    with pytest.raises(TypeError, match=r"load_google takes a _pb2 module"):
+        pg.load_google(42)
