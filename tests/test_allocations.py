@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import enum
 import itertools
+import sys
 import time
 
 import pytest
@@ -31,7 +32,19 @@ import pbj
 memray = pytest.importorskip("memray")
 
 LOOPS = 1000
-_TRACER_FRAMES = {"call_trace", "call_trace_protected", "trace_function_entry"}
+_TRACER_FRAMES = {"call_trace", "call_trace_protected", "trace_function_entry", "PyEval_GetFrame"}
+_OFFSET_INTS = (3, 12) <= sys.version_info[:2] < (3, 14)
+
+
+def _made_by_tracer(native: list[str]) -> bool:
+    """Whether an allocation with native stack ``native`` (innermost first) is memray's tracking's own."""
+    if _TRACER_FRAMES.intersection(native):
+        return True
+    if _OFFSET_INTS and native[:1] == ["PyLong_FromLong"] and "_PyEval_EvalFrameDefault" in native:
+        # the event's offset: nothing but symbol-less interpreter frames below the evaluation loop
+        inner = native[1:native.index("_PyEval_EvalFrameDefault")]
+        return all(name == "<unknown>" for name in inner)
+    return False
 
 
 def _write_loop(obj, buf, n: int) -> None:
@@ -49,6 +62,10 @@ def allocations(obj, capacity: int, tmp_path, n: int = LOOPS) -> tuple[int, int,
     assert buf.capacity == capacity                  # no growth during the measurement
     path = tmp_path / f"alloc-{time.monotonic_ns()}.bin"
     try:
+        # once under the tracker first: on 3.12+ the first traced run of a code object allocates its
+        # sys.monitoring data (64 bytes per function), once per process, not per write
+        with memray.Tracker(tmp_path / f"warm-{time.monotonic_ns()}.bin"):
+            _write_loop(obj, buf, 2)
         with memray.Tracker(path, trace_python_allocators=True, native_traces=True):
             _write_loop(obj, buf, n)
     except Exception as exc:  # pragma: no cover - depends on the environment
@@ -65,7 +82,7 @@ def allocations(obj, capacity: int, tmp_path, n: int = LOOPS) -> tuple[int, int,
             if not stack or stack[0][0] == "_write_loop" or not any(f[0] == "_write_loop" for f in stack):
                 continue      # outside the loop, or the loop's own set-up (its iterator), made once
             native = [frame[0] for frame in rec.native_stack_trace()]
-            if _TRACER_FRAMES.intersection(native):
+            if _made_by_tracer(native):
                 continue
             count += rec.n_allocations
             size += rec.size
@@ -140,8 +157,10 @@ def test_large_values_and_large_buffers_do_allocate(tmp_path):
     obj = Timestamp(seconds=1_700_000_000, nanos=999_999_999)
     count, size, sites = allocations(obj, 4096, tmp_path, 300)
     report("Timestamp(seconds=1.7e9, nanos=999999999), 4096-byte buffer", count, size, sites, 300)
-    # Measured: 20 per write (ints for positions and large values, the bytes of a long varint)
-    assert count > 0
+    # Measured: 20 per write (ints for positions and large values, the bytes of a long varint). The
+    # native writer makes ints only, and CPython 3.14 takes those from its free list of ints, not malloc
+    if sys.version_info < (3, 14) or pbj.engine() == "python":
+        assert count > 0
     assert count / 300 <= 30
 
 

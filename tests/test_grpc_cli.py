@@ -216,7 +216,11 @@ def test_ctrl_c_during_a_stream_cancels_it_without_a_traceback(address):
 
     from tests.conftest import REPO
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "pbj", "call", address, f"{SERVICE}/ServerStream", "--json",
+    # Ctrl-C raises KeyboardInterrupt, as in a terminal, even when this test runs with SIGINT ignored (a
+    # background job, nohup): Python keeps an ignored SIGINT ignored, and the child would inherit it
+    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "sys.argv[0] = 'pbj'; runpy.run_module('pbj', run_name='__main__', alter_sys=True)")
+    proc = subprocess.Popen([sys.executable, "-c", start, "call", address, f"{SERVICE}/ServerStream", "--json",
                              '{"text": "s", "count": 1000, "delay": 0.05}', "--timeout", "30"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

@@ -148,7 +148,7 @@ def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, b
         sub = ext.type
         body = b"".join(found[type_id])
         try:
-            value = _codec(sub).parse(body, 0, len(body), depth - 2, None)
+            value = _codec(sub).parse(body, 0, len(body), depth - 2, None, 0)
         except DecodeError as exc:
             raise DecodeError(f"extension {ext.full_name}: {exc.reason}", path=[f"[{ext.full_name}]", *exc.path],
                               offset=None) from None
@@ -230,7 +230,7 @@ def _parse_holder(ext: Any, body: bytes, depth: int) -> Any:
         DecodeError: a value is malformed; the path starts at ``[ext.full_name]``.
     """
     try:
-        return _codec(ext.holder).parse(body, 0, len(body), depth, None)
+        return _codec(ext.holder).parse(body, 0, len(body), depth, None, 0)
     except DecodeError as exc:
         path = exc.path[1:] if exc.path[:1] == ["value"] else exc.path
         raise DecodeError(f"extension {ext.full_name}: {exc.reason}", path=[f"[{ext.full_name}]", *path],

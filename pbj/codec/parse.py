@@ -17,6 +17,12 @@ The contract of a generated ``parse_<Name>(data, pos, end, depth, more, group=0)
   enclosing message) and returns ``(obj, pos after the end tag)``, or
   ``(None, tag)`` when another end-group tag came first, ``(None, 0)``
   when the input ended first. So a group is read once, however deep it nests.
+  Generated calls always pass ``group`` (0 for a LEN body): CPython 3.13's
+  specialized call of a function whose defaults fill in missing arguments
+  skips the recursion-limit check, so a parser calling itself with ``group``
+  left out could nest past Python's recursion limit instead of raising the
+  ``RecursionError`` that ends a ``max_depth`` lifted that high (a
+  :class:`~pbj.errors.DecodeError`, "nesting too deep").
 * It reads tags until ``end``: known tags (the plan's ``dispatch``) go to
   their field's code; anything else, including a known field number with a
   wire type that does not fit, is kept as an unknown field, as Google's
@@ -275,7 +281,7 @@ def _plan_repeated(p: _Parse, f: FieldPlan) -> None:
             src(f"if {loc} is None: {loc} = []")
             _read_len(src)
             _check_depth(src)
-            src(f"{loc}.append(parse_{p.ctx.stem(f.sub)}(data, pos, e, depth - 1, None)); pos = e")
+            src(f"{loc}.append(parse_{p.ctx.stem(f.sub)}(data, pos, e, depth - 1, None, 0)); pos = e")
         return
     if kind is not None and kind.is_len:
         p.store.append((f.name, f"() if {loc} is None else tuple({loc})"))
@@ -377,10 +383,10 @@ def _inline_leaf(p: _Parse, src: Source, f: FieldPlan, leaf: MessagePlan, target
             src(f"x.__class__ = {p.ctx.const(leaf.cls, f'Class_{stem}')}")
         src("else:")
         with src:
-            src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+            src(f"x = parse_{stem}(data, _ls, e, depth - 1, None, 0)")
     src("except Exception:")
     with src:
-        src(f"x = parse_{stem}(data, _ls, e, depth - 1, None)")
+        src(f"x = parse_{stem}(data, _ls, e, depth - 1, None, 0)")
     src(f"{target} = x; pos = _ls")
 
 
@@ -412,7 +418,7 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
         src("pos = e")
     else:
         tag = wire.make_tag(f.number, wire.WIRE_LEN)
-        value = f"parse_{sub}(data, pos, e, depth - 1, None)"
+        value = f"parse_{sub}(data, pos, e, depth - 1, None, 0)"
         first = Source()
         for src in (p.case(tag, f, None), first):
             if src is first:
@@ -446,7 +452,7 @@ def _plan_message(p: _Parse, f: FieldPlan, loc: str, oneof: str | None = None) -
         # the error path names this field: ``tag`` is the last tag read, maybe another field's
         fin("try:")
         with fin:
-            fin(f"x = parse_{sub}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more)")
+            fin(f"x = parse_{sub}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more, 0)")
         fin("except DecodeError as _x:")
         with fin:
             fin(f"_x.path.insert(0, {f.name!r}); tag = 0; raise")
@@ -468,7 +474,7 @@ def _check_superseded(p: _Parse, src: Source, f: FieldPlan, loc: str) -> None:
     """
     src(f"if {loc}_more is not None:  # the occurrences of a superseded run, checked before they are dropped")
     with src:
-        src(f"{loc}_more.reverse(); parse_{p.ctx.stem(f.sub)}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more)")
+        src(f"{loc}_more.reverse(); parse_{p.ctx.stem(f.sub)}(data, {loc}_s, {loc}_e, depth - 1, {loc}_more, 0)")
         src(f"{loc}_more = None")
 
 
@@ -541,7 +547,7 @@ def _plan_map(p: _Parse, f: FieldPlan) -> None:
         src("if _xm is not None:")
         with src:
             src("_xm.reverse()")
-            src(f"x = parse_{p.ctx.stem(f.sub)}(data, _xs, _xe, depth - 1, _xm)")
+            src(f"x = parse_{p.ctx.stem(f.sub)}(data, _xs, _xe, depth - 1, _xm, 0)")
         cls = p.ctx.batch.classes[f.sub]
         empty = p.ctx.scope.shared(("empty", cls), f"EMPTY_{p.ctx.stem(f.sub)}", cls)
         src(f"if x is None: x = {empty}")
@@ -575,7 +581,7 @@ def _entry_read(p: _Parse, src: Source, kind: ScalarType | None, var: str, f: Fi
             _check_depth(src)
             src(f"if {var} is None:")
             with src:
-                src(f"{var} = parse_{p.ctx.stem(f.sub)}(data, pos, _ee, depth - 1, None); _xs = pos; _xe = _ee")
+                src(f"{var} = parse_{p.ctx.stem(f.sub)}(data, pos, _ee, depth - 1, None, 0); _xs = pos; _xe = _ee")
             src("else:")
             with src:
                 src("if _xm is None: _xm = []")
