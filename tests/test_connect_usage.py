@@ -1,0 +1,131 @@
+"""pbj.connect as a new user meets it: errors that name the user's mistake, never a hang.
+
+A request the codec cannot encode raises the codec's error, not ``unavailable``; ``pbj.grpc``'s
+``abort`` works in a ``pbj.grpc.Servicer`` served by pbj.connect; a chunked request body a WSGI
+server cannot read is answered at once; method names spelt like the service's in another case
+are refused. Servers on 127.0.0.1, started and stopped here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import pbj
+import pbj.connect
+import pbj.wellknown
+import pbj.wkt
+from pbj.connect import Code, ConnectError
+from tests.connect_support import TIMEOUT, uvicorn_server, wsgi_server
+
+
+@pbj.message(full_name="pbjtest.usage.v1.Strict", syntax="proto2")
+class Strict:
+    a: int = pbj.field(1, "int32", required=True)
+    any: pbj.wellknown.Any | None = pbj.field(2, pbj.wellknown.Any)
+
+
+@pbj.message(full_name="pbjtest.usage.v1.Unregistered")
+class Unregistered:
+    x: int = pbj.field(1, "int32")
+
+
+strict = pbj.service("pbjtest.usage.v1.Strict",
+                     pbj.rpc("Unary", Strict, Strict),
+                     pbj.rpc("ServerStream", Strict, Strict, server_streaming=True),
+                     pbj.rpc("ClientStream", Strict, Strict, client_streaming=True),
+                     pbj.rpc("Bidi", Strict, Strict, client_streaming=True, server_streaming=True))
+
+
+class SyncStrict(pbj.connect.Servicer, service=strict):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def Unary(self, r, ctx):
+        self.calls += 1
+        return r
+
+    def ServerStream(self, r, ctx):
+        self.calls += 1
+        yield r
+
+    def ClientStream(self, requests, ctx):
+        self.calls += 1
+        return list(requests)[-1]
+
+    def Bidi(self, requests, ctx):
+        self.calls += 1
+        yield from requests
+
+
+class AsyncStrict(pbj.connect.Servicer, service=strict):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def Unary(self, r, ctx):
+        self.calls += 1
+        return r
+
+    async def ServerStream(self, r, ctx):
+        self.calls += 1
+        yield r
+
+    async def ClientStream(self, requests, ctx):
+        self.calls += 1
+        return [r async for r in requests][-1]
+
+    async def Bidi(self, requests, ctx):
+        self.calls += 1
+        async for r in requests:
+            yield r
+
+
+#: Requests no codec can encode (a required field unset), and ones only the JSON codec cannot (an Any of a type
+#: no registry knows: the binary encoding carries its bytes as they are).
+NOT_ENCODED = {"proto": [Strict()], "json": [Strict(), Strict(a=1, any=pbj.wkt.pack(Unregistered(x=1)))]}
+ERRORS = {"proto": pbj.EncodeError, "json": (pbj.EncodeError, pbj.JSONError)}
+
+
+@pytest.mark.parametrize("codec", ["proto", "json"])
+def test_a_request_the_codec_cannot_encode_raises_the_codecs_error(codec):
+    impl = SyncStrict()
+    with wsgi_server(pbj.connect.WSGIApplication(impl)) as url, \
+            pbj.connect.ClientSync(url, strict, codec=codec, timeout=TIMEOUT) as c:
+        for bad in NOT_ENCODED[codec]:
+            with pytest.raises(ERRORS[codec]) as caught:
+                c.Unary(bad)
+            assert not isinstance(caught.value, ConnectError)
+            with pytest.raises(ERRORS[codec]):
+                list(c.ServerStream(bad))
+            with pytest.raises(ERRORS[codec]):
+                c.ClientStream([Strict(a=1), bad])
+            with pytest.raises(ERRORS[codec]):
+                list(c.Bidi([bad]))
+        assert impl.calls == 0  # nothing reached the server
+        assert c.Unary(Strict(a=2)) == Strict(a=2)
+        with pytest.raises(ConnectError) as caught:  # connectrpc's own errors stay as they are
+            pbj.connect.ClientSync(url + "/nowhere", strict, codec=codec, timeout=TIMEOUT).Unary(Strict(a=1))
+        assert caught.value.code is not Code.UNAVAILABLE
+
+
+@pytest.mark.parametrize("codec", ["proto", "json"])
+def test_a_request_the_codec_cannot_encode_raises_the_codecs_error_asyncio(codec):
+    impl = AsyncStrict()
+
+    async def calls(url):
+        async with pbj.connect.Client(url, strict, codec=codec, timeout=TIMEOUT) as c:
+            for bad in NOT_ENCODED[codec]:
+                with pytest.raises(ERRORS[codec]):
+                    await c.Unary(bad)
+                with pytest.raises(ERRORS[codec]):
+                    [r async for r in c.ServerStream(bad)]
+                with pytest.raises(ERRORS[codec]):
+                    await c.ClientStream([Strict(a=1), bad])
+                with pytest.raises(ERRORS[codec]):
+                    [r async for r in c.Bidi([bad])]
+            return await c.Unary(Strict(a=3))
+
+    with uvicorn_server(pbj.connect.ASGIApplication(impl)) as url:
+        assert asyncio.run(calls(url)) == Strict(a=3)
+    assert impl.calls == 1
