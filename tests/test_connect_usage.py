@@ -129,3 +129,43 @@ def test_a_request_the_codec_cannot_encode_raises_the_codecs_error_asyncio(codec
     with uvicorn_server(pbj.connect.ASGIApplication(impl)) as url:
         assert asyncio.run(calls(url)) == Strict(a=3)
     assert impl.calls == 1
+
+
+@pbj.message(full_name="pbjtest.usage.v1.Why")
+class Why:
+    reason: str = pbj.field(1, "string")
+
+
+def test_a_grpc_servicer_aborts_the_same_way_under_pbj_connect():
+    grpc = pytest.importorskip("grpc")
+    import pbj.grpc
+
+    note = pbj.service("pbjtest.usage.v1.Notes", pbj.rpc("Save", Why, Why))
+
+    class Shared(pbj.grpc.Servicer, service=note):  # the handler a grpcio server runs too
+        def Save(self, request, context):
+            if request.reason == "abort":
+                context.abort(grpc.StatusCode.NOT_FOUND, "no such note")
+            if request.reason == "pbj.grpc.abort":
+                pbj.grpc.abort(context, grpc.StatusCode.FAILED_PRECONDITION, "locked", details=[Why(reason="held")])
+            context.set_trailing_metadata([("x-kept", "yes"), ("x-blob-bin", b"\x00\x01")])
+            context.send_initial_metadata([("x-early", "1")])
+            seen = dict(context.invocation_metadata())
+            left = context.time_remaining()
+            return Why(reason=f"{seen.get('x-who')} {0 < left <= TIMEOUT}")
+
+    with wsgi_server(pbj.connect.WSGIApplication(Shared())) as url:
+        for protocol in ("connect", "grpc-web"):
+            with pbj.connect.ClientSync(url, note, protocol=protocol, timeout=TIMEOUT) as c:
+                with pbj.connect.ResponseMetadata() as meta:
+                    assert c.Save(Why(reason="ok"), headers={"x-who": "ann"}) == Why(reason="ann True")
+                assert meta.trailers["x-kept"] == "yes"
+                assert meta.trailers["x-blob-bin"] == "AAE="
+                assert meta.headers["x-early"] == "1"
+                with pytest.raises(ConnectError) as caught:
+                    c.Save(Why(reason="abort"))
+                assert (caught.value.code, caught.value.message) == (Code.NOT_FOUND, "no such note")
+                with pytest.raises(ConnectError) as caught:
+                    c.Save(Why(reason="pbj.grpc.abort"))
+                assert (caught.value.code, caught.value.message) == (Code.FAILED_PRECONDITION, "locked")
+                assert pbj.connect.unpack_details(caught.value, Why) == [Why(reason="held")]
