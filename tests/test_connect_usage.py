@@ -9,6 +9,7 @@ are refused. Servers on 127.0.0.1, started and stopped here.
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -169,3 +170,24 @@ def test_a_grpc_servicer_aborts_the_same_way_under_pbj_connect():
                     c.Save(Why(reason="pbj.grpc.abort"))
                 assert (caught.value.code, caught.value.message) == (Code.FAILED_PRECONDITION, "locked")
                 assert pbj.connect.unpack_details(caught.value, Why) == [Why(reason="held")]
+
+
+def _answer_to_chunked(url: str, path: str) -> bytes:
+    """The status line a raw chunked POST gets (bounded wait: a server that hangs fails with a timeout)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as sock:
+        body = pbj.encode(Strict(a=1))
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/proto\r\n"
+                     f"Transfer-Encoding: chunked\r\n\r\n{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+        return sock.recv(4096).partition(b"\r\n")[0]
+
+
+def test_a_chunked_request_body_under_wsgiref_is_refused_at_once():
+    impl = SyncStrict()
+    with wsgi_server(pbj.connect.WSGIApplication(impl)) as url:
+        assert _answer_to_chunked(url, "/pbjtest.usage.v1.Strict/Unary").endswith(b" 411 Length Required")
+        with pbj.connect.ClientSync(url, strict, timeout=TIMEOUT) as c:
+            with pytest.raises(ConnectError):  # a lazily streamed request is sent chunked
+                c.ClientStream(iter([Strict(a=1)]))
+            assert c.ClientStream([Strict(a=1), Strict(a=2)]) == Strict(a=2)  # a list: one body, its length
+    assert impl.calls == 1

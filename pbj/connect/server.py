@@ -407,7 +407,17 @@ class WSGIApplication(ConnectWSGIApplication):  # type: ignore[misc]
         so that its body is not read until the connection closes (``wsgiref`` hands the socket
         itself as ``wsgi.input``, and an empty protobuf message is an empty body). A gRPC request
         on a server without the ``wsgi.ext.http.send_trailers`` extension is answered HTTP 415.
+
+        A chunked request body (``Transfer-Encoding: chunked``) is read only where the server
+        decodes it and says so (``wsgi.input_terminated``, as gunicorn does); elsewhere
+        (``wsgiref``, which hands over the raw socket) it is answered HTTP 411 Length Required at
+        once (RFC 9110, "411 Length Required"), where reading it would wait for the connection
+        to close.
         """
+        if (environ.get("HTTP_TRANSFER_ENCODING") and not environ.get("wsgi.input_terminated")
+                and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()):
+            start_response("411 Length Required", [("content-type", "text/plain")])
+            return [b"this server cannot read a chunked request body: send it with a Content-Length"]
         if (not environ.get("CONTENT_LENGTH") and not environ.get("HTTP_TRANSFER_ENCODING")
                 and not environ.get("wsgi.input_terminated")
                 and str(environ.get("SERVER_PROTOCOL", "")).startswith("HTTP/1")):
