@@ -191,3 +191,47 @@ def test_a_chunked_request_body_under_wsgiref_is_refused_at_once():
                 c.ClientStream(iter([Strict(a=1)]))
             assert c.ClientStream([Strict(a=1), Strict(a=2)]) == Strict(a=2)  # a list: one body, its length
     assert impl.calls == 1
+
+
+orders = pbj.service("pbjtest.usage.v1.Orders", pbj.rpc("Save", Why, Why), pbj.rpc("GetOrder", Why, Why),
+                     pbj.rpc("SayHello", Why, Why))
+
+
+def _servicer(base, name, is_async):
+    async def async_handler(self, request, context):
+        return request
+
+    def handler(self, request, context):
+        return request
+    return type("Typo", (base,), {name: async_handler if is_async else handler}, service=orders)
+
+
+def _bases():
+    try:
+        import pbj.grpc as pbj_grpc
+    except ImportError:  # grpcio is not installed: pbj.connect's base alone
+        return [pbj.connect.Servicer]
+    return [pbj.connect.Servicer, pbj_grpc.Servicer]
+
+
+@pytest.mark.parametrize("base", _bases(), ids=lambda b: b.__module__)
+def test_a_method_name_in_another_case_is_a_typo(base):
+    for name, meant in [("save", "Save"), ("SAVE", "Save"), ("get_order", "GetOrder"), ("say_hello", "SayHello"),
+                        ("getorder", "GetOrder"), ("Sav", "Save")]:
+        for is_async in (True, False):
+            with pytest.raises(TypeError, match=f"Typo.{name}: service pbjtest.usage.v1.Orders has no method "
+                                                f"'{name}'; did you mean '{meant}'"):
+                _servicer(base, name, is_async)
+    for helper in ("audit", "save_all", "order_total", "hello_text"):  # other names are helpers, left alone
+        assert _servicer(base, helper, False).pbj_service is orders
+
+
+def test_a_mapping_naming_no_method_is_pbjs_error():
+    from pbj.errors import PbjError
+    with pytest.raises(KeyError) as caught:
+        pbj.connect.ASGIApplication((orders, {"say_hello": None}))
+    assert isinstance(caught.value, PbjError)
+    assert str(caught.value) == ("service pbjtest.usage.v1.Orders has no method 'say_hello'; did you mean 'SayHello'? "
+                                 "(its methods: Save, GetOrder, SayHello)")
+    with pytest.raises(KeyError, match=r"^service pbjtest.usage.v1.Orders has no method 'Nope' \(its methods"):
+        pbj.connect.WSGIApplication((orders, {"Nope": None}))
