@@ -235,3 +235,17 @@ def test_a_mapping_naming_no_method_is_pbjs_error():
                                  "(its methods: Save, GetOrder, SayHello)")
     with pytest.raises(KeyError, match=r"^service pbjtest.usage.v1.Orders has no method 'Nope' \(its methods"):
         pbj.connect.WSGIApplication((orders, {"Nope": None}))
+
+
+def test_use_get_where_no_get_is_sent_is_refused():
+    impl = SyncStrict()
+    with wsgi_server(pbj.connect.WSGIApplication(impl)) as url:
+        with pbj.connect.ClientSync(url, strict, protocol="grpc-web", timeout=TIMEOUT) as web:
+            with pytest.raises(ValueError, match=r"Strict/Unary: use_get=True .* are not Connect"):
+                web.Unary(Strict(a=1), use_get=True)
+        with pbj.connect.ClientSync(url, strict, timeout=TIMEOUT) as c:
+            with pytest.raises(ValueError, match=r"Strict/ServerStream: use_get=True .* are streams"):
+                c.ServerStream(Strict(a=1), use_get=True)
+            with pytest.raises(ValueError, match="are streams"):
+                c.ClientStream([Strict(a=1)], use_get=True)
+    assert impl.calls == 0

@@ -11,7 +11,8 @@ each call encodes and decodes with pbj. ``client.SayHello(request, timeout=2.0)`
 * ``timeout``: the call's deadline in seconds (sent as ``connect-timeout-ms`` or
   ``grpc-timeout``; past it the call fails with ``deadline_exceeded``); ``headers``: request
   metadata (a mapping or ``(key, value)`` pairs); ``use_get=True`` sends a unary call of a
-  method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only);
+  method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only: with
+  another protocol, or on a streaming method, it is a ``ValueError`` before anything is sent);
 * a failed call raises connectrpc's ``ConnectError`` (``.code``, ``.message``,
   ``.details``: :func:`pbj.connect.unpack_details`); a request of another message type than
   the method's is a ``TypeError`` before anything is sent, and one the codec cannot encode
@@ -237,10 +238,11 @@ class _Options:
 class _Method:
     """One method of a client: ``(request or requests, *, timeout=None, headers=None, use_get=False)``."""
 
-    __slots__ = ("_asyncio", "_check_each", "_client", "_info", "_m")
+    __slots__ = ("_asyncio", "_check_each", "_client", "_connect", "_info", "_m")
 
-    def __init__(self, client: Any, m: Method, asyncio: bool) -> None:
+    def __init__(self, client: Any, m: Method, asyncio: bool, protocol: Any) -> None:
         self._client = client
+        self._connect = protocol is ProtocolType.CONNECT
         self._m = m
         self._info = method_info(m)
         self._asyncio = asyncio
@@ -252,6 +254,10 @@ class _Method:
         # connectrpc's "unavailable": nothing was sent
         m, client, aio = self._m, self._client, self._asyncio
         timeout_ms, headers = _timeout_ms(timeout), _headers(headers)
+        if use_get and (m.client_streaming or m.server_streaming or not self._connect):
+            raise ValueError(f"{m.path[1:]}: use_get=True sends a unary call over the Connect protocol as an HTTP GET; "
+                             f"this client's calls of this method are "
+                             f"{'streams' if m.client_streaming or m.server_streaming else 'not Connect'}")
         if m.client_streaming:
             requests = self._check_each(request, m)
             if m.server_streaming:
@@ -299,7 +305,7 @@ class _Client(MethodLookup):
         self._pbj_client: Any = (ConnectClient if aio else ConnectClientSync)(
             options.address, interceptors=interceptors, http_client=http_client, **options.kwargs)
         for m in service:
-            self.__dict__[m.name] = _Method(self._pbj_client, m, aio)
+            self.__dict__[m.name] = _Method(self._pbj_client, m, aio, options.protocol)
 
 
 class ClientSync(_Client):
