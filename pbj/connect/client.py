@@ -117,34 +117,35 @@ def _codec_error(error: BaseException) -> BaseException | None:
     return None
 
 
+def _raise_codec_error(error: BaseException) -> None:
+    """Raise the codec's error (:func:`_codec_error`) in place of ``error`` when there is one; else return."""
+    found = _codec_error(error)
+    if found is not None:
+        raise found from None
+
+
 def _called(execute: Any, **kwargs: Any) -> Any:
     try:
         return execute(**kwargs)
     except ConnectError as exc:
-        error = _codec_error(exc)
-        if error is None:
-            raise
-        raise error from None
+        _raise_codec_error(exc)
+        raise
 
 
 def _iterated(replies: Iterator[Any]) -> Iterator[Any]:
     try:
         yield from replies
     except ConnectError as exc:
-        error = _codec_error(exc)
-        if error is None:
-            raise
-        raise error from None
+        _raise_codec_error(exc)
+        raise
 
 
 async def _awaited(reply: Any) -> Any:
     try:
         return await reply
     except ConnectError as exc:
-        error = _codec_error(exc)
-        if error is None:
-            raise
-        raise error from None
+        _raise_codec_error(exc)
+        raise
 
 
 async def _iterated_async(replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
@@ -152,10 +153,8 @@ async def _iterated_async(replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
         async for reply in replies:
             yield reply
     except ConnectError as exc:
-        error = _codec_error(exc)
-        if error is None:
-            raise
-        raise error from None
+        _raise_codec_error(exc)
+        raise
 
 
 def _timeout_ms(timeout: float | None) -> int | None:
