@@ -81,3 +81,10 @@ def test_an_unreachable_server_and_arguments_that_do_not_go_together(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["call", "127.0.0.1:1", "--list", "--protocol", "http3"])
     assert exited.value.code == 2
+
+
+def test_a_url_with_the_default_protocol_names_protocol_connect(capsys):
+    status, out, err = call(capsys, "http://127.0.0.1:9/rpc/", "--list")
+    assert (status, out) == (1, "")
+    assert "http://127.0.0.1:9/rpc/ is a URL: --protocol grpc (the default) takes HOST:PORT" in err
+    assert "add --protocol connect" in err

@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
         CallError: any failure (printed as one line by ``pbj``'s main).
     """
     if args.protocol == "grpc":
+        if args.target.startswith(("http://", "https://")):  # grpcio would say "Misformatted domain name"
+            raise CallError(f"{args.target} is a URL: --protocol grpc (the default) takes HOST:PORT; for a Connect "
+                            f"or gRPC-Web server at a URL add --protocol connect (or grpc-web)")
         from pbj.grpc.cli import run as run_grpc
         return run_grpc(args)
     if args.authority:

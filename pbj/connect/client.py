@@ -11,10 +11,13 @@ each call encodes and decodes with pbj. ``client.SayHello(request, timeout=2.0)`
 * ``timeout``: the call's deadline in seconds (sent as ``connect-timeout-ms`` or
   ``grpc-timeout``; past it the call fails with ``deadline_exceeded``); ``headers``: request
   metadata (a mapping or ``(key, value)`` pairs); ``use_get=True`` sends a unary call of a
-  method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only);
+  method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only: with
+  another protocol, or on a streaming method, it is a ``ValueError`` before anything is sent);
 * a failed call raises connectrpc's ``ConnectError`` (``.code``, ``.message``,
   ``.details``: :func:`pbj.connect.unpack_details`); a request of another message type than
-  the method's is a ``TypeError`` before anything is sent;
+  the method's is a ``TypeError`` before anything is sent, and one the codec cannot encode
+  (a proto2 ``required`` field unset, an ``Any`` of a type the JSON codec does not know) raises
+  the codec's own error (:class:`pbj.EncodeError`, :class:`pbj.JSONError`), not ``unavailable``;
 * response headers and trailers: ``with pbj.connect.ResponseMetadata() as meta:`` around the
   call, then ``meta.headers``, ``meta.trailers`` (connectrpc's).
 
@@ -32,6 +35,7 @@ from typing import Any
 from pbj.connect._require import (
     ConnectClient,
     ConnectClientSync,
+    ConnectError,
     HTTPClient,
     HTTPTransport,
     HTTPVersion,
@@ -75,6 +79,84 @@ def _codec(codec: Any) -> Any:
     return codec
 
 
+class _RequestNotEncoded(Exception):
+    """What :class:`_RequestCodec` raises when the codec cannot encode a request: connectrpc's client turns any
+    exception in its sending code into ``unavailable``; this one carries the codec's own error back out."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _RequestCodec:
+    """A client's codec: the given one, with its encode errors marked as the request's (see :func:`_unwrapped`)."""
+
+    __slots__ = ("_encode", "decode", "name")
+
+    def __init__(self, codec: Any) -> None:
+        self._encode = codec.encode
+        self.name = codec.name
+        self.decode = codec.decode
+
+    def encode(self, message: Any) -> bytes:
+        try:
+            return self._encode(message)  # type: ignore[no-any-return]
+        except Exception as exc:
+            raise _RequestNotEncoded(exc) from exc
+
+
+def _codec_error(error: BaseException) -> BaseException | None:
+    """The codec's error when ``error`` (connectrpc's) stands for a request the codec could not encode, else None."""
+    cause = error.__cause__
+    for _ in range(8):  # connectrpc's error, or a transport's around it: a short chain
+        if cause is None:
+            return None
+        if isinstance(cause, _RequestNotEncoded):
+            return cause.error
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _raise_codec_error(error: BaseException) -> None:
+    """Raise the codec's error (:func:`_codec_error`) in place of ``error`` when there is one; else return."""
+    found = _codec_error(error)
+    if found is not None:
+        raise found from None
+
+
+def _called(execute: Any, **kwargs: Any) -> Any:
+    try:
+        return execute(**kwargs)
+    except ConnectError as exc:
+        _raise_codec_error(exc)
+        raise
+
+
+def _iterated(replies: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from replies
+    except ConnectError as exc:
+        _raise_codec_error(exc)
+        raise
+
+
+async def _awaited(reply: Any) -> Any:
+    try:
+        return await reply
+    except ConnectError as exc:
+        _raise_codec_error(exc)
+        raise
+
+
+async def _iterated_async(replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        async for reply in replies:
+            yield reply
+    except ConnectError as exc:
+        _raise_codec_error(exc)
+        raise
+
+
 def _timeout_ms(timeout: float | None) -> int | None:
     if timeout is None:
         return None
@@ -116,7 +198,14 @@ def _checked_lazily(requests: Iterable[Any], m: Method) -> Iterator[Any]:
         yield r if r.__class__ is cls else _checked(r, m)
 
 
-async def _checked_each_async(requests: AsyncIterable[Any] | Iterable[Any], m: Method) -> AsyncIterator[Any]:
+def _checked_each_async(requests: AsyncIterable[Any] | Iterable[Any], m: Method) -> AsyncIterator[Any] | list[Any]:
+    """The requests of a client stream, each checked: a list stays a list (as :func:`_checked_each`)."""
+    if isinstance(requests, (list, tuple)):
+        return [r if r.__class__ is m.input else _checked(r, m) for r in requests]
+    return _checked_lazily_async(requests, m)
+
+
+async def _checked_lazily_async(requests: AsyncIterable[Any] | Iterable[Any], m: Method) -> AsyncIterator[Any]:
     cls = m.input
     if isinstance(requests, AsyncIterable):
         async for r in requests:
@@ -137,8 +226,9 @@ class _Options:
             raise ValueError(f"the address must be an http:// or https:// URL, not {address!r}")
         self.address = address.rstrip("/")
         self.protocol = protocol_type(protocol)
-        self.kwargs = {"codec": _codec(codec), "protocol": self.protocol, "accept_compression": accept_compression,
-                       "send_compression": send_compression, "timeout_ms": _timeout_ms(timeout),
+        self.kwargs = {"codec": _RequestCodec(_codec(codec)), "protocol": self.protocol,
+                       "accept_compression": accept_compression, "send_compression": send_compression,
+                       "timeout_ms": _timeout_ms(timeout),
                        "read_max_bytes": read_max_bytes}
         # gRPC over cleartext HTTP needs HTTP/2 from the first byte (pyqwest speaks HTTP/1.1 there otherwise)
         self.h2c = self.protocol is ProtocolType.GRPC and self.address.startswith("http://")
@@ -147,32 +237,48 @@ class _Options:
 class _Method:
     """One method of a client: ``(request or requests, *, timeout=None, headers=None, use_get=False)``."""
 
-    __slots__ = ("_check_each", "_client", "_info", "_m")
+    __slots__ = ("_asyncio", "_check_each", "_client", "_connect", "_info", "_m")
 
-    def __init__(self, client: Any, m: Method, asyncio: bool) -> None:
+    def __init__(self, client: Any, m: Method, asyncio: bool, protocol: Any) -> None:
         self._client = client
+        self._connect = protocol is ProtocolType.CONNECT
         self._m = m
         self._info = method_info(m)
+        self._asyncio = asyncio
         self._check_each = _checked_each_async if asyncio else _checked_each
 
     def __call__(self, request: Any, *, timeout: float | None = None, headers: Any = None,
                  use_get: bool = False) -> Any:
-        m, client = self._m, self._client
+        # a request the codec cannot encode raises the codec's error (pbj's EncodeError, JSONError), not
+        # connectrpc's "unavailable": nothing was sent
+        m, client, aio = self._m, self._client, self._asyncio
         timeout_ms, headers = _timeout_ms(timeout), _headers(headers)
+        if use_get and (m.client_streaming or m.server_streaming or not self._connect):
+            raise ValueError(f"{m.path[1:]}: use_get=True sends a unary call over the Connect protocol as an HTTP GET; "
+                             f"this client's calls of this method are "
+                             f"{'streams' if m.client_streaming or m.server_streaming else 'not Connect'}")
         if m.client_streaming:
             requests = self._check_each(request, m)
             if m.server_streaming:
-                return client.execute_bidi_stream(request=requests, method=self._info, headers=headers,
-                                                  timeout_ms=timeout_ms)
-            return client.execute_client_stream(request=requests, method=self._info, headers=headers,
-                                                timeout_ms=timeout_ms)
+                replies = client.execute_bidi_stream(request=requests, method=self._info, headers=headers,
+                                                     timeout_ms=timeout_ms)
+                return _iterated_async(replies) if aio else _iterated(replies)
+            if aio:
+                return _awaited(client.execute_client_stream(request=requests, method=self._info, headers=headers,
+                                                             timeout_ms=timeout_ms))
+            return _called(client.execute_client_stream, request=requests, method=self._info, headers=headers,
+                           timeout_ms=timeout_ms)
         if request.__class__ is not m.input:
             _checked(request, m)
         if m.server_streaming:
-            return client.execute_server_stream(request=request, method=self._info, headers=headers,
-                                                timeout_ms=timeout_ms)
-        return client.execute_unary(request=request, method=self._info, headers=headers, timeout_ms=timeout_ms,
-                                    use_get=use_get)
+            replies = client.execute_server_stream(request=request, method=self._info, headers=headers,
+                                                   timeout_ms=timeout_ms)
+            return _iterated_async(replies) if aio else _iterated(replies)
+        if aio:
+            return _awaited(client.execute_unary(request=request, method=self._info, headers=headers,
+                                                 timeout_ms=timeout_ms, use_get=use_get))
+        return _called(client.execute_unary, request=request, method=self._info, headers=headers,
+                       timeout_ms=timeout_ms, use_get=use_get)
 
     def __repr__(self) -> str:
         return f"<pbj.connect method {self._m.path}>"
@@ -198,7 +304,7 @@ class _Client(MethodLookup):
         self._pbj_client: Any = (ConnectClient if aio else ConnectClientSync)(
             options.address, interceptors=interceptors, http_client=http_client, **options.kwargs)
         for m in service:
-            self.__dict__[m.name] = _Method(self._pbj_client, m, aio)
+            self.__dict__[m.name] = _Method(self._pbj_client, m, aio, options.protocol)
 
 
 class ClientSync(_Client):

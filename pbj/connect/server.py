@@ -57,7 +57,7 @@ from pbj.grpc._common import ServicerBase, implementations
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
-__all__ = ["Servicer", "ASGIApplication", "WSGIApplication", "method_info", "endpoints"]
+__all__ = ["Servicer", "ASGIApplication", "WSGIApplication", "GrpcContext", "method_info", "endpoints"]
 
 _STREAM_TYPES = {"unary_unary": StreamType.UNARY, "unary_stream": StreamType.SERVER_STREAM,
                  "stream_unary": StreamType.CLIENT_STREAM, "stream_stream": StreamType.BIDI_STREAM}
@@ -83,7 +83,7 @@ def _translated(exc: BaseException, ctx: Any, m: Method) -> BaseException:
     if error is None:
         return exc
     for key, value in error.metadata:
-        ctx.response_trailers.add(key, base64.b64encode(value).decode() if isinstance(value, bytes) else value)
+        ctx.response_trailers.add(key, _trailer_value(value))
     return error
 
 
@@ -98,9 +98,60 @@ def _check_reply(reply: Any, m: Method) -> Any:
 _CAUGHT = (NotImplementedError, PbjError)
 
 
+def _trailer_value(value: str | bytes) -> str:
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else value
+
+
+class GrpcContext:
+    """The context a ``pbj.grpc.Servicer``'s handler gets under pbj.connect: connectrpc's ``RequestContext``
+    (every attribute of it) with the calls of grpcio's ``ServicerContext`` a handler shared with grpcio makes.
+
+    * ``abort(code, details)``: raises :class:`RpcError` (the status sent as the call's protocol says);
+    * ``set_trailing_metadata(pairs)``, ``send_initial_metadata(pairs)``: added to the response's
+      trailers and headers (a ``bytes`` value in base64, as gRPC's binary metadata);
+    * ``invocation_metadata()``: the request headers as ``(key, value)`` pairs;
+    * ``time_remaining()``: seconds left before the deadline, or ``None``.
+    """
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def abort(self, code: Any, details: str = "") -> Any:
+        """End the call with ``code`` (a ``grpc.StatusCode``, or any form :func:`code_of` takes) and message.
+
+        Raises:
+            RpcError: always.
+        """
+        raise RpcError(code, details)
+
+    def set_trailing_metadata(self, metadata: Iterable[tuple[str, str | bytes]]) -> None:
+        """Add ``(key, value)`` pairs to the response's trailers."""
+        for key, value in metadata:
+            self._ctx.response_trailers.add(key, _trailer_value(value))
+
+    def send_initial_metadata(self, metadata: Iterable[tuple[str, str | bytes]]) -> None:
+        """Add ``(key, value)`` pairs to the response's headers (before the first response is written)."""
+        for key, value in metadata:
+            self._ctx.response_headers.add(key, _trailer_value(value))
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        """The request's headers, ``(key, value)`` pairs."""
+        return tuple(self._ctx.request_headers.allitems())
+
+    def time_remaining(self) -> float | None:
+        """Seconds left before the call's deadline, or ``None`` without one."""
+        left = self._ctx.timeout_ms  # a property: what is left now
+        return None if left is None else max(0.0, left / 1000)
+
+
 # ------------------------------------------------------------------ asyncio (ASGI)
 
-def _async_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _async_function(m: Method, fn: Callable[..., Any], adapt: Any) -> Callable[..., Any]:
     out = m.output
     if m.server_streaming and not inspect.isasyncgenfunction(fn):
         raise TypeError(f"{m.path[1:]} streams its responses: under ASGI its handler must be an async generator "
@@ -111,7 +162,7 @@ def _async_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
     if not m.server_streaming:
         async def unary_reply(request: Any, ctx: Any) -> Any:
             try:
-                reply = await fn(request, ctx)
+                reply = await fn(request, ctx if adapt is None else adapt(ctx))
             except _CAUGHT as exc:
                 raise _translated(exc, ctx, m) from None
             return reply if reply.__class__ is out else _check_reply(reply, m)
@@ -119,7 +170,7 @@ def _async_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     async def streamed_replies(request: Any, ctx: Any) -> Any:
         try:
-            async with contextlib.aclosing(fn(request, ctx)) as replies:
+            async with contextlib.aclosing(fn(request, ctx if adapt is None else adapt(ctx))) as replies:
                 async for reply in replies:
                     yield reply if reply.__class__ is out else _check_reply(reply, m)
         except _CAUGHT as exc:
@@ -142,7 +193,7 @@ def _async_unimplemented(m: Method) -> Callable[..., Any]:
 
 # ------------------------------------------------------------------ threads (WSGI)
 
-def _sync_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _sync_function(m: Method, fn: Callable[..., Any], adapt: Any) -> Callable[..., Any]:
     out = m.output
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         raise TypeError(f"{m.path[1:]}: {fn!r} is async: serve it with pbj.connect.ASGIApplication; a WSGI "
@@ -150,7 +201,7 @@ def _sync_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
     if not m.server_streaming:
         def unary_reply(request: Any, ctx: Any) -> Any:
             try:
-                reply = fn(request, ctx)
+                reply = fn(request, ctx if adapt is None else adapt(ctx))
             except _CAUGHT as exc:
                 raise _translated(exc, ctx, m) from None
             return reply if reply.__class__ is out else _check_reply(reply, m)
@@ -158,7 +209,7 @@ def _sync_function(m: Method, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     def streamed_replies(request: Any, ctx: Any) -> Any:
         try:
-            with contextlib.closing(iter(fn(request, ctx))) as replies:  # type: ignore[type-var]
+            with contextlib.closing(iter(fn(request, ctx if adapt is None else adapt(ctx)))) as replies:  # type: ignore[type-var]
                 for reply in replies:
                     yield reply if reply.__class__ is out else _check_reply(reply, m)
         except _CAUGHT as exc:
@@ -204,12 +255,14 @@ def endpoints(service: Service, implementation: Any, *, asyncio: bool) -> dict[s
         raise TypeError(f"pbj.connect serves a pbj.Service (ns.service(name) or pbj.service(...)), "
                         f"not {type(service).__name__}")
     out: dict[str, Any] = {}
+    # a pbj.grpc.Servicer's handlers, shared with grpcio, call grpcio's ServicerContext methods
+    adapt = GrpcContext if getattr(type(implementation), "_pbj_base", None) == "pbj.grpc.Servicer" else None
     for m, fn in implementations(service, implementation):
         if asyncio:
-            function = _async_unimplemented(m) if fn is None else _async_function(m, fn)
+            function = _async_unimplemented(m) if fn is None else _async_function(m, fn, adapt)
             out[m.path] = _ASYNC_MAKERS[m.kind](method_info(m), function)
         else:
-            function = _sync_unimplemented(m) if fn is None else _sync_function(m, fn)
+            function = _sync_unimplemented(m) if fn is None else _sync_function(m, fn, adapt)
             out[m.path] = _SYNC_MAKERS[m.kind](method=method_info(m), function=function)  # keywords only
     return out
 
@@ -354,7 +407,17 @@ class WSGIApplication(ConnectWSGIApplication):  # type: ignore[misc]
         so that its body is not read until the connection closes (``wsgiref`` hands the socket
         itself as ``wsgi.input``, and an empty protobuf message is an empty body). A gRPC request
         on a server without the ``wsgi.ext.http.send_trailers`` extension is answered HTTP 415.
+
+        A chunked request body (``Transfer-Encoding: chunked``) is read only where the server
+        decodes it and says so (``wsgi.input_terminated``, as gunicorn does); elsewhere
+        (``wsgiref``, which hands over the raw socket) it is answered HTTP 411 Length Required at
+        once (RFC 9110, "411 Length Required"), where reading it would wait for the connection
+        to close.
         """
+        if (environ.get("HTTP_TRANSFER_ENCODING") and not environ.get("wsgi.input_terminated")
+                and "chunked" in environ["HTTP_TRANSFER_ENCODING"].lower()):
+            start_response("411 Length Required", [("content-type", "text/plain")])
+            return [b"this server cannot read a chunked request body: send it with a Content-Length"]
         if (not environ.get("CONTENT_LENGTH") and not environ.get("HTTP_TRANSFER_ENCODING")
                 and not environ.get("wsgi.input_terminated")
                 and str(environ.get("SERVER_PROTOCOL", "")).startswith("HTTP/1")):
@@ -382,7 +445,8 @@ class Servicer(ServicerBase):
     Raises:
         TypeError: at class creation, ``service`` is not a :class:`pbj.Service`, no service is
             given, or a public method defined in the class is not one of the service's but is
-            spelt nearly like one (a typo: ``Unry`` for ``Unary``); other helpers are left alone.
+            spelt like one in another case or with underscores, or nearly (a typo: ``say_hello``
+            for ``SayHello``, ``Unry`` for ``Unary``); other helpers are left alone.
     """
 
     _pbj_base = "pbj.connect.Servicer"

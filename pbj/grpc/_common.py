@@ -20,12 +20,13 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from pbj.errors import PbjError
 from pbj.grpc._schemas import health_schema
 from pbj.loader.services import Service
 from pbj.schema import FrozenMap
 
-__all__ = ["ServicerBase", "implementations", "implementation_of", "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA",
-           "HEALTH_SERVICE", "ServingStatus", "LIST_LIMIT"]
+__all__ = ["ServicerBase", "near_method", "UnknownMethodError", "implementations", "implementation_of",
+           "MethodLookup", "HealthStatuses", "HEALTH_SCHEMA", "HEALTH_SERVICE", "ServingStatus", "LIST_LIMIT"]
 
 
 class ServicerBase:
@@ -58,21 +59,56 @@ class ServicerBase:
         for name, value in vars(cls).items():
             if not callable(value) or name.startswith("_") or name in svc.methods or name in cls._pbj_own:
                 continue
-            close = difflib.get_close_matches(name, list(svc.methods), n=1, cutoff=0.8)
+            close = near_method(name, svc)
             if close:  # a helper method of another name is fine; one spelt like a method is a typo
                 raise TypeError(f"{cls.__name__}.{name}: service {svc.full_name} has no method {name!r}; "
-                                f"did you mean {close[0]!r}? (its methods: {', '.join(svc.methods)})")
+                                f"did you mean {close!r}? (its methods: {', '.join(svc.methods)})")
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def near_method(name: str, service: Service) -> str | None:
+    """The method of ``service`` that ``name`` (not one of them) looks like a misspelling of, or ``None``.
+
+    The same name in another case or with underscores (``save``, ``say_hello``, ``SAVE`` for
+    ``Save``, ``SayHello``), or one nearly so (difflib's ratio of 0.8 or more, with and without
+    case and underscores: ``Unry`` for ``Unary``).
+    """
+    methods = list(service.methods)
+    by_folded = {_folded(m): m for m in methods}
+    same = by_folded.get(_folded(name))
+    if same is not None:
+        return same
+    close = difflib.get_close_matches(name, methods, n=1, cutoff=0.8)
+    if close:
+        return close[0]
+    close = difflib.get_close_matches(_folded(name), list(by_folded), n=1, cutoff=0.8)
+    return by_folded[close[0]] if close else None
+
+
+class UnknownMethodError(PbjError, KeyError):
+    """A mapping of method name to function names a method its service does not have (a ``KeyError``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def implementations(service: Service, implementation: Any) -> Iterator[tuple[Any, Callable[..., Any] | None]]:
     """``(method, function or None)`` for each method of ``service`` (:func:`implementation_of`).
 
     Raises:
-        KeyError: ``implementation`` is a mapping naming a method the service does not have.
+        UnknownMethodError: ``implementation`` is a mapping naming a method the service does not
+            have (a ``KeyError``; the message lists its methods, and names the one it looks like).
     """
     if isinstance(implementation, Mapping):
         for name in implementation:
-            service[name]  # the KeyError naming the methods
+            if name not in service.methods:
+                close = near_method(name, service)
+                hint = f"; did you mean {close!r}?" if close else ""
+                raise UnknownMethodError(f"service {service.full_name} has no method {name!r}{hint} (its methods: "
+                                         f"{', '.join(service.methods) or 'none'})")
     for m in service:
         yield m, implementation_of(implementation, m.name)
 

@@ -290,7 +290,8 @@ class Servicer(ServicerBase):
     Raises:
         TypeError: at class creation, ``service`` is not a :class:`pbj.Service`, no
             service is given, or a public method defined in the class is not one of the
-            service's but is spelt nearly like one (a typo: ``Unry`` for ``Unary``); other
+            service's but is spelt like one in another case or with underscores, or nearly
+            (a typo: ``say_hello`` for ``SayHello``, ``Unry`` for ``Unary``); other
             helper methods are left alone.
     """
 

@@ -113,11 +113,18 @@ def abort(context: Any, code: Any, message: str = "", *, details: Iterable[Any] 
     """End the RPC of a handler's ``context`` with a status and rich details (raises; never returns).
 
     For a ``grpc.aio`` handler, ``await abort(context, ...)``. Same arguments as :class:`RpcError`.
+    A context with no ``abort_with_status`` (connectrpc's, where :mod:`pbj.connect` serves the
+    handler) is ended by raising the :class:`RpcError`, which pbj.connect sends as the status.
 
     Raises:
+        RpcError: under pbj.connect (its context has no ``abort_with_status``).
         Exception: what ``context.abort_with_status`` raises to end the handler.
     """
-    return context.abort_with_status(to_grpc_status(RpcError(code, message, details=details)))
+    error = RpcError(code, message, details=details)
+    abort_with_status = getattr(context, "abort_with_status", None)
+    if abort_with_status is None:
+        raise error
+    return abort_with_status(to_grpc_status(error))
 
 
 def status_of(error: Any) -> Status | None:
