@@ -49,16 +49,17 @@ def test_native_use_makes_no_python_code():
 
 
 @native
-def test_an_error_to_explain_makes_the_python_code_of_the_batch_and_those_below():
-    """A bad input is explained by the Python parser, made then; the class it refers to (compiled by
-    an earlier batch) gets its Python code first."""
+def test_an_error_is_explained_by_the_engine_without_python_code():
+    """A bad input is explained by the native engine itself (its DecodeError names the path and the
+    offset): no Python parser is made for it, for the class or the class it refers to."""
     Inner, Outer = _classes()
     assert pbj.decode(Outer, b"") == Outer()
     with pytest.raises(pbj.DecodeError) as err:
         pbj.decode(Outer, b"\x0a\x05\x08")  # inner: a length past the end
-    assert err.value.offset == 0
-    assert codec_of(Outer).has_python_code and codec_of(Inner).has_python_code
-    assert codec_of(Outer).filename in linecache.cache and "def parse_Outer(" in codec_of(Outer).source
+    assert err.value.offset == 0 and err.value.path == ["inner"]
+    assert not codec_of(Outer).has_python_code and not codec_of(Inner).has_python_code
+    assert "def parse_Outer(" in codec_of(Outer).source  # made on demand (pbj.source_of), for reading
+    assert codec_of(Outer).filename in linecache.cache
 
 
 @native
