@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pbj.schema import FrozenMap, OneOf, info, is_message
+from pbj.schema.constructor import build_unvalidated
 from pbj.schema.records import FieldInfo
 
 __all__ = ["to_python", "from_python"]
@@ -163,4 +164,4 @@ def from_python(cls: type[T], value: Mapping[str, Any], /) -> T:
             kwargs[oneof_name] = OneOf(f.name, _field_in(f, v, where))
     if extensions:
         kwargs["_pbj_extensions"] = extensions
-    return cls(**kwargs)
+    return build_unvalidated(cls, kwargs)

@@ -229,6 +229,28 @@ def test_validate_on_build_checks_construction_and_replace_not_decoding() -> Non
     assert item(qty=3).qty == 3
 
 
+def test_validate_on_build_leaves_every_parser_unvalidated() -> None:
+    """ProtoJSON, text format, from_dict, from_python and unpickling read data as decode does: unchecked."""
+    import pickle
+
+    ns = vc.namespace()
+    item = ns[f"{vc.PKG}.Item"]
+    bad = item(id="", qty=3)
+    validate_on_build(item)
+    try:
+        with pytest.raises(ValidationError):
+            item(id="", qty=3)
+        assert pbj.from_json(item, pbj.to_json(bad)) == bad
+        assert pbj.from_dict(item, pbj.to_dict(bad)) == bad
+        assert pbj.from_text(item, pbj.to_text(bad)) == bad
+        assert from_python(item, {"qty": 3}) == bad
+        assert pickle.loads(pickle.dumps(bad)) == bad
+        with pytest.raises(pbj.JSONError):  # the constructor's own checks still apply
+            pbj.from_json(item, '{"qty": "x"}')
+    finally:
+        validate_on_build(item, enabled=False)
+
+
 def test_validate_on_build_of_a_namespace_and_bad_arguments() -> None:
     ns = vc.namespace()
     validate_on_build(ns)
