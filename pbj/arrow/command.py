@@ -39,11 +39,14 @@ def _run(args: argparse.Namespace) -> int:
         require_pyarrow()
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    from pbj.arrow.blocks import SPLIT_PATHS, blocks_to_parquet
+    from pbj.arrow.blocks import SPLIT_PATHS, block_files, blocks_to_parquet
+    from pbj.errors import PbjError
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
+    if not block_files(folder):
+        raise UserError(f"{folder} holds no block files (*.blk, *.blk.gz)")
     split = None if args.split is None else (args.split or list(SPLIT_PATHS))
     partition = [k.strip() for k in args.partition.split(",") if k.strip()]
 
@@ -54,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
         written = blocks_to_parquet(folder, args.out, schema=args.schema, split=split, partition=partition,
                                     progress=not args.no_progress, large_types=args.large_types,
                                     enums=args.enums, on_skip=skip)
-    except ValueError as exc:
+    except (ValueError, PbjError) as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"{exc.filename or args.out}: {exc.strerror or exc}") from None
