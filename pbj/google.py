@@ -30,6 +30,7 @@ from typing import Any
 
 from pbj.api import decode, encode
 from pbj.schema import info, is_message
+from pbj.schema.resolve import message_needed
 
 __all__ = ["from_google", "to_google", "load_google", "google_class"]
 
@@ -374,7 +375,7 @@ def _first_to(obj: Any, target: Any) -> Any:
 
     cls = type(obj)
     if not is_message(cls) or isinstance(obj, type):
-        raise TypeError(f"to_google takes a pbj message, not {cls.__name__}")
+        raise message_needed(obj, "pbj.to_google")
     if isinstance(target, type) and issubclass(target, Message):
         if target.DESCRIPTOR.full_name != info(cls).full_name:
             raise TypeError(f"{target.__name__} is the message {target.DESCRIPTOR.full_name}, not "

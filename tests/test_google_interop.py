@@ -198,3 +198,25 @@ def test_errors_name_what_is_wrong() -> None:
         pg.load_google(descriptor_pool.Default(), ["no.Such"])
     with pytest.raises(TypeError, match=r"load_google takes a _pb2 module"):
         pg.load_google(42)
+
+
+def test_a_google_message_where_a_pbj_message_goes_says_how_to_convert_it() -> None:
+    """pbj's calls refuse a Google message (or class) with what to do: pbj.from_google (pbj.load_google)."""
+    from google.protobuf import timestamp_pb2
+
+    from pbj.validation import validate
+
+    g = timestamp_pb2.Timestamp(seconds=5)
+    hint = " (a Google protobuf message: convert it with pbj.from_google)"
+    for call, run in [("pbj.encode", pbj.encode), ("pbj.encoded_size", pbj.encoded_size), ("pbj.to_json", pbj.to_json),
+                      ("pbj.to_dict", pbj.to_dict), ("pbj.to_text", pbj.to_text), ("pbj.to_python", pbj.to_python),
+                      ("pbj.validate", validate), ("pbj.to_google", pg.to_google)]:
+        with pytest.raises(TypeError) as err:
+            run(g)
+        assert str(err.value) == f"{call} takes a pbj message, not Timestamp{hint}"
+    with pytest.raises(TypeError) as err:
+        pbj.decode(timestamp_pb2.Timestamp, b"")
+    assert str(err.value) == ("pbj.decode takes a pbj message class, not the class Timestamp (a Google protobuf "
+                              "message class: load its schema with pbj.load_google)")
+    with pytest.raises(TypeError, match=r"^pbj\.encode takes a pbj message, not int$"):  # no hint for the rest
+        pbj.encode(1)

@@ -32,6 +32,7 @@ from pbj.errors import SchemaError
 from pbj.google import to_google
 from pbj.schema import info, is_message
 from pbj.schema.constructor import PLAIN_INIT
+from pbj.schema.resolve import message_needed
 from pbj.validation.messages import ViolationMessage
 from pbj.validation.records import ValidationError, Violation, violation_of
 
@@ -79,7 +80,7 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
     """
     pv = _protovalidate()
     if not is_message(msg) or isinstance(msg, type):
-        raise TypeError(f"pbj.validate takes a pbj message, not {type(msg).__name__}")
+        raise message_needed(msg, "pbj.validate")
     gmsg = to_google(msg)
     try:
         found = pv.collect_violations(gmsg, fail_fast=fail_fast)
