@@ -190,14 +190,41 @@ def test_errors_name_what_is_wrong() -> None:
     ec.compile_oracle()
     with pytest.raises(TypeError, match=r"is the message proto.Everything, not pbjtest.Leaf"):
         pg.to_google(ec.Leaf(), google_class("proto.Everything"))
-    with pytest.raises(KeyError, match=r"the DescriptorPool has no message pbjtest\.Leaf"):
+    with pytest.raises(pbj.SchemaError, match=r"^pbjtest\.Leaf: the DescriptorPool has no message pbjtest\.Leaf$"):
         pg.to_google(ec.Leaf(), descriptor_pool.DescriptorPool())
     with pytest.raises(TypeError, match="needs names="):
         pg.load_google(descriptor_pool.Default())
-    with pytest.raises(KeyError, match=r"no file, message, enum or service named 'no\.Such'"):
+    with pytest.raises(KeyError, match=r"no file, message, enum or service named 'no\.Such'"):  # also a KeyError
         pg.load_google(descriptor_pool.Default(), ["no.Such"])
     with pytest.raises(TypeError, match=r"load_google takes a _pb2 module"):
         pg.load_google(42)
+
+
+def test_one_name_a_module_without_the_type_and_a_grpc_stubs_module() -> None:
+    """load_google(pool, names="a.B") loads one name; to_google(msg, module) takes a type of that module's
+    schema only (its file and what it imports), though the module's pool holds other modules' types too."""
+    import types
+
+    from google.protobuf import any_pb2, timestamp_pb2, type_pb2
+
+    ec.compile_oracle()
+    ns = pg.load_google(descriptor_pool.Default(), names="pbjtest.Leaf")
+    assert "pbjtest.Leaf" in ns.messages
+    with pytest.raises(pbj.SchemaError, match=r"^no\.Such: the DescriptorPool has no file, message, enum or service "
+                                              r"named 'no\.Such'$"):
+        pg.load_google(descriptor_pool.Default(), names="no.Such")
+    with pytest.raises(pbj.SchemaError) as err:
+        pg.to_google(ec.Leaf(), timestamp_pb2)
+    assert str(err.value) == ("pbjtest.Leaf: the module 'google.protobuf.timestamp_pb2' "
+                              "(google/protobuf/timestamp.proto) has no message pbjtest.Leaf: it is in features.proto; "
+                              "pass that file's _pb2 module")
+    assert isinstance(err.value, KeyError)
+    anything = pbj.wellknown.Any(type_url="t/x", value=b"1")
+    assert pg.to_google(anything, type_pb2) == any_pb2.Any(type_url="t/x", value=b"1")  # type.proto imports any.proto
+    stubs = types.ModuleType("shop_pb2_grpc")
+    with pytest.raises(TypeError, match=r"^load_google takes the _pb2 module \(shop_pb2\), not the gRPC stubs "
+                                        r"module shop_pb2_grpc$"):
+        pg.load_google(stubs)
 
 
 def test_a_google_message_where_a_pbj_message_goes_says_how_to_convert_it() -> None:
