@@ -288,6 +288,24 @@ def test_a_rule_that_does_not_compile_is_a_schema_error(tmp_path) -> None:
         violations(ns["pbjtest.bad.Bad"](s="a"))
 
 
+def test_a_cel_type_error_is_a_value_error_when_a_message_is_validated(tmp_path) -> None:
+    """As docs/validation.md says: protovalidate finds a CEL type error when the rule runs, not at load."""
+    (tmp_path / "typed.proto").write_text(textwrap.dedent("""
+        syntax = "proto3";
+        package pbjtest.typed;
+        import "buf/validate/validate.proto";
+        message Typed {
+          int32 n = 1 [(buf.validate.field).cel = {id: "x", message: "m", expression: "this.size() > 0"}];
+        }
+    """))
+    from tests.oracle import GOOGLE_PROTOS
+
+    ns = pbj.load_proto(tmp_path / "typed.proto", include=[tmp_path, PROTO_INCLUDE, GOOGLE_PROTOS])
+    with pytest.raises(ValueError, match=r"^pbjtest\.typed\.Typed: a buf\.validate rule failed to run: ") as err:
+        violations(ns["pbjtest.typed.Typed"](n=1))
+    assert not isinstance(err.value, pbj.SchemaError)
+
+
 def test_violation_is_a_frozen_record() -> None:
     v = violations(_valid_root(code="a"))[0]
     assert isinstance(v, Violation)

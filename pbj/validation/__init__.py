@@ -73,8 +73,10 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
     Raises:
         TypeError: ``msg`` is not a pbj message.
         SchemaError: a rule of the schema does not compile (protovalidate's ``CompilationError``: a
-            CEL expression with an error, a rule on a field of another type), naming the message.
-        ValueError: a CEL rule fails while it runs (protovalidate's ``EvaluationError``).
+            CEL expression with a syntax error, a rule on a field of another type), naming the message.
+        ValueError: a CEL rule fails while it runs (protovalidate's ``EvaluationError``), naming the
+            message; a type error in a CEL expression (``this.size()`` on an ``int32``) is one: CEL
+            expressions' types are checked as they run, never when the schema is loaded.
         EncodeError: a proto2 ``required`` field of ``msg`` is not set.
         ImportError: ``protovalidate`` (or Google's ``protobuf``) is not installed.
     """
