@@ -159,9 +159,19 @@ def test_a_truncated_file_is_one_line_and_skipped(blocks, tmp_path, capsys):
     (mixed / "000000000000000000000000000000000002.blk.gz").write_bytes(whole[:len(whole) // 2])
     assert main(["parquet", str(mixed), str(tmp_path / "out"), "--no-progress", "--split"]) == 1
     out, err = capsys.readouterr()
-    assert err.splitlines() == ["pbj: skipped 000000000000000000000000000000000002.blk.gz: truncated gzip data "
-                                "(the file ends before the end of its stream)"]
+    assert err.splitlines()[0] == ("pbj: skipped 000000000000000000000000000000000002.blk.gz: truncated gzip data "
+                                   "(the file ends before the end of its stream)")
+    assert all(line.startswith("pbj: warning: ") for line in err.splitlines()[1:])  # the good block's unknown fields
     assert "skipped 1 files" in out and (tmp_path / "out" / "transaction_result").is_dir()
+
+
+def test_pbj_parquet_says_unknown_fields_as_one_warning_line(blocks, tmp_path, capsys):
+    """The UnknownFieldsWarning of the shipped block's BlockStreamInfo: one ``pbj: warning:`` line, no source line."""
+    assert main(["parquet", str(blocks[0]), str(tmp_path / "o"), "--no-progress"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["pbj: warning: 19 unknown fields (461 bytes) in com.hedera.hapi.node.state.blockstream."
+                   "BlockStreamInfo are no columns of the table and are left out (pbj.encode of the messages "
+                   "keeps them)"]
 
 
 def test_fees_by_transaction_type(blocks, kinds):
