@@ -18,12 +18,14 @@ from setuptools.command.build_ext import build_ext
 #: The environment switch that builds without the native engine (a pure ``py3-none-any`` wheel).
 NO_EXTENSIONS = os.environ.get("PBJ_NO_EXTENSIONS", "").strip().lower() not in ("", "0", "false", "no")
 
-SOURCES = ("module", "plan", "read", "decode", "values", "encode", "reverse", "entry", "extensions", "arrow", "share")
+SOURCES = ("module", "plan", "read", "walk", "decode", "count", "values", "encode", "reverse", "entry", "extensions",
+           "arrow", "share", "required")
 
 native = Extension(
     "pbj._native._engine",
     sources=[f"pbj/_native/{name}.c" for name in SOURCES],
-    depends=["pbj/_native/engine.h", "pbj/_native/read.h", "pbj/_native/values.h", "pbj/_native/msvc.h"],
+    depends=["pbj/_native/engine.h", "pbj/_native/compat.h", "pbj/_native/read.h", "pbj/_native/walk.h",
+             "pbj/_native/values.h", "pbj/_native/msvc.h"],
     extra_compile_args=["-std=c11", "-O2"],
     optional=True,
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build pbj's native engine with AddressSanitizer and UndefinedBehaviorSanitizer (gcc) in a copy of
 # the package, run the mid-write reproducers of fuzz/native_checks.py (replaced_while_growing,
-# map_replaced_by_key_compare) and then the native fuzz harness (fuzz/fuzz_native.py) on it. Any
+# map_replaced_by_key_compare), the private-cache matrix (fuzz/cache_matrix.py) and then the
+# native fuzz harness (fuzz/fuzz_native.py) on it. Any
 # sanitizer report or failed check aborts the run with a non-zero status.
 #
 #   fuzz/native_asan.sh -runs=1000000            # the documented long run (docs/security.md)
@@ -35,6 +36,10 @@ sanitized() {
 echo "+ mid-write reproducers on the sanitized build" >&2
 sanitized -c "from fuzz.native_checks import replaced_while_growing as g, map_replaced_by_key_compare as m
 print('mid-write reproducers:', g(), 'reverse writes replaced while growing,', m(), 'map writes declined')"
+# private state set by hand (object.__setattr__): cached sizes, lying lengths, sub-messages of
+# another class, through every writer of both engines; any undecodable output or disagreement fails
+echo "+ the private-cache matrix on the sanitized build" >&2
+sanitized -m fuzz.cache_matrix
 echo "+ native fuzz on the sanitized build in $work: $*" >&2
 PBJ_FUZZ_STATS="${PBJ_FUZZ_STATS:-10000}" PBJ_FUZZ_SEEDS="${PBJ_FUZZ_SEEDS:-20}" \
     sanitized "${PBJ_FUZZ_HARNESS:-fuzz/fuzz_native.py}" -print_final_stats=1 -len_control=0 -max_len=512 "$@" "$work/corpus"

@@ -4,9 +4,10 @@
 native decode (``_engine.decode``) and the generated Python parser
 (``codec.parse``) must give the same value, type for type (an enum member stays
 a member, a float keeps its bits, unknown fields are the same bytes), or the
-native engine must refuse an input the Python one refuses (``None``), or
-decline a valid input it leaves to Python (``NotImplemented``: nesting past
-200 levels, the only one left; merges, extensions and closed enums are its own). Every value decoded
+native engine must refuse an input the Python one refuses with the same
+:class:`~pbj.DecodeError` (text, path, offset: raised from C), or decline a
+valid input it leaves to Python (``None``: nesting past 200 levels, the only
+one left; merges, extensions and closed enums are its own). Every value decoded
 is then encoded by the native forward writer (fresh and with sizes cached), by
 the native reverse writer (into buffers that must grow at every point) and by
 the Python writer; all bytes must be equal (:func:`check_writers`). An
@@ -22,7 +23,7 @@ from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import OneOf, info, is_message
 
-__all__ = ["identical", "check_same", "check_writers", "STATS"]
+__all__ = ["identical", "check_same", "check_writers", "native_decode", "same_error", "STATS"]
 
 
 def identical(a, b) -> bool:
@@ -43,9 +44,24 @@ def identical(a, b) -> bool:
     return a == b
 
 
-def _python_decode(cls, data: bytes):
+def same_error(a: pbj.DecodeError, b: pbj.DecodeError) -> bool:
+    """The same error: text, reason, path (element types too) and offset."""
+    return (str(a), a.reason, a.offset, [(type(x), x) for x in a.path]) == (
+        str(b), b.reason, b.offset, [(type(x), x) for x in b.path])
+
+
+def native_decode(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH, engine=None):
+    """The native engine's decode of ``data``: the object, ``None`` (valid input it leaves to Python) or
+    the DecodeError it raises (an input that is not a valid encoding), without the Python parser."""
     try:
-        return codec_of(cls).parse(data, 0, len(data), pbj.DEFAULT_MAX_DEPTH, None)
+        return (engine or _native._engine).decode(codec_of(cls).native, data, max_depth)
+    except pbj.DecodeError as exc:
+        return exc
+
+
+def _python_decode(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH):
+    try:
+        return codec_of(cls).parse(data, 0, len(data), max_depth, None)
     except pbj.DecodeError as exc:
         return exc
 
@@ -85,13 +101,17 @@ def check_same(cls, data: bytes, engine=None):
     check_entry(cls, data)
     codec = codec_of(cls)
     assert codec.native is not None, f"the native engine declines {cls.__name__}"
-    native = (engine or _native._engine).decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
+    try:
+        native = (engine or _native._engine).decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH)
+    except pbj.DecodeError as exc:
+        native = exc
     python = _python_decode(cls, data)
-    if native is NotImplemented:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
+    if native is None:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
         STATS["declined"] += 1
         return None if isinstance(python, pbj.DecodeError) else python
-    if native is None:
-        assert isinstance(python, pbj.DecodeError), f"native refused what Python accepts: {data!r}"
+    if isinstance(native, pbj.DecodeError):  # refused: the same error as the Python parser's, from C
+        assert isinstance(python, pbj.DecodeError), f"native refused what Python accepts ({native}): {data!r}"
+        assert same_error(native, python), (native, python, data)
         STATS["agree_error"] += 1
         return None
     assert not isinstance(python, pbj.DecodeError), f"native accepted what Python refuses ({python}): {data!r}"
@@ -138,8 +158,8 @@ def check_writers(cls, data: bytes) -> None:
     The fresh objects are the native engine's decodes (check_same has asserted them identical to
     the Python engine's), so a large input is not decoded three times more in Python."""
     codec = codec_of(cls)
-    a = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
-    b = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH, True)
+    a = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH)
+    b = _native._engine.decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH)
     assert type(a) is cls and type(b) is cls
     expected = _encode_python(a)
     got = _native._engine.encode(codec.native, b)

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pbj import engines
 from pbj.codec.buffer import BufferBusyError, ReverseBuffer, thread_buffer
 from pbj.codec.compiler import Codec, codec_of
-from pbj.codec.runtime import MAX_DEPTH
+from pbj.codec.runtime import MAX_DEPTH, StaleSize
 from pbj.depth import check_max_depth, too_deep
 from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
-from pbj.required import FREE, check_decode, check_encode
+from pbj.required import FREE, GENERATION, check_decode, check_encode, native_steps
 from pbj.schema import OneOf, info, is_message
 from pbj.schema.resolve import class_needed, message_needed
 from pbj.schema.values import none_problem, problem
@@ -108,22 +108,24 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
             # declined: the Python writer runs once, here (a nested encode is a new call)
         parts: list[bytes] = []
         if obj._pbj_size < 0:
-            codec.write_fresh(obj, parts, parts.append)
+            n = codec.write_fresh(obj, parts, parts.append)
         else:
-            codec.write(obj, parts.append)
-        out = b"".join(parts)
-        # a size cached before a change behind the constructor's back would make invalid bytes
-        return out if len(out) == obj._pbj_size else _write_measured(codec, obj)
+            n = codec.write(obj, parts.append)  # every size in the tree checked as it is written
+        # obj's own cached size (set by hand, or by a measure before a change behind the
+        # constructor's back) is what is checked here: it must be the count of the bytes written
+        return b"".join(parts) if n == obj._pbj_size else _write_measured(codec, obj)
+    except StaleSize:
+        return _write_measured(codec, obj)
     except PbjError as exc:
         if ours and isinstance(exc, EncodeError) and not exc.path:
-            raise _diagnose(obj, exc) from None
+            return _encode_failed(codec, obj, exc)
         raise
     except (BufferBusyError, MemoryError):
         raise
     except Exception as exc:
         if not ours:
             raise
-        raise _diagnose(obj, exc) from None
+        return _encode_failed(codec, obj, exc)
 
 
 def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
@@ -142,14 +144,17 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     size = obj._pbj_size
-    if size >= 0:
-        return size
+    if size.__class__ is int and size >= 0:
+        return size  # type: ignore[no-any-return]
     try:
-        return codec.size(obj)
+        return codec.size(obj)  # type: ignore[no-any-return]
     except PbjError:
         raise
     except Exception as exc:
-        raise _diagnose(obj, exc, "pbj.encoded_size") from None
+        if isinstance(exc, RecursionError) or _find_bad(obj, []) is not None or not _sizes_set_by_hand(obj):
+            raise _diagnose(obj, exc, "pbj.encoded_size") from None
+    _forget_sizes(obj)  # no value explains it: a size of another type set by hand in the tree
+    return codec.size(obj)  # type: ignore[no-any-return]
 
 
 def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) -> int:
@@ -255,8 +260,8 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, *, max_depth: int
         data = bytes(data)
     if max_size is not None and len(data) > max_size:
         raise DecodeError(f"input of {len(data)} bytes is longer than max_size={max_size}", offset=0)
-    # the native engine hands back None for an error (or an input it leaves to Python): the
-    # Python parser then raises the DecodeError it always raised
+    # the native engine raises the DecodeError of an input that is not a valid encoding (the
+    # Python parser's, from C) and hands back None for valid input it leaves to the Python parser
     native_decode = CURRENT.engine.decode if codec.native is not None else None
     result = None if native_decode is None else native_decode(codec.native, data, max_depth)
     if result is None:
@@ -277,7 +282,7 @@ _bind_encode: Callable[[type, Callable[[Any], bytes]], Callable[[Any], bytes]] |
 if not TYPE_CHECKING and engines.ENTRY_POINTS is not None:
     decode, encode, _bind_decode, _bind_encode = engines.ENTRY_POINTS[1](
         engines.ENTRY_POINTS[0], CURRENT, Codec, python_decode, python_encode, check_decode, check_encode, FREE,
-        DEFAULT_MAX_DEPTH)
+        DEFAULT_MAX_DEPTH, native_steps, GENERATION)
 
 
 def decoder_of(cls: type[T], catch: type[BaseException] | tuple[type[BaseException], ...] | None = None,
@@ -338,26 +343,67 @@ def _write_measured(codec: Any, obj: Any) -> bytes:
     """The Python forward writer, all sizes measured again, on an object whose cached sizes lie.
 
     Runs when a writer finds that the bytes of ``obj`` do not add up to a size cached in its tree:
-    something changed behind the constructor's back (``object.__setattr__``) after it was measured,
-    such as a ``bytearray`` grown since, or a sub-message of another class (a hand-made object). So
-    that the bytes are right or the error names the field, never invalid bytes, every cached size
-    in the tree is forgotten (and each sub-message's class checked), then measured again.
+    a size set by hand (``object.__setattr__``), or something changed behind the constructor's
+    back after it was measured, such as a ``bytearray`` grown since, or a sub-message of another
+    class. So that the bytes are right or the error names the field, never invalid bytes, every
+    cached size in the tree is forgotten (and each sub-message's class checked), then measured
+    again.
 
     Raises:
-        EncodeError: a sub-message of another class than its field's, with its path.
+        EncodeError: a sub-message of another class than its field's, with its path; or the
+            message changed while it was written (Python code run by the write replaced a value).
     """
     _forget_sizes(obj)
     parts: list[bytes] = []
-    codec.write_fresh(obj, parts, parts.append)
+    try:
+        codec.write_fresh(obj, parts, parts.append)
+    except StaleSize:
+        raise EncodeError("the message changed while it was written (a value replaced with "
+                          "object.__setattr__)") from None
     return b"".join(parts)
+
+
+def _encode_failed(codec: Any, obj: Any, exc: BaseException) -> bytes:
+    """What a Python writer's failure ``exc`` on ``obj`` gives: the error naming the field whose
+    value explains it (:func:`_diagnose`, raised), or, when no value does and a size cached in the
+    tree is one no writer caches (set by hand: a ``str``, ``None``, ``2**64``, which make a writer
+    fail where it reads them), the bytes of ``obj`` with every size measured again."""
+    if not isinstance(exc, RecursionError) and _find_bad(obj, []) is None and _sizes_set_by_hand(obj):
+        try:
+            return _write_measured(codec, obj)
+        except (BufferBusyError, MemoryError, PbjError):
+            raise
+        except Exception:  # not the cache's: the first failure is the one to report
+            pass
+    raise _diagnose(obj, exc) from None
 
 
 def _forget_sizes(obj: Any) -> None:
     """Mark every message in ``obj``'s tree as not measured (``_pbj_size`` -1), without recursion."""
+    for o in _messages(obj):
+        object.__setattr__(o, "_pbj_size", -1)
+
+
+#: The largest size a writer caches (the native engine's PBJ_SIZE_MAX on a 64-bit build).
+_SIZE_MAX = (1 << 61) - 1
+
+
+def _sizes_set_by_hand(obj: Any) -> bool:
+    """Whether a message in ``obj``'s tree caches a size no writer caches (not an ``int`` from -1 to
+    :data:`_SIZE_MAX`): a writer that reads it may fail where it does, which no value explains."""
+    return any(not (o._pbj_size.__class__ is int and -1 <= o._pbj_size <= _SIZE_MAX) for o in _messages(obj))
+
+
+def _messages(obj: Any) -> Iterator[Any]:
+    """Every message in ``obj``'s tree, ``obj`` first, without recursion (extension holders too).
+
+    Raises:
+        EncodeError: a sub-message of another class than its field's, with its path.
+    """
     todo: list[tuple[Any, list[Any]]] = [(obj, [])]
     while todo:
         o, path = todo.pop()
-        object.__setattr__(o, "_pbj_size", -1)
+        yield o
         todo.extend((h, path) for h in getattr(o, "_pbj_extensions", ()) if is_message(type(h)))
         mi = info(type(o))
         found: list[tuple[Any, Any, list[Any]]] = []

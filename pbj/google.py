@@ -32,6 +32,7 @@ from typing import Any
 from pbj.api import decode, encode
 from pbj.errors import SchemaError
 from pbj.schema import info, is_message
+from pbj.schema.records import namespace_of
 from pbj.schema.resolve import message_needed
 
 __all__ = ["from_google", "to_google", "load_google", "google_class", "NotInPoolError"]
@@ -45,6 +46,7 @@ class NotInPoolError(SchemaError, KeyError):
     """
 
     __str__ = Exception.__str__  # one line, not KeyError's quoted repr
+
 
 _lock = threading.RLock()
 # id(pool) -> (pool, {full name: pbj class}): the classes each Google pool's messages decode into.
@@ -331,7 +333,7 @@ def google_class(cls: type, target: Any = None) -> Any:
 def _own_pool(cls: type) -> Any:
     """A Google pool holding the schema ``cls`` comes from (built once per load or declared class)."""
     descriptor_pb2, descriptor_pool, _ = _google()
-    ns = cls.__dict__.get("__pbj_namespace__")
+    ns = namespace_of(cls)
     owner: Any = ns if ns is not None else cls
     with _lock:
         entry = _OWN_POOLS.get(id(owner))

@@ -33,6 +33,7 @@ from typing import Any
 
 from pbj.api import decode, encode
 from pbj.schema import info, is_message
+from pbj.schema.records import namespace_of
 
 __all__ = ["options_of"]
 
@@ -81,7 +82,7 @@ def options_of(x: Any, name: str | None = None, /) -> Any:
         return _enum_options(type(x), x)
     if isinstance(x, Service):
         if name is None:
-            return _finish(getattr(x, "__pbj_namespace__", None), "service", x.options)
+            return _finish(namespace_of(x), "service", x.options)
         return _method_options(x, x[name])
     if isinstance(x, Method):
         return _method_options(None, x)
@@ -122,7 +123,7 @@ def _index(ns: Any) -> dict[str, Any]:
 
 def _descriptor_of(cls: Any, full: str) -> tuple[Any, Any]:
     """``(namespace, DescriptorProto or EnumDescriptorProto)`` of a loaded or declared class or enum."""
-    ns = cls.__dict__.get("__pbj_namespace__")
+    ns = namespace_of(cls)
     if ns is not None:
         return ns, _index(ns)[full]
     from pbj.descriptor_writer import describe
@@ -173,7 +174,7 @@ def _oneof_decl_name(md: Any, o: Any) -> str | None:
 
 
 def _enum_options(cls: type[enum.IntEnum], member: enum.IntEnum | None) -> Any:
-    ns = cls.__dict__.get("__pbj_namespace__")
+    ns = namespace_of(cls)
     if ns is None:  # a declared enum: what its declaration implies (aliases need allow_alias)
         from pbj import descriptor as _descriptor
 
@@ -191,10 +192,10 @@ def _enum_options(cls: type[enum.IntEnum], member: enum.IntEnum | None) -> Any:
 
 
 def _method_options(svc: Any, method: Any) -> Any:
-    ns = getattr(svc, "__pbj_namespace__", None) if svc is not None else None
+    ns = namespace_of(svc) if svc is not None else None
     if ns is None:  # a method knows its load through its message classes
         for cls in (method.input, method.output):
-            ns = cls.__dict__.get("__pbj_namespace__")
+            ns = namespace_of(cls)
             if ns is not None:
                 break
     return _finish(ns, "method", method.options)

@@ -28,8 +28,8 @@ from pbj.depth import nesting_depth, too_deep
 from pbj.errors import DecodeError, EncodeError, format_path
 from pbj.schema import info, is_message, stored
 
-__all__ = ["FREE", "reaches_required", "missing_required", "missing_text", "check_encode", "check_decode",
-           "forget_answers"]
+__all__ = ["FREE", "GENERATION", "NATIVE_SHAPES", "reaches_required", "missing_required", "missing_text",
+           "check_encode", "check_decode", "forget_answers", "native_steps"]
 
 #: The class attribute naming a class that cannot reach a required field: it holds the class
 #: itself (so a subclass never inherits the answer). The entry points test
@@ -40,6 +40,12 @@ FREE = "__pbj_free__"
 _STATE = "__pbj_required__"
 
 _SINGLE, _REPEATED, _MAP, _ONEOF, _EXTENSIONS = "single", "repeated", "map", "oneof", "extensions"
+#: The shape of a walk step as the native engine's check reads it (``pbj/_native/required.c``, ``RS_*``).
+NATIVE_SHAPES = {None: 0, _SINGLE: 1, _REPEATED: 2, _MAP: 3, _ONEOF: 4, _EXTENSIONS: 5}
+#: ``[n]``: the generation of the answers; :func:`forget_answers` adds one before it takes any
+#: back. The native engine's check keeps a table per class built from the walk plans of one
+#: generation, and builds them again when it changes (``pbj/_native/required.c``).
+GENERATION = [0]
 #: Every class holding an answer, so that :func:`forget_answers` can take them back.
 _ANSWERED: weakref.WeakSet[type] = weakref.WeakSet()
 
@@ -67,6 +73,7 @@ def forget_answers() -> None:
     answers are decided again at the next check. Called by
     :func:`pbj.extensions.declare.register`; rare, so it need not be cheap.
     """
+    GENERATION[0] += 1  # first: no native table of the answers taken back is read again
     for cls in list(_ANSWERED):
         for name in (_STATE, FREE):
             if name in cls.__dict__:
@@ -155,6 +162,24 @@ def _plan(cls: type) -> tuple[tuple[str, bool, str | None, str | None], ...]:
     plan = tuple(step[1:] for step in sorted(steps, key=lambda step: step[0]))
     state[2] = plan
     return plan
+
+
+def native_steps(cls: type) -> tuple[list, tuple[tuple[str, bool, int, str | None], ...]] | None:
+    """The walk of ``cls`` for the native engine's check (``pbj/_native/required.c``), or ``None``
+    when ``cls`` cannot reach a required field.
+
+    Returns:
+        ``(state, steps)``: the class's state list (``__pbj_required__``; the engine keeps its
+        table of the class there, so it goes with the answer) and the walk plan of
+        :func:`missing_required`, each step ``(attribute, required, shape, member)`` with the shape
+        as :data:`NATIVE_SHAPES` codes it.
+    """
+    if not reaches_required(cls):
+        return None
+    steps = _plan(cls)
+    state = _state(cls)
+    assert state is not None
+    return state, tuple((name, req, NATIVE_SHAPES[shape], member) for name, req, shape, member in steps)
 
 
 def missing_required(obj: Any) -> list[list[Any]]:

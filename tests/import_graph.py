@@ -9,6 +9,7 @@ under ``if TYPE_CHECKING:`` (never run). Modules are grouped into *units*: a pac
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "pbj"
@@ -80,6 +81,75 @@ def unit_graph() -> dict[str, set[str]]:
         u = unit_of(module)
         out.setdefault(u, set()).update(unit_of(d) for d in deps if unit_of(d) != u)
     return out
+
+
+def package_graph(package: str) -> dict[str, set[str]]:
+    """The modules of ``package`` (``pbj.codec``) -> the modules of the same package they import."""
+    inside = {m: deps for m, deps in module_graph().items() if unit_of(m) == package and m != package}
+    return {m: {d for d in deps if d in inside} for m, deps in inside.items()}
+
+
+def packages() -> list[str]:
+    """Every package of pbj (a unit with modules of its own)."""
+    return sorted({unit_of(m) for m in module_names() if m.count(".") >= 2})
+
+
+_C_DEFINITION = re.compile(r"^(?!static)[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;{]*\)\s*\{", re.M)
+_C_CALL = re.compile(r"\b(pbj_\w+)\s*\(")
+_C_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def _c_code(text: str) -> str:
+    """C source without comments and string literals."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+def _bodies(code: str) -> str:
+    """The text inside braces (function bodies: where calls are; prototypes at file scope are not)."""
+    out, depth = [], 0
+    for ch in code:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif depth > 0:
+            out.append(ch)
+        elif ch == "\n":
+            out.append(" ")
+    return "".join(out)
+
+
+def c_call_graph(folder: Path | None = None) -> dict[str, set[str]]:
+    """The native engine's C files (``pbj/_native/*.c``) -> the C files whose functions they call.
+
+    A function a file defines with external linkage (not ``static``) belongs to that file; a call
+    by name (``pbj_...(``) in a file, or in a header it includes (the headers' inline functions run
+    in their includer), is an edge to the file that defines it. Calls through a function pointer
+    (a sink's functions, the decoder extensions.c is given) are not edges: the callee is the caller's
+    choice.
+    """
+    folder = folder or ROOT / "_native"
+    files = (*folder.glob("*.c"), *folder.glob("*.h"))
+    code = {p.name: _c_code(p.read_text()) for p in files}
+    includes = {p.name: _C_INCLUDE.findall(re.sub(r"/\*.*?\*/", " ", p.read_text(), flags=re.S)) for p in files}
+    defined = {name: p for p, text in code.items() if p.endswith(".c") for name in _C_DEFINITION.findall(text)}
+
+    def reach(name: str, seen: set[str]) -> set[str]:
+        if name in seen or name not in code:
+            return set()
+        seen.add(name)
+        calls = set(_C_CALL.findall(_bodies(code[name])))
+        for header in includes[name]:
+            calls |= reach(header, seen)
+        return calls
+
+    graph: dict[str, set[str]] = {}
+    for p in code:
+        if p.endswith(".c"):
+            graph[p] = {defined[c] for c in reach(p, set()) if c in defined and defined[c] != p}
+    return graph
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from pbj import _native
+from pbj.errors import DecodeError
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
 
 
@@ -40,5 +41,5 @@ def engine_with(**switches: int) -> Any:
             else:
                 os.environ[k] = v
     assert module is not _native._engine
-    module.setup(FrozenMap, OneOf, EMPTY_MAP, _native.layout())
+    module.setup(FrozenMap, OneOf, EMPTY_MAP, DecodeError, _native.layout())
     return module

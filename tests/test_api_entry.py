@@ -88,6 +88,12 @@ def python_frames(fn, *args, **kwargs):
     return calls
 
 
+def _refused(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, which must raise TypeError."""
+    with pytest.raises(TypeError):
+        fn(*args, **kwargs)
+
+
 def test_the_expected_bytes():
     assert pbj.encode(THREE) == DATA == api.python_encode(THREE)
     assert pbj.decode(Three, DATA) == THREE
@@ -119,9 +125,10 @@ def test_a_small_call_enters_no_python_frame():
         assert python_frames(pbj.decode, Three, DATA, max_depth=5, max_size=100, allow_partial=True) == []
         assert python_frames(pbj.encode, THREE) == []
         assert python_frames(pbj.encode, Three(id=1), allow_partial=False, reverse=False) == []
-        # a bytearray, the reverse writer, an unknown keyword: the Python function answers
+        assert python_frames(pbj.encode, THREE, reverse=True) == []  # the reverse writer too
+        # a bytearray, reverse not a bool: the Python function answers
         assert "decode" in python_frames(pbj.decode, Three, bytearray(DATA))
-        assert "encode" in python_frames(pbj.encode, THREE, reverse=True)
+        assert "encode" in python_frames(_refused, pbj.encode, THREE, reverse=1)
         pbj.use_engine("python")
         assert "decode" in python_frames(pbj.decode, Three, DATA)
         assert "encode" in python_frames(pbj.encode, THREE)

@@ -77,6 +77,10 @@ def test_plan_is_plain_data():
         if isinstance(x, tuple):
             for y in x:
                 walk(y)
+        elif isinstance(x, dict):  # an enum's members by number
+            for k, y in x.items():
+                assert isinstance(k, int), k
+                walk(y)
         else:
             assert x is None or isinstance(x, int | str | bytes | float | type) or isinstance(x, Color), x
 

@@ -86,8 +86,15 @@ CASES = [
 
 
 def _ask(conn: http.client.HTTPConnection, path, content_type, headers, body) -> tuple[int, bytes]:
-    conn.request("POST", path, body=body, headers={"content-type": content_type, **headers})
-    resp = conn.getresponse()
+    try:
+        conn.request("POST", path, body=body, headers={"content-type": content_type, **headers})
+        resp = conn.getresponse()
+    except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+        # the server closed the kept-alive connection while it sat idle (uvicorn: after 5 s, which a
+        # loaded machine reaches between two rounds): a client opens a new one and asks again
+        conn.close()
+        conn.request("POST", path, body=body, headers={"content-type": content_type, **headers})
+        resp = conn.getresponse()
     return resp.status, resp.read()
 
 

@@ -135,7 +135,8 @@ SCHEMAS = {
     "conformance": lambda: (DATA / "conformance" / "conformance.binpb").read_bytes(),
     "editions": lambda: (DATA / "conformance" / "editions.binpb").read_bytes(),
     "google-editions": lambda: protoc(sorted((GOOGLE_PROTOS / "editions").glob("*.proto")), [GOOGLE_PROTOS]),
-    "tests-protos": lambda: protoc(sorted((REPO / "tests" / "protos").glob("*.proto")), [REPO / "tests" / "protos"]),
+    "tests-protos": lambda: protoc(sorted((REPO / "tests" / "protos").glob("*.proto")),
+                                   [REPO / "tests" / "protos", REPO / "pbj" / "data" / "protovalidate"]),
 }
 
 

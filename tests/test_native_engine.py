@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import pbj
 import pbj.testing
 from fuzz import targets as T
-from fuzz.native_checks import _encode_python, _python_decode, check_same, identical
+from fuzz.native_checks import _encode_python, _python_decode, check_same, identical, native_decode, same_error
 from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import info
@@ -66,7 +66,7 @@ def test_valid_and_mutated_encodings(target):
     def run(x, ops):
         data = _encode_python(x)
         # a writer's output has no repeated singular sub-message: the engine decodes it itself
-        assert type(_native._engine.decode(codec_of(target.cls).native, data, 100, True)) is target.cls
+        assert type(_native._engine.decode(codec_of(target.cls).native, data, 100)) is target.cls
         assert check_same(target.cls, data) is not None
         check_same(target.cls, T.mutate(data, ops))
     run()
@@ -107,7 +107,7 @@ def test_duplicate_sub_message_is_merged_in_the_engine():
     t = T.target("node")
     data = b"\x1a\x03\x0a\x01a" + b"\x1a\x03\x0a\x01z"
     codec = codec_of(cls)
-    native = _native._engine.decode(codec.native, data, 100, True)
+    native = _native._engine.decode(codec.native, data, 100)
     assert type(native) is cls and identical(native, _python_decode(cls, data))
     assert pbj.decode(cls, data) == _python_decode(cls, data)
     assert pbj.encode(pbj.decode(cls, data)) == t.google.FromString(data).SerializeToString()
@@ -154,15 +154,18 @@ def test_depth_limit_is_the_same(kind):
     for levels in (0, 1, 2, 50, 99, 100, 101, 150, 199, 200, 201, 300):
         data = _nested(levels, kind)
         for limit in (0, 1, 2, 50, 100, 150, 1000):
-            native = _native._engine.decode(codec_of(Deep).native, data, limit, True)
+            native = native_decode(Deep, data, limit)
             try:
                 python = codec_of(Deep).parse(data, 0, len(data), limit, None)
-            except pbj.DecodeError:
-                python = None
-            if native is NotImplemented:
+            except pbj.DecodeError as exc:
+                python = exc
+            if native is None:
                 assert levels >= 200
                 continue
-            assert (native is None) == (python is None), (kind, levels, limit)
+            assert isinstance(native, pbj.DecodeError) == isinstance(python, pbj.DecodeError), (kind, levels, limit)
+            if isinstance(native, pbj.DecodeError):
+                assert same_error(native, python)
+                native = python = None
             if native is not None:
                 assert identical(native, python) if levels <= 50 else _encode_python(native) == data
             assert (python is None) == (levels > limit)
@@ -275,8 +278,8 @@ def test_float_nan_bits_in_the_engine(bits):
     four = struct.pack("<I", bits)
     data = b"\x0d" + four + b"\x12\x08" + four + four
     codec = codec_of(_F)
-    native = _native._engine.decode(codec.native, data, 100, True)
-    assert native is not None and native is not NotImplemented  # decoded in C, not handed over
+    native = _native._engine.decode(codec.native, data, 100)
+    assert native is not None  # decoded in C, not handed over
     assert _f32_bits(native.f) == bits and [_f32_bits(v) for v in native.fs] == [bits, bits]
     assert identical(native, _python_decode(_F, data))
     assert _native._engine.encode(codec.native, native) == data == _encode_python(native)
@@ -287,7 +290,7 @@ def test_map_value_twice_is_merged_in_the_engine():
     """A map entry whose message value occurs twice is merged (it is a message), in C."""
     data = bytes.fromhex("0a0a08011202080112021002")
     codec = codec_of(_M)
-    native = _native._engine.decode(codec.native, data, 100, True)
+    native = _native._engine.decode(codec.native, data, 100)
     assert native == _M(m={1: _V(c=1, d=2)}) and identical(native, _python_decode(_M, data))
     assert pbj.decode(_M, data) == _M(m={1: _V(c=1, d=2)})
     assert pbj.encode(pbj.decode(_M, data)) == bytes.fromhex("0a080801120408011002")
@@ -310,7 +313,7 @@ class _C:
 def test_closed_enum_non_member_keeps_its_bytes_in_the_engine(hex_in):
     """A closed enum's non-member is kept as it arrived (an unknown field), in C as in Python."""
     data = bytes.fromhex(hex_in)
-    native = _native._engine.decode(codec_of(_C).native, data, 100, True)
+    native = _native._engine.decode(codec_of(_C).native, data, 100)
     assert type(native) is _C and native.e is None and pbj.unknown_fields(native) == data
     assert identical(native, _python_decode(_C, data))
     back = pbj.decode(_C, data)

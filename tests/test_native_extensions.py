@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import pbj
 from fuzz import targets as T
-from fuzz.native_checks import _encode_python, _python_decode, check_writers, identical
+from fuzz.native_checks import _encode_python, _python_decode, check_writers, identical, native_decode, same_error
 from pbj import _native, wire
 from pbj.codec import codec_of
 from tests import test_extensions as X
@@ -44,9 +44,9 @@ def in_c(cls, data: bytes, max_depth: int = pbj.DEFAULT_MAX_DEPTH):
     if _native.available() and pbj.engine() == "native":
         codec = codec_of(cls)
         assert codec.native is not None, pbj.explain_engine(cls)
-        native = _native._engine.decode(codec.native, data, max_depth, True)
-        assert native is not NotImplemented, "declined: handed to Python"
-        assert native is not None, "refused what Python accepts"
+        native = native_decode(cls, data, max_depth)
+        assert native is not None, "declined: handed to Python"
+        assert not isinstance(native, pbj.DecodeError), f"refused what Python accepts: {native}"
         assert identical(native, python), (native, python)
         check_writers(cls, data)
         # the C writers on the C-decoded value, fresh and with sizes cached, and the reverse one
@@ -247,7 +247,8 @@ def test_nesting_limit_counts_extension_messages_in_c():
         data = b"\x12" + bytes([len(data)]) + data
     in_c(DeepX, data, max_depth=5)
     if _native.available():
-        assert _native._engine.decode(codec_of(DeepX).native, data, 4, True) is None  # an error: Python explains
+        refused = native_decode(DeepX, data, 4)  # an error, raised from C as Python raises it
+        assert isinstance(refused, pbj.DecodeError) and same_error(refused, _python_decode(DeepX, data, 4))
     with pytest.raises(pbj.DecodeError, match="too deep"):
         pbj.decode(DeepX, data, max_depth=4)
 
@@ -262,10 +263,10 @@ def test_random_bytes_never_declined(raw, which):
         python = _python_decode(cls, data)
         if not (_native.available() and pbj.engine() == "native"):
             continue
-        native = _native._engine.decode(codec_of(cls).native, data, pbj.DEFAULT_MAX_DEPTH, True)
-        assert native is not NotImplemented
+        native = native_decode(cls, data)
+        assert native is not None
         if isinstance(python, pbj.DecodeError):
-            assert native is None
+            assert isinstance(native, pbj.DecodeError) and same_error(native, python)
         else:
             assert identical(native, python)
             check_writers(cls, data)
@@ -336,7 +337,8 @@ def test_a_merge_gives_the_spec_value():
 def test_a_malformed_later_occurrence_is_the_python_engines_error(bad):
     assert isinstance(_python_decode(Node, bad), pbj.DecodeError)
     if _native.available():
-        assert _native._engine.decode(codec_of(Node).native, bad, 100, True) is None
+        refused = native_decode(Node, bad, 100)
+        assert isinstance(refused, pbj.DecodeError) and same_error(refused, _python_decode(Node, bad))
     with pytest.raises(pbj.DecodeError):
         pbj.decode(Node, bad)
 
@@ -425,7 +427,7 @@ def test_mutated_extension_targets_are_decoded_in_c(data):
     ops = data.draw(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 1 << 24), st.binary(max_size=9)),
                              max_size=4))
     message = T.mutate(seed, ops)
-    assert _native._engine.decode(codec_of(t.cls).native, message, pbj.DEFAULT_MAX_DEPTH, True) is not NotImplemented
+    assert native_decode(t.cls, message) is not None
     check_same(t.cls, message)
 
 
@@ -439,7 +441,7 @@ def test_an_extension_string_that_keeps_other_bytes_is_written_by_the_native_wri
     data = (b'\x08\x01\x10\x05\x18\x00\x18\x01"\x02\x05\x01*\x01t2\x07\n\x01k\x12\x02\x08\x03:\x02\x08\x02'
             b'\n\x02\x08\x06\xea\x12\x02\x08\n\xe2\x12\x01\xa8\xc3\x06\xc8\x06\t\xc4\x06\xba\x06\x02\x01\x04'
             b'\xb0\x06\x01\xb0\x06\x05\xaa\x06\x02\x08\x08\xa0\x06\x07')
-    value = _native._engine.decode(codec_of(x.cls).native, data, pbj.DEFAULT_MAX_DEPTH, True)
+    value = _native._engine.decode(codec_of(x.cls).native, data, pbj.DEFAULT_MAX_DEPTH)
     assert type(value) is x.cls and keeps_other_bytes(value)
     expected = _encode_python(_python_decode(x.cls, data))
     assert _native._engine.encode(codec_of(x.cls).native, value) == expected

@@ -272,6 +272,25 @@ def test_a_warm_scratch_allocates_nothing_but_the_result():
     assert peak - base < size + 1024        # at most one result at a time, no growth of the storage
 
 
+@native_only
+@pytest.mark.parametrize("n", [0, 1, 5, 127, 128, 300, 70000, -1, -300])
+def test_the_reverse_writer_writes_in_place_when_the_size_is_cached(n):
+    """Sizes cached: the bytes returned are written back to front themselves (the first fields, for
+    which a room check asks more than is left, go through the scratch and are copied to the front)."""
+    o = _tree(2, 2)
+    object.__setattr__(o, "n", n)
+    object.__setattr__(o, "text", "t" * abs(n))
+    plan = codec_of(Node).native
+    expected = NC._encode_python(NC._python_decode(Node, NC._encode_python(o)))
+    assert _native._engine.encode(plan, o) == expected  # every size cached
+    for _ in range(3):
+        assert _native._engine.write_reverse(plan, o) == expected
+    object.__setattr__(o, "_pbj_size", len(expected) + 1)  # a size that lies: the scratch writes it
+    assert _native._engine.write_reverse(plan, o) == expected
+    object.__setattr__(o, "_pbj_size", len(expected) - 1)
+    assert _native._engine.write_reverse(plan, o) == expected
+
+
 # ---------------------------------------------------------------- strings that keep any bytes (issue 23)
 #
 # A proto2 string (or editions' utf8_validation = NONE) keeps bytes that are not UTF-8 as the lone

@@ -246,3 +246,101 @@ def test_a_message_too_deep_for_the_required_check_is_an_error_not_a_recursion_e
     with pytest.raises(pbj.DecodeError) as err:
         pbj.decode(_DeepN, data)
     assert err.value.missing == [["n", "n", "r"]]
+
+
+# ------------------------------------------------ the check in C (pbj/_native/required.c)
+
+native_only = pytest.mark.skipif(not pbj._native.available(), reason="the native engine is not built")
+
+
+def _complete(kind, loaded):
+    """An Outer whose required fields are all set, at every depth the walk goes down."""
+    outer, inner, item = _classes(kind, loaded)
+    return outer(id=1, inner=inner(a=1), items=(item(b="x"), item(b="y")),
+                 by_name=pbj.FrozenMap({"k": inner(a=2), "j": inner(a=3)}), choice=pbj.OneOf("picked", inner(a=4)))
+
+
+def _one_missing(kind, loaded):
+    """(path, an Outer missing the required field there and nothing else)."""
+    _, inner, item = _classes(kind, loaded)
+    full = _complete(kind, loaded)
+    yield "$.id", pbj.replace(full, id=None)
+    yield "$.inner.a", pbj.replace(full, inner=inner())
+    yield "$.items[1].b", pbj.replace(full, items=(item(b="x"), item()))
+    yield "$.by_name['j'].a", pbj.replace(full, by_name=pbj.FrozenMap({"k": inner(a=2), "j": inner()}))
+    yield "$.choice.picked.a", pbj.replace(full, choice=pbj.OneOf("picked", inner()))
+
+
+@native_only
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_native_engine_checks_a_complete_message_in_c(kind, loaded, monkeypatch):
+    """pbj.encode (both writers) and pbj.decode of a complete message run no Python walk."""
+    outer = _classes(kind, loaded)[0]
+    before = pbj.engine()
+    pbj.use_engine("native")
+    try:
+        obj = _complete(kind, loaded)
+        data = pbj.encode(obj)
+        calls = []
+        monkeypatch.setattr(required, "_walk", lambda *a: calls.append(a))
+        assert pbj.encode(obj) == data == pbj.encode(obj, reverse=True)
+        assert pbj.decode(outer, data) == obj
+        assert calls == []
+    finally:
+        pbj.use_engine(before)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_missing_field_is_named_alike_by_both_engines(kind, loaded):
+    engines = ["native", "python"] if pbj._native.available() else ["python"]
+    outer = _classes(kind, loaded)[0]
+    before = pbj.engine()
+    try:
+        for path, obj in _one_missing(kind, loaded):
+            data = pbj.encode(obj, allow_partial=True)
+            for engine in engines:
+                pbj.use_engine(engine)
+                for reverse in (False, True):
+                    with pytest.raises(pbj.EncodeError) as info:
+                        pbj.encode(obj, reverse=reverse)
+                    assert str(info.value) == f"required field not set: {path} - at `$`", engine
+                    assert [format_path(p) for p in info.value.missing] == [path]
+                with pytest.raises(pbj.DecodeError) as info:
+                    pbj.decode(outer, data)
+                assert [format_path(p) for p in info.value.missing] == [path]
+                assert pbj.decode(outer, data, allow_partial=True) == obj
+    finally:
+        pbj.use_engine(before)
+
+
+@native_only
+def test_the_native_check_follows_answers_taken_back():
+    """An extension that can hold a required field, registered after the check ran in C: the answers
+    are taken back (GENERATION moves on), and the next check finds the field missing in it."""
+    @pbj.message(full_name="reqgen.Need", syntax="proto2")
+    class Need:
+        a: int | None = pbj.field(1, "int32", required=True)
+
+    @pbj.message(full_name="reqgen.Host", syntax="proto2", extensions=range(10, 20))
+    class Host:
+        x: int | None = pbj.field(1, "int32", optional=True)
+
+    @pbj.message(full_name="reqgen.Top", syntax="proto2")
+    class Top:
+        need: Need | None = pbj.field(1, Need)
+        host: Host | None = pbj.field(2, Host)
+
+    before = pbj.engine()
+    pbj.use_engine("native")
+    try:
+        top = Top(need=Need(a=1), host=Host(x=1))
+        assert pbj.decode(Top, pbj.encode(top)) == top  # the C check's tables made
+        generation = required.GENERATION[0]
+        ext = pbj.extension(Host, 10, Need, name="reqgen.need_ext")
+        assert required.GENERATION[0] > generation
+        bad = Top(need=Need(a=1), host=pbj.with_extensions(Host(x=1), {ext: Need()}))
+        with pytest.raises(pbj.EncodeError, match=r"required field not set: \$\.host\.\[reqgen\.need_ext\]\.a"):
+            pbj.encode(bad)
+        assert pbj.decode(Top, pbj.encode(top)) == top
+    finally:
+        pbj.use_engine(before)

@@ -33,9 +33,11 @@ What the native engine does (see docs/performance.md for figures):
   that keeps any bytes (proto2, ``utf8_validation = NONE``) is decoded with
   ``surrogateescape`` as Python decodes it; a class with extension ranges reads
   the extensions registered for it at that moment, message sets included
-  (``extensions.c``, the rules of :mod:`pbj.codec.extensions`). It hands to
-  Python an input that is an error (Python raises the error) and nesting
-  deeper than 200 levels. A ``float`` NaN keeps its bits as
+  (``extensions.c``, the rules of :mod:`pbj.codec.extensions`). An input that
+  is an error raises, from C, the :class:`~pbj.DecodeError` the Python parser
+  raises (text, field path, byte offset: the wire walker's one error exit,
+  ``walk.c``), with no Python parse; it hands to Python only nesting deeper
+  than 200 levels. A ``float`` NaN keeps its bits as
   :mod:`pbj.codec.float32` holds them.
 * ``encode`` (forward writer, sizes cached on the objects as the Python writer
   caches them) and ``write_reverse``: every field kind and the extensions (each
@@ -56,37 +58,78 @@ from __future__ import annotations
 import os
 from typing import Any, NamedTuple
 
-from pbj import engines, scalars, wire
+from pbj import engines, scalars
 from pbj.codec import plan as P
 from pbj.codec.compiler import register_engine
+from pbj.errors import DecodeError
 from pbj.platforms import warn_if_native_missing
-from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, enum_default, info
+from pbj.schema import EMPTY_MAP, FrozenMap, OneOf, info
 
 __all__ = ["engine", "use_engine", "available", "adopt", "native_plan", "explain_engine", "EngineChoice",
-           "ENGINE_ENV", "NATIVE"]
+           "ENGINE_ENV", "NATIVE", "NativeMessage", "READS", "ARROW_KINDS"]
 
 #: The environment variable that selects the engine at import: ``python`` or ``native``.
 ENGINE_ENV = "PBJ_ENGINE"
 
-_S_SINGULAR, _S_REPEATED, _S_MAP, _S_ONEOF = range(4)
-#: The sizes of the records :func:`native_plan` makes: a field (``_field``), a message.
-_FIELD_ITEMS, _MESSAGE_ITEMS = 18, 16
+
+class NativeMessage(NamedTuple):
+    """What :func:`native_plan` sends for one class: its plan, as it is, and what its slot names flatten to.
+
+    Attributes:
+        plan: the class's :class:`pbj.codec.plan.MessagePlan` (the same object).
+        slot_descriptors: the slots base's member descriptor of each name of ``plan.slots``, in order.
+        unknown_slot, size_slot: those of ``_pbj_unknown`` and ``_pbj_size``.
+        extensions_slot: that of ``_pbj_extensions`` (a class with extension ranges), else ``None``.
+        holder_plan: with extension ranges, ``_holder_plan`` (compiles an extension's holder class the
+            engine meets before it is compiled), else ``None``.
+    """
+
+    plan: P.MessagePlan
+    slot_descriptors: tuple[Any, ...]
+    unknown_slot: Any
+    size_slot: Any
+    extensions_slot: Any
+    holder_plan: Any
+
+
+#: The attributes of each record the engine reads, by name (its positions go to the engine in
+#: :func:`layout`, which checks each against its own at import).
+READS: dict[str, tuple[str, ...]] = {
+    "FieldPlan": ("name", "number", "slot", "label", "type", "group", "tag", "end_tag", "width", "sub", "closed",
+                  "key", "oneof", "utf8", "key_tag", "value_tag", "value_default", "enum_members"),
+    "MessagePlan": ("cls", "fields", "writes", "oneofs", "dispatch", "extension_ranges", "message_set",
+                    "slot_kinds", "slot_defaults", "extension_number", "extension_registry"),
+    "OneofPlan": ("slot", "members"),
+    "NativeMessage": NativeMessage._fields,
+}
+
+#: The node kinds of a column plan (``pbj.arrow.native``, ``arrow.c``), in the order of their codes.
+ARROW_KINDS = ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded", "present")
+
+_RECORDS: dict[str, Any] = {"FieldPlan": P.FieldPlan, "MessagePlan": P.MessagePlan, "OneofPlan": P.OneofPlan,
+                            "NativeMessage": NativeMessage}
 
 
 def layout() -> dict[str, int]:
-    """Every code and record size the engine reads from a plan, by name, as the Python side sends them.
+    """Every code and record position the engine reads, by name, as the Python side sends them.
 
     Handed to the extension at import, which refuses (``ImportError``) unless each is its own:
-    the type codes (:mod:`pbj.scalars`, ``message``), labels, parse forms and write steps
-    (:mod:`pbj.codec.plan`), slot kinds, and the sizes of the field and message records.
+    the type codes (:mod:`pbj.scalars`, ``message``), labels, parse forms, write steps and slot
+    kinds (:mod:`pbj.codec.plan`), the column plan's node kinds (``arrow.<kind>``), and for each
+    record the engine reads (``FieldPlan``, ``MessagePlan``, ``OneofPlan``, ``NativeMessage``) the
+    position of each attribute it reads (``FieldPlan.number`` ...) and the record's size.
     """
     out = {row.name: row.code for row in scalars.BY_CODE}
     out["message"] = P.MESSAGE
     out.update(IMPLICIT=P.IMPLICIT, EXPLICIT=P.EXPLICIT, REPEATED=P.REPEATED, PACKED=P.PACKED, MAP=P.MAP,
                MEMBER=P.MEMBER, VALUE=P.VALUE, PACKED_RUN=P.PACKED_RUN, GROUP_START=P.GROUP_START, FIELD=P.FIELD,
-               RUN=P.RUN, EXTENSIONS=P.EXTENSIONS, S_SINGULAR=_S_SINGULAR, S_REPEATED=_S_REPEATED, S_MAP=_S_MAP,
-               S_ONEOF=_S_ONEOF,
-               field_items=_FIELD_ITEMS, message_items=_MESSAGE_ITEMS)
+               RUN=P.RUN, EXTENSIONS=P.EXTENSIONS, S_SINGULAR=P.S_SINGULAR, S_REPEATED=P.S_REPEATED, S_MAP=P.S_MAP,
+               S_ONEOF=P.S_ONEOF)
+    out.update({f"arrow.{kind}": code for code, kind in enumerate(ARROW_KINDS)})
+    for record, names in READS.items():
+        fields = _RECORDS[record]._fields
+        out.update({f"{record}.{name}": fields.index(name) for name in names})
+        out[f"{record}.size"] = len(fields)
     return out
 
 
@@ -97,17 +140,17 @@ except ImportError:  # not built (no compiler at install time): the pure-Python 
     NATIVE: engines.Engine | None = None
     warn_if_native_missing()  # one line, where a binary wheel with the engine exists (pbj.platforms)
 else:
-    _engine.setup(FrozenMap, OneOf, EMPTY_MAP, layout())  # ImportError if the engine was built for another plan
+    _engine.setup(FrozenMap, OneOf, EMPTY_MAP, DecodeError, layout())  # ImportError: built for another plan
     #: The native engine's entry points (``None`` when it is not built).
     NATIVE = engines.Engine("native", _engine.decode, _engine.encode, _engine.write_reverse)
     engines.ENTRY_POINTS = (NATIVE, _engine.entry_points)  # pbj.api's decode and encode in C (entry.c)
 
-_FIELD_PLAN = frozenset({"name", "proto_name", "number", "idx", "slot", "label", "type", "group", "tag", "end_tag",
-                         "width", "sub", "enum", "closed", "key", "default", "oneof",
-                         # the writers read the stored state (None when unset), never the declared default
-                         "declared_default", "utf8"})
-_MESSAGE_PLAN = frozenset({"idx", "full_name", "cls", "slots_class", "slots", "fields", "writes", "oneofs",
-                           "dispatch", "leaf", "extension_ranges", "message_set"})
+#: The attributes of the plan's records the engine knows: those it reads, and those it needs not read
+#: (names for people, what another attribute carries for it: the enum class's members, the defaults
+#: of the slots; the writers read the stored state, None when unset, never the declared default).
+_FIELD_PLAN = frozenset(READS["FieldPlan"]) | {"proto_name", "idx", "enum", "default", "declared_default"}
+_MESSAGE_PLAN = frozenset(READS["MessagePlan"]) | {"idx", "full_name", "slots_class", "slots", "leaf",
+                                                    "read_by_slot"}
 
 
 def available() -> bool:
@@ -151,45 +194,13 @@ def _extras_unset(record: Any, known: frozenset[str]) -> bool:
     return all(not getattr(record, name) for name in record._fields if name not in known)
 
 
-def _slot_table(mp: P.MessagePlan) -> tuple[tuple[Any, ...], tuple[int, ...]] | None:
-    defaults: list[Any] = [None] * len(mp.slots)
-    kinds: list[int | None] = [None] * len(mp.slots)
-    for o in mp.oneofs:
-        kinds[o.slot] = _S_ONEOF
-    for f in mp.fields:
-        if f.oneof >= 0:
-            continue
-        if f.label == P.MAP:
-            defaults[f.slot], kinds[f.slot] = EMPTY_MAP, _S_MAP
-        elif f.label in (P.REPEATED, P.PACKED):
-            defaults[f.slot], kinds[f.slot] = (), _S_REPEATED
-        else:
-            defaults[f.slot], kinds[f.slot] = f.default, _S_SINGULAR
-    if any(k is None for k in kinds):
-        return None
-    return tuple(defaults), tuple(k for k in kinds if k is not None)
-
-
-def _field(f: P.FieldPlan) -> tuple[Any, ...] | str:
-    # ``utf8`` false (proto2, utf8_validation NONE): the engine decodes such a string with
-    # ``surrogateescape``, as the Python parser does (decode.c), so any bytes are kept
+def _field(f: P.FieldPlan) -> str | None:
+    """Why the engine declines field plan ``f``, or ``None``."""
     if not _extras_unset(f, _FIELD_PLAN):
         return f"field {f.name}: the plan has a field record the native engine does not know"
     if f.group and f.type != P.MESSAGE:
         return f"field {f.name}: a group that is not a message"
-    vtag, ktag, vdefault = b"", 0, None
-    if f.label == P.MAP:
-        vwire = wire.WIRE_LEN if f.type == P.MESSAGE else scalars.BY_CODE[f.type].wire_type
-        vtag = wire.tag_bytes(2, vwire)
-        ktag = wire.make_tag(1, scalars.BY_CODE[f.key].wire_type)
-        if f.type != P.MESSAGE:
-            if f.enum is not None:
-                vdefault = f.default if f.default is not None else enum_default(f.enum)
-            else:
-                vdefault = scalars.BY_CODE[f.type].zero
-    enum_map = {int(m): m for m in f.enum} if f.enum is not None else None
-    return (f.number, f.slot, f.label, f.type, f.key, f.oneof, int(f.group), int(bool(f.closed)), f.width,
-            f.tag, f.end_tag, vtag, ktag, f.name, enum_map, vdefault, f.sub, int(bool(f.utf8)))
+    return None
 
 
 def _holder_plan(ext: Any) -> Any:
@@ -202,8 +213,8 @@ def _holder_plan(ext: Any) -> Any:
     return codec_of(ext.holder).native
 
 
-def _flatten(mp: P.MessagePlan) -> tuple[Any, ...] | str:
-    """The flat record of ``mp`` (see :func:`native_plan`), or the reason the engine declines it."""
+def _flatten(mp: P.MessagePlan) -> NativeMessage | str:
+    """The record of ``mp`` the engine reads (see :func:`native_plan`), or the reason it declines it."""
     if not _extras_unset(mp, _MESSAGE_PLAN):
         return "its plan has a record the native engine does not know"
     cls, base = mp.cls, mp.slots_class
@@ -215,28 +226,23 @@ def _flatten(mp: P.MessagePlan) -> tuple[Any, ...] | str:
         ext_slot = base.__dict__["_pbj_extensions"] if mp.extension_ranges else None
     except KeyError as missing:
         return f"its slots base has no slot {missing}"
-    table = _slot_table(mp)
-    if table is None:
+    if -1 in mp.slot_kinds:
         return "a slot holds no field"
-    fields = []
     for f in mp.fields:
-        record = _field(f)
-        if isinstance(record, str):
-            return record
-        fields.append(record)
-    oneofs = tuple((o.slot, tuple(o.members)) for o in mp.oneofs)
-    registry = info(cls).extensions if mp.extension_ranges else None
-    ext = cls.__dict__.get("__pbj_extension__")  # a holder class: its extension's number (writers' ranges)
-    return (cls, descrs, unknown, size, table[0], table[1], tuple(fields), tuple(mp.dispatch), tuple(mp.writes),
-            oneofs, tuple(mp.extension_ranges), registry, int(mp.message_set),
-            ext.number if ext is not None else -1, ext_slot, _holder_plan if mp.extension_ranges else None)
+        why = _field(f)
+        if why is not None:
+            return why
+    return NativeMessage(mp, descrs, unknown, size, ext_slot, _holder_plan if mp.extension_ranges else None)
 
 
-def native_plan(mp: P.MessagePlan) -> tuple[Any, ...] | None:
-    """The flat form of one class's plan that the C engine reads (``plan.c``), or ``None`` to decline.
+def native_plan(mp: P.MessagePlan) -> NativeMessage | None:
+    """What the C engine reads of one class's plan (``plan.c``), or ``None`` to decline.
 
-    Declines a plan that has fields this module does not know with a value set
-    (a newer plan feature: the pure-Python engine handles that class).
+    The plan's own records, as they are (the engine reads the attributes :data:`READS`
+    names, at the positions :func:`layout` gave it), and what its slot names flatten to
+    (the slots base's member descriptors): this adapter derives nothing else. Declines a
+    plan that has fields this module does not know with a value set (a newer plan
+    feature: the pure-Python engine handles that class).
     """
     flat = _flatten(mp)
     return None if isinstance(flat, str) else flat
@@ -258,9 +264,9 @@ def explain_engine(cls: type) -> EngineChoice:
     """Which engine encodes and decodes message class ``cls``, and why.
 
     Compiles the class's codec if it has none yet. ``"native"``: the C engine
-    runs every decode and encode of the class; it hands to the pure-Python engine
-    only an input that is an error (which Python then explains with its
-    :class:`~pbj.DecodeError`), an object holding a value the writers refuse
+    runs every decode and encode of the class (an input that is an error raises its
+    :class:`~pbj.DecodeError` from C, as the Python parser words it); it hands to the
+    pure-Python engine only an object holding a value the writers refuse
     (:class:`~pbj.EncodeError`), and nesting deeper than the engine's own 200 levels:
     strings that keep bytes that are not UTF-8 and the first write of an extension
     are written in C.

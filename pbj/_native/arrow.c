@@ -1,13 +1,16 @@
-/* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow on the native engine).
+/* arrow.c: the column sink of the wire walker (walk.h): encoded messages straight to Arrow columns
+ * (pbj.arrow.decode_to_arrow on the native engine).
  *
  * pbj/arrow/native.py flattens the column tree pbj.arrow.mapping builds for a class (one node per
  * column: scalars, enums, structs, oneofs, lists, maps, Timestamp/Duration, wrappers, encodings past
- * the recursion depth, messages without fields) together with each class's codec plan (tags, field
- * types, labels, parse forms) into tuples; arrow_plan turns them into an APlan (a capsule). Then
- * arrow_decode walks every payload with it and appends each value to its column's builder (a
- * validity bitmap, int32 offsets, a data buffer): no Python object is made per message or value.
- * The result is one Arrow C Data Interface struct array (a capsule named "arrow_array") that
- * pyarrow imports as the record batch of the table, with the schema Python already holds.
+ * the recursion depth, messages without fields) into node records; each node that is a message on
+ * the wire names its class's native codec plan (the capsule the walker reads, plan.c) and, for each
+ * field of that plan, its column. arrow_plan turns the records into an APlan (a capsule). Then
+ * arrow_decode walks every payload with the walker and this file's sink, which appends each value
+ * to its column's builder (a validity bitmap, int32 offsets, a data buffer): no Python object is
+ * made per message or value. The result is one Arrow C Data Interface struct array (a capsule named
+ * "arrow_array") that pyarrow imports as the record batch of the table, with the schema Python
+ * already holds.
  *
  * Column rows. A struct column has one row per row of its parent; a field that is not on the wire
  * gets the row the empty message gives it (its default: null where the field has presence, else its
@@ -16,23 +19,24 @@
  * the end (finalize), so an unset sub-message costs one validity bit, not one row in each of its
  * descendants. A value is appended where pbj's decoder would store it (last value wins for a
  * singular scalar: held until the message ends; a sub-message's row is written as it is read).
+ * What the walker keeps as an unknown field (a closed enum's non-member, a map entry holding an
+ * unknown field) is not a value: the column gets the row decode + to_arrow give it.
  *
  * It declines (returns None, and Python runs decode + to_arrow, which raises the error the decoder
  * raises or gives the table) on every error and on valid input it does not rebuild: a singular
  * sub-message occurring twice (merged by the spec), a oneof member replacing a sub-message member,
- * a closed enum's non-member number, a map entry holding an unknown field or a key seen before in
- * its map, a string that is not UTF-8 (an error, or a proto2 string Arrow cannot hold), a
+ * a map entry kept as an unknown field after its message value was read, a key seen before in its
+ * map, a string that is not UTF-8 (an error, or a proto2 string Arrow cannot hold), a
  * Timestamp/Duration Arrow's int64 nanoseconds cannot hold, nesting deeper than NATIVE_MAX_LEVEL,
  * more than 2**31-1 bytes or items in one column.
  *
- * Memory safety: every read uses read.h's bounds-checked readers against the end of the current
- * message; each nested message costs one level of `depth` (refused at 0) and of the native level.
- * The buffers handed to Arrow are malloc'd (Arrow may release them without the GIL).
+ * Memory safety: the walker reads within each message's bounds (read.h's readers); each nested
+ * message costs one level of `depth` (refused at 0) and of the native level. The buffers handed to
+ * Arrow are malloc'd (Arrow may release them without the GIL).
  */
-#include "read.h"
+#include "walk.h"
 
 #include <stdlib.h>
-
 /* ---- the Arrow C Data Interface (arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #ifndef ARROW_C_DATA_INTERFACE
 #define ARROW_C_DATA_INTERFACE
@@ -61,18 +65,12 @@ struct ArrowArray {
 };
 #endif
 
+
 #define APLAN_CAPSULE "pbj.native.arrow_plan"
 
-/* node kinds: the order pbj/arrow/native.py sends (KINDS there) */
-enum { K_SCALAR, K_ENUM, K_STRUCT, K_ONEOF, K_LIST, K_MAP, K_TIME, K_WRAPPER, K_ENCODED, K_PRESENT, K_COUNT };
+/* node kinds: engine.h's AK_* (pbj._native.ARROW_KINDS, the order pbj/arrow/native.py sends; checked at import) */
 /* what a builder stores: bits, 4 or 8 bytes a row, offsets + bytes, offsets of a child, nothing */
 enum { ST_BIT, ST_W4, ST_W8, ST_VAR, ST_OFFS, ST_NONE };
-
-typedef struct {
-    uint32_t tag;
-    int entry;
-    int form;
-} ADisp;
 
 /* a field of a struct (or of a Timestamp/Duration/wrapper message) */
 typedef struct {
@@ -91,42 +89,22 @@ typedef struct {
     int *children;             /* node ids */
     int nentries;
     AEntry *entries;
-    int ndisp;
-    ADisp *disp;
-    int lut_size;
-    int16_t *lut;              /* tag -> dispatch index + 1 */
+    /* a message on the wire (struct, time, wrapper, encoded, present): its class's codec plan */
+    PyObject *capsule;         /* owned */
+    NMessage *plan;            /* the walker's plan (held through capsule) */
+    int *entry_of;             /* plan field index -> entry (struct, time, wrapper) */
     /* enums (and a oneof's member names): the dictionary */
     int as_names, closed, duration;
     int nnames;
     int32_t *sorted_num, *sorted_idx;   /* enum numbers ascending, each with its position */
     char *names;               /* the names' UTF-8, back to back (malloc) */
     int32_t *name_off;         /* nnames + 1 offsets into names */
-    uint32_t ktag, vtag;       /* a map's key and value tags */
-    PyObject *reencode;        /* K_ENCODED: (bytes, depth) -> bytes | None, owned */
-    int check_class;           /* K_ENCODED: its class among APlan.classes */
+    PyObject *reencode;        /* AK_ENCODED: (bytes, depth) -> bytes | None, owned */
 } ANode;
-
-/* a message class as the canonical-form check of an encoding past the recursion depth reads it */
-typedef struct {
-    uint32_t number;
-    int label, type, oneof, sub, closed;
-} CField;
-
-typedef struct {
-    int nfields;
-    CField *fields;
-    int ndisp;
-    ADisp *disp;
-    int lut_size;
-    int16_t *lut;
-    int noneofs;
-} CClass;
 
 typedef struct {
     int nnodes;
     ANode *nodes;
-    int nclasses;
-    CClass *classes;
 } APlan;
 
 static void free_plan(APlan *pl)
@@ -137,21 +115,15 @@ static void free_plan(APlan *pl)
         free(n->def_b);
         PyMem_Free(n->children);
         PyMem_Free(n->entries);
-        PyMem_Free(n->disp);
-        PyMem_Free(n->lut);
+        PyMem_Free(n->entry_of);
         PyMem_Free(n->sorted_num);
         PyMem_Free(n->sorted_idx);
         free(n->names);
         PyMem_Free(n->name_off);
         Py_XDECREF(n->reencode);
+        Py_XDECREF(n->capsule);
     }
     PyMem_Free(pl->nodes);
-    for (int i = 0; pl->classes && i < pl->nclasses; i++) {
-        PyMem_Free(pl->classes[i].fields);
-        PyMem_Free(pl->classes[i].disp);
-        PyMem_Free(pl->classes[i].lut);
-    }
-    PyMem_Free(pl->classes);
     PyMem_Free(pl);
 }
 
@@ -182,19 +154,19 @@ static int item_i(PyObject *t, Py_ssize_t i, int *out)
 /* a node whose values are messages on the wire */
 static int is_message_node(int kind)
 {
-    return kind == K_STRUCT || kind == K_TIME || kind == K_WRAPPER || kind == K_ENCODED || kind == K_PRESENT;
+    return kind == AK_STRUCT || kind == AK_TIME || kind == AK_WRAPPER || kind == AK_ENCODED || kind == AK_PRESENT;
 }
 
 static int store_of(int kind, int type)
 {
     switch (kind) {
-    case K_STRUCT: return ST_NONE;
-    case K_ONEOF: return ST_W4;   /* the member set ("which") */
-    case K_LIST: case K_MAP: return ST_OFFS;
-    case K_TIME: return ST_W8;
-    case K_ENCODED: return ST_VAR;
-    case K_PRESENT: return ST_BIT;
-    case K_ENUM: return ST_W4;
+    case AK_STRUCT: return ST_NONE;
+    case AK_ONEOF: return ST_W4;   /* the member set ("which") */
+    case AK_LIST: case AK_MAP: return ST_OFFS;
+    case AK_TIME: return ST_W8;
+    case AK_ENCODED: return ST_VAR;
+    case AK_PRESENT: return ST_BIT;
+    case AK_ENUM: return ST_W4;
     default: break;
     }
     switch (type) {
@@ -218,42 +190,20 @@ static int *int_tuple(PyObject *t, int *n)
     return a;
 }
 
-/* dispatch: ((tag, index below `limit`, form), ...), tags ascending; and its look-up table */
-static int convert_disp(PyObject *disp, int limit, int *ndisp, ADisp **out, int *lut_size, int16_t **lut)
+/* a message node's class: its codec plan (a capsule of plan.c), held */
+static int convert_capsule(ANode *n, PyObject *capsule)
 {
-    if (!PyTuple_Check(disp)) return -1;
-    *ndisp = (int)PyTuple_GET_SIZE(disp);
-    if (*ndisp >= 32000) return -1;
-    ADisp *ds = *out = PyMem_Calloc(*ndisp + 1, sizeof(ADisp));
-    if (!ds) return -1;
-    uint32_t max_tag = 0;
-    for (int i = 0; i < *ndisp; i++) {
-        PyObject *d = PyTuple_GET_ITEM(disp, i);
-        long long tag;
-        int entry, form;
-        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || item_int(d, 0, &tag) < 0 || item_i(d, 1, &entry) < 0
-            || item_i(d, 2, &form) < 0) return -1;
-        if (tag <= 0 || tag > 0xFFFFFFFFll || entry < 0 || entry >= limit) return -1;
-        if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) return -1;
-        if (i > 0 && ds[i - 1].tag >= (uint32_t)tag) return -1;
-        ds[i].tag = (uint32_t)tag;
-        ds[i].entry = entry;
-        ds[i].form = form;
-        if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
-    }
-    *lut_size = max_tag < 1024 ? (int)max_tag + 1 : 1024;
-    *lut = PyMem_Calloc(*lut_size, sizeof(int16_t));
-    if (!*lut) return -1;
-    for (int i = 0; i < *ndisp; i++) {
-        if (ds[i].tag < (uint32_t)*lut_size) (*lut)[ds[i].tag] = (int16_t)(i + 1);
-    }
+    n->plan = pbj_message_of(capsule);
+    if (!n->plan) return -1;
+    n->capsule = Py_NewRef(capsule);
     return 0;
 }
 
-/* entries: ((child, member, label, type, group, number), ...); dispatch: ((tag, entry, form), ...) sorted */
-static int convert_fields(ANode *n, PyObject *entries, PyObject *disp)
+/* entries: ((child, member, label, type, group, number), ...), one per field of the plan, and the
+ * plan's field index -> entry (entry_of): each entry is its field's (number, label, type) */
+static int convert_fields(ANode *n, PyObject *entries, PyObject *capsule, PyObject *entry_of)
 {
-    if (!PyTuple_Check(entries) || !PyTuple_Check(disp)) return -1;
+    if (!PyTuple_Check(entries) || convert_capsule(n, capsule) < 0) return -1;
     n->nentries = (int)PyTuple_GET_SIZE(entries);
     n->entries = PyMem_Calloc(n->nentries + 1, sizeof(AEntry));
     if (!n->entries) return -1;
@@ -268,7 +218,16 @@ static int convert_fields(ANode *n, PyObject *entries, PyObject *disp)
         if (a->label < L_IMPLICIT || a->label > L_MEMBER) return -1;
         a->number = (uint32_t)number;
     }
-    return convert_disp(disp, n->nentries, &n->ndisp, &n->disp, &n->lut_size, &n->lut);
+    int nf;
+    if (!(n->entry_of = int_tuple(entry_of, &nf)) || nf != n->plan->nfields) return -1;
+    for (int i = 0; i < nf; i++) {
+        int k = n->entry_of[i];
+        NField *f = &n->plan->fields[i];
+        if (k < 0 || k >= n->nentries) return -1;
+        AEntry *a = &n->entries[k];
+        if (a->number != f->number || a->label != f->label || a->type != f->type || a->group != f->group) return -1;
+    }
+    return 0;
 }
 
 /* names: a tuple of str -> back-to-back UTF-8 and offsets; numbers (enums): a tuple of ints, one a name */
@@ -320,36 +279,12 @@ static int convert_names(ANode *n, PyObject *names, PyObject *numbers)
 
 #define NODE_HEAD 6   /* (kind, nullable, type, def_u, def_b, rest) */
 
-/* a class of the canonical check: (fields, dispatch, number of oneofs); a field is
- * (number, label, type, oneof, sub class or -1, closed) */
-static int convert_class(CClass *k, PyObject *t, int nclasses)
-{
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) return -1;
-    PyObject *fields = PyTuple_GET_ITEM(t, 0);
-    if (!PyTuple_Check(fields) || item_i(t, 2, &k->noneofs) < 0 || k->noneofs < 0) return -1;
-    k->nfields = (int)PyTuple_GET_SIZE(fields);
-    k->fields = PyMem_Calloc(k->nfields + 1, sizeof(CField));
-    if (!k->fields) return -1;
-    for (int i = 0; i < k->nfields; i++) {
-        PyObject *f = PyTuple_GET_ITEM(fields, i);
-        CField *c = &k->fields[i];
-        int number;
-        if (!PyTuple_Check(f) || PyTuple_GET_SIZE(f) != 6 || item_i(f, 0, &number) < 0 || item_i(f, 1, &c->label) < 0
-            || item_i(f, 2, &c->type) < 0 || item_i(f, 3, &c->oneof) < 0 || item_i(f, 4, &c->sub) < 0
-            || item_i(f, 5, &c->closed) < 0) return -1;
-        if (number <= 0 || (uint32_t)number > MAX_FIELD_NUMBER || c->type < 0 || c->type > T_MESSAGE
-            || c->oneof >= k->noneofs || c->sub >= nclasses || (c->type == T_MESSAGE && c->sub < 0)) return -1;
-        c->number = (uint32_t)number;
-    }
-    return convert_disp(PyTuple_GET_ITEM(t, 1), k->nfields, &k->ndisp, &k->disp, &k->lut_size, &k->lut);
-}
-
 static int convert_node(ANode *n, PyObject *t, int nnodes)
 {
     PyObject *rest, *defb;
     if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != NODE_HEAD || item_i(t, 0, &n->kind) < 0
         || item_i(t, 1, &n->nullable) < 0 || item_i(t, 2, &n->type) < 0) return -1;
-    if (n->kind < 0 || n->kind >= K_COUNT || n->type < 0 || n->type > T_MESSAGE) return -1;
+    if (n->kind < 0 || n->kind >= AK_COUNT || n->type < 0 || n->type > T_MESSAGE) return -1;
     PyObject *du = PyTuple_GET_ITEM(t, 3);
     n->def_u = PyLong_AsUnsignedLongLongMask(du);
     if (n->def_u == (uint64_t)-1 && PyErr_Occurred()) return -1;
@@ -364,61 +299,61 @@ static int convert_node(ANode *n, PyObject *t, int nnodes)
     if (n->store < 0) return -1;
     Py_ssize_t nr = PyTuple_GET_SIZE(rest);
     switch (n->kind) {
-    case K_SCALAR:
-    case K_PRESENT:
+    case AK_SCALAR:
         if (nr != 0) return -1;
         break;
-    case K_ENUM:
+    case AK_PRESENT:
+        if (nr != 1 || convert_capsule(n, PyTuple_GET_ITEM(rest, 0)) < 0) return -1;
+        break;
+    case AK_ENUM:
         if (nr != 4 || item_i(rest, 0, &n->as_names) < 0 || item_i(rest, 1, &n->closed) < 0) return -1;
         if (convert_names(n, PyTuple_GET_ITEM(rest, 3), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
         break;
-    case K_STRUCT:
-        if (nr != 3) return -1;
+    case AK_STRUCT:
+        if (nr != 4) return -1;
         if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
-        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2), PyTuple_GET_ITEM(rest, 3)) < 0)
+            return -1;
         for (int i = 0; i < n->nentries; i++) {
             if (n->entries[i].child < 0 || n->entries[i].child >= n->nchildren) return -1;
         }
         break;
-    case K_ONEOF:
+    case AK_ONEOF:
         if (nr != 2) return -1;
         if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
         if (convert_names(n, PyTuple_GET_ITEM(rest, 1), NULL) < 0 || n->nnames != n->nchildren) return -1;
         if (!n->nullable) return -1;
         break;
-    case K_LIST:
+    case AK_LIST:
         if (nr != 1 || n->nullable) return -1;
         if (!(n->children = int_tuple(rest, &n->nchildren)) || n->nchildren != 1) return -1;
         break;
-    case K_MAP: {
-        long long kt, vt;
-        if (nr != 4 || n->nullable) return -1;
-        n->nchildren = 2;
-        n->children = PyMem_Calloc(3, sizeof(int));
-        if (!n->children || item_i(rest, 0, &n->children[0]) < 0 || item_i(rest, 1, &n->children[1]) < 0
-            || item_int(rest, 2, &kt) < 0 || item_int(rest, 3, &vt) < 0) return -1;
-        if (kt <= 0 || kt > 0x7F || vt <= 0 || vt > 0x7F) return -1;
-        n->ktag = (uint32_t)kt;
-        n->vtag = (uint32_t)vt;
+    case AK_MAP:
+        if (nr != 2 || n->nullable) return -1;
+        if (!(n->children = int_tuple(rest, &n->nchildren)) || n->nchildren != 2) return -1;
         break;
-    }
-    case K_TIME:
-        if (nr != 3 || item_i(rest, 0, &n->duration) < 0) return -1;
-        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2)) < 0) return -1;
+    case AK_TIME:
+        if (nr != 4 || item_i(rest, 0, &n->duration) < 0) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2), PyTuple_GET_ITEM(rest, 3)) < 0)
+            return -1;
         for (int i = 0; i < n->nentries; i++) {
             int want = n->entries[i].child == 0 ? T_INT64 : T_INT32;
-            if (n->entries[i].child < 0 || n->entries[i].child > 1 || n->entries[i].type != want) return -1;
+            if (n->entries[i].child < 0 || n->entries[i].child > 1 || n->entries[i].type != want
+                || (n->entries[i].label != L_IMPLICIT && n->entries[i].label != L_EXPLICIT)) return -1;
         }
         break;
-    case K_WRAPPER:
-        if (nr != 2) return -1;
-        if (convert_fields(n, PyTuple_GET_ITEM(rest, 0), PyTuple_GET_ITEM(rest, 1)) < 0) return -1;
+    case AK_WRAPPER:
+        if (nr != 3) return -1;
+        if (convert_fields(n, PyTuple_GET_ITEM(rest, 0), PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2)) < 0)
+            return -1;
         for (int i = 0; i < n->nentries; i++) {
-            if (n->entries[i].type != n->type) return -1;
+            if (n->entries[i].type != n->type
+                || (n->entries[i].label != L_IMPLICIT && n->entries[i].label != L_EXPLICIT)) return -1;
         }
         break;
-    case K_ENCODED:
-        if (nr != 2 || !PyCallable_Check(PyTuple_GET_ITEM(rest, 0)) || item_i(rest, 1, &n->check_class) < 0) return -1;
+    case AK_ENCODED:
+        if (nr != 2 || !PyCallable_Check(PyTuple_GET_ITEM(rest, 0))) return -1;
+        if (convert_capsule(n, PyTuple_GET_ITEM(rest, 1)) < 0) return -1;
         n->reencode = Py_NewRef(PyTuple_GET_ITEM(rest, 0));
         break;
     }
@@ -428,28 +363,29 @@ static int convert_node(ANode *n, PyObject *t, int nnodes)
     return 0;
 }
 
-/* Every node but the root is the child of exactly one node, after it in the list: a tree. */
+/* Every node but the root is the child of exactly one node, after it in the list: a tree; a map's
+ * key and value fit the plan's map field. */
 static int check_tree(APlan *pl)
 {
     int *parents = PyMem_Calloc(pl->nnodes + 1, sizeof(int));
     if (!parents) return -1;
-    int ok = pl->nodes[0].kind == K_STRUCT && !pl->nodes[0].nullable;
+    int ok = pl->nodes[0].kind == AK_STRUCT && !pl->nodes[0].nullable;
     for (int i = 0; ok && i < pl->nnodes; i++) {
         ANode *n = &pl->nodes[i];
         for (int k = 0; k < n->nchildren; k++) {
             int c = n->children[k];
             if (c <= i || parents[c]++) { ok = 0; break; }
         }
-        if (n->kind == K_STRUCT) {
+        if (n->kind == AK_STRUCT) {
             for (int k = 0; ok && k < n->nentries; k++) {
                 AEntry *e = &n->entries[k];
                 ANode *ch = &pl->nodes[n->children[e->child]];
                 if (e->member >= 0) {
-                    ok = ch->kind == K_ONEOF && e->member < ch->nchildren && e->label == L_MEMBER;
+                    ok = ch->kind == AK_ONEOF && e->member < ch->nchildren && e->label == L_MEMBER;
                 } else if (e->label == L_REPEATED || e->label == L_PACKED) {
-                    ok = ch->kind == K_LIST;
+                    ok = ch->kind == AK_LIST;
                 } else if (e->label == L_MAP) {
-                    ok = ch->kind == K_MAP;
+                    ok = ch->kind == AK_MAP;
                     if (ok) {
                         ANode *v = &pl->nodes[ch->children[1]];
                         ok = is_message_node(v->kind) ? e->type == T_MESSAGE : v->type == e->type;
@@ -458,57 +394,61 @@ static int check_tree(APlan *pl)
                     ok = e->label == L_IMPLICIT || e->label == L_EXPLICIT;
                 }
                 if (ok && e->label != L_MAP && e->type != T_MESSAGE) {
-                    ANode *leaf = ch->kind == K_ONEOF ? &pl->nodes[ch->children[e->member]]
-                                  : ch->kind == K_LIST ? &pl->nodes[ch->children[0]] : ch;
-                    ok = (leaf->kind == K_SCALAR || leaf->kind == K_ENUM) && leaf->type == e->type;
+                    ANode *leaf = ch->kind == AK_ONEOF ? &pl->nodes[ch->children[e->member]]
+                                  : ch->kind == AK_LIST ? &pl->nodes[ch->children[0]] : ch;
+                    ok = (leaf->kind == AK_SCALAR || leaf->kind == AK_ENUM) && leaf->type == e->type;
                 }
                 if (ok && e->label != L_MAP && e->type == T_MESSAGE) {
-                    ANode *leaf = ch->kind == K_ONEOF ? &pl->nodes[ch->children[e->member]]
-                                  : ch->kind == K_LIST ? &pl->nodes[ch->children[0]] : ch;
+                    ANode *leaf = ch->kind == AK_ONEOF ? &pl->nodes[ch->children[e->member]]
+                                  : ch->kind == AK_LIST ? &pl->nodes[ch->children[0]] : ch;
                     ok = is_message_node(leaf->kind);
-                    if (ok && e->group && leaf->kind == K_ENCODED) ok = 0;
+                    if (ok && e->group && leaf->kind == AK_ENCODED) ok = 0;
                 }
             }
+            /* a message field's column reads the field's class (the plan the walker gives it) */
+            for (int k = 0; ok && k < n->plan->nfields; k++) {
+                NField *f = &n->plan->fields[k];
+                if (f->type != T_MESSAGE) continue;
+                AEntry *e = &n->entries[n->entry_of[k]];
+                ANode *ch = &pl->nodes[n->children[e->child]];
+                ANode *leaf = f->label == L_MAP ? &pl->nodes[ch->children[1]]
+                              : ch->kind == AK_ONEOF ? &pl->nodes[ch->children[e->member]]
+                              : ch->kind == AK_LIST ? &pl->nodes[ch->children[0]] : ch;
+                ok = is_message_node(leaf->kind) && leaf->plan == f->subm;
+            }
+            /* a map field's key and value columns are the plan's key and value types */
+            for (int k = 0; ok && k < n->plan->nfields; k++) {
+                NField *f = &n->plan->fields[k];
+                if (f->label != L_MAP) continue;
+                ANode *m = &pl->nodes[n->children[n->entries[n->entry_of[k]].child]];
+                ok = m->kind == AK_MAP && pl->nodes[m->children[0]].type == f->key && f->ktag > 0 && f->vtag_len == 1;
+            }
         }
-        if (ok && n->kind == K_MAP) {
+        if (ok && n->kind == AK_MAP) {
             ANode *k = &pl->nodes[n->children[0]];
             ANode *v = &pl->nodes[n->children[1]];
-            ok = k->kind == K_SCALAR && k->type != T_MESSAGE && k->type != T_BYTES && k->type != T_FLOAT
+            ok = k->kind == AK_SCALAR && k->type != T_MESSAGE && k->type != T_BYTES && k->type != T_FLOAT
                  && k->type != T_DOUBLE && !k->nullable && !v->nullable;
         }
     }
     for (int i = 1; ok && i < pl->nnodes; i++) ok = parents[i] == 1;
-    for (int i = 0; ok && i < pl->nnodes; i++) {
-        if (pl->nodes[i].kind == K_ENCODED) ok = pl->nodes[i].check_class >= 0 && pl->nodes[i].check_class < pl->nclasses;
-    }
     PyMem_Free(parents);
     return ok ? 0 : -1;
 }
 
-/* arrow_plan(nodes, classes) -> capsule: the flat column tree pbj/arrow/native.py builds (node 0:
- * the table) and the classes the canonical check of past-depth encodings reads */
+/* arrow_plan(nodes) -> capsule: the flat column tree pbj/arrow/native.py builds (node 0: the table) */
 PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) == 0 || PyTuple_GET_SIZE(args[0]) > (1 << 24)
-        || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > (1 << 20)) {
-        PyErr_SetString(PyExc_ValueError, "arrow_plan(nodes, classes): a non-empty tuple of node records, a tuple");
+    if (nargs != 1 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) == 0 || PyTuple_GET_SIZE(args[0]) > (1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "arrow_plan(nodes): a non-empty tuple of node records");
         return NULL;
     }
     PyObject *arg = args[0];
     APlan *pl = PyMem_Calloc(1, sizeof(APlan));
     if (!pl) return PyErr_NoMemory();
-    pl->nclasses = (int)PyTuple_GET_SIZE(args[1]);
-    pl->classes = PyMem_Calloc(pl->nclasses + 1, sizeof(CClass));
     pl->nnodes = (int)PyTuple_GET_SIZE(arg);
     pl->nodes = PyMem_Calloc(pl->nnodes, sizeof(ANode));
-    if (!pl->nodes || !pl->classes) { free_plan(pl); return PyErr_NoMemory(); }
-    for (int i = 0; i < pl->nclasses; i++) {
-        if (convert_class(&pl->classes[i], PyTuple_GET_ITEM(args[1], i), pl->nclasses) < 0) {
-            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: class %d is not a valid record", i);
-            free_plan(pl);
-            return NULL;
-        }
-    }
+    if (!pl->nodes) { free_plan(pl); return PyErr_NoMemory(); }
     for (int i = 0; i < pl->nnodes; i++) {
         if (convert_node(&pl->nodes[i], PyTuple_GET_ITEM(arg, i), pl->nnodes) < 0) {
             if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "arrow_plan: node %d is not a valid record", i);
@@ -542,7 +482,8 @@ typedef struct {
 
 /* one arrow_decode call */
 typedef struct {
-    Ctx rd;                /* read.h's: the native level, for pbj_skip_field */
+    Ctx rd;                /* the walker's (first: a sink's Ctx is its ACall); quiet: an error is not
+                            * explained (the call declines, and Python's decode raises it) */
     APlan *pl;
     ABuilder *b;
     int fatal;             /* a Python exception is set and must propagate */
@@ -598,7 +539,7 @@ static int offs_put(Buf *b, size_t at)
 
 static int64_t child_len(ACall *a, const ANode *n)
 {
-    return n->kind == K_MAP || n->kind == K_LIST ? a->b[n->children[0]].length : 0;
+    return n->kind == AK_MAP || n->kind == AK_LIST ? a->b[n->children[0]].length : 0;
 }
 
 /* add default rows to node `ni` until it has `target` rows (see the file's comment) */
@@ -778,7 +719,7 @@ static int append_value(ACall *a, int ni, const AVal *v)
         break;
     case ST_W4: {
         uint32_t w = (uint32_t)v->u;
-        if (n->kind == K_ENUM && enum_store(a, n, b, (int32_t)w, &w) < 0) return -1;
+        if (n->kind == AK_ENUM && enum_store(a, n, b, (int32_t)w, &w) < 0) return -1;
         if (buf_put(&b->data, &w, 4) < 0) return -1;
         break;
     }
@@ -796,82 +737,9 @@ static int append_value(ACall *a, int ni, const AVal *v)
 }
 
 /* a closed enum's number that is not a member: decode keeps it as an unknown field, not as the value */
-static int enum_rejects(ACall *a, const ANode *n, const AVal *v)
+static int enum_rejects(const ANode *n, const AVal *v)
 {
-    if (n->kind == K_ENUM && n->closed && enum_position(n, (int32_t)(uint32_t)v->u) < 0) {
-        a->rd.declined = 1;
-        return 1;
-    }
-    return 0;
-}
-
-/* ---- messages ---- */
-
-#define A_END (-1)
-#define A_FAIL (-2)
-
-static int find_disp(const ANode *n, uint32_t tag)
-{
-    if (tag < (uint32_t)n->lut_size) return n->lut[tag] - 1;
-    int lo = 0, hi = n->ndisp - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) >> 1;
-        if (n->disp[mid].tag == tag) return mid;
-        if (n->disp[mid].tag < tag) lo = mid + 1; else hi = mid - 1;
-    }
-    return -1;
-}
-
-/* the dispatch index of the next known field, skipping unknown ones (as decode.c); A_END at the
- * end of the message (or its group's end tag: *ended), A_FAIL on an error */
-static int next_field(ACall *a, const ANode *n, const uint8_t **pp, const uint8_t *end, int depth,
-                      uint32_t group_end, int *ended)
-{
-    while (*pp < end) {
-        uint32_t tag;
-        if (rd_tag(pp, end, &tag) < 0) return A_FAIL;
-        int di = find_disp(n, tag);
-        if (di >= 0) return di;
-        if ((tag & 7) == 4) {
-            if (group_end && tag == group_end) { *ended = 1; return A_END; }
-            return A_FAIL;
-        }
-        if (pbj_skip_field(&a->rd, pp, end, tag, depth) < 0) return A_FAIL;
-    }
-    return A_END;
-}
-
-static int parse_msg(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                     const uint8_t **after);
-
-/* a message field's value (LEN or group) at *pp into node `ni`, as its next row */
-static int sub_message(ACall *a, int ni, const AEntry *e, int form, const uint8_t **pp, const uint8_t *end, int depth)
-{
-    if (depth <= 0) return -1;
-    if (form == F_GROUP_START) return parse_msg(a, ni, *pp, end, depth - 1, (e->number << 3) | 4, pp);
-    const uint8_t *ve;
-    if (rd_len(pp, end, &ve) < 0) return -1;
-    if (parse_msg(a, ni, *pp, ve, depth - 1, 0, NULL) < 0) return -1;
-    *pp = ve;
-    return 0;
-}
-
-static int packed_run(ACall *a, int item, int type, const uint8_t **pp, const uint8_t *end)
-{
-    const uint8_t *p = *pp, *e;
-    if (rd_len(&p, end, &e) < 0) return -1;
-    int fixed = type == T_DOUBLE || type == T_FIXED64 || type == T_SFIXED64 ? 8
-                : type == T_FLOAT || type == T_FIXED32 || type == T_SFIXED32 ? 4 : 0;
-    if (fixed && (e - p) % fixed) return -1;
-    const ANode *n = &a->pl->nodes[item];
-    while (p < e) {
-        AVal v;
-        if (read_value(type, &p, e, &v) < 0) return -1;
-        if (enum_rejects(a, n, &v)) return -1;
-        if (append_value(a, item, &v) < 0) return -1;
-    }
-    *pp = e;
-    return 0;
+    return n->kind == AK_ENUM && n->closed && enum_position(n, (int32_t)(uint32_t)v->u) < 0;
 }
 
 #define MAX_MAP_SCAN 1024   /* entries of one map checked for a repeated key; more: declined */
@@ -918,271 +786,389 @@ static int key_seen(ACall *a, const ANode *m, const AVal *k)
     return 0;
 }
 
-/* one map entry (a LEN value) of map node `mi`, whose row is being built */
-static int map_entry(ACall *a, int mi, const uint8_t **pp, const uint8_t *end, int depth)
-{
-    const ANode *m = &a->pl->nodes[mi];
-    int kn = m->children[0], vn = m->children[1];
-    const ANode *kt = &a->pl->nodes[kn], *vt = &a->pl->nodes[vn];
-    const uint8_t *p = *pp, *e;
-    if (rd_len(&p, end, &e) < 0) return -1;
-    AVal k = {0, (const uint8_t *)"", 0}, x = {0, NULL, 0};
-    int has_x = 0;
-    int64_t vrow = a->b[vn].length;
-    while (p < e) {
-        uint32_t t;
-        if (rd_tag(&p, e, &t) < 0) return -1;
-        if (t == m->ktag) {
-            if (read_value(kt->type, &p, e, &k) < 0) return -1;
-        } else if (t == m->vtag) {
-            if (is_message_node(vt->kind)) {
-                const uint8_t *ve;
-                if (has_x) { a->rd.declined = 1; return -1; }  /* merged by decode */
-                if (rd_len(&p, e, &ve) < 0 || depth <= 0) return -1;
-                if (parse_msg(a, vn, p, ve, depth - 1, 0, NULL) < 0) return -1;
-                p = ve;
-            } else {
-                if (read_value(vt->type, &p, e, &x) < 0) return -1;
-                if (enum_rejects(a, vt, &x)) return -1;
-            }
-            has_x = 1;
-        } else {
-            /* decode keeps an entry holding an unknown field as an unknown field of the message */
-            a->rd.declined = 1;
-            return -1;
-        }
-    }
-    if (key_seen(a, m, &k)) { a->rd.declined = 1; return -1; }
-    if (append_value(a, kn, &k) < 0) return -1;
-    if (is_message_node(vt->kind)) {
-        if (!has_x && pad(a, vn, vrow + 1) < 0) return -1;     /* the empty message */
-    } else if (has_x) {
-        if (append_value(a, vn, &x) < 0) return -1;
-    } else if (pad(a, vn, vrow + 1) < 0) return -1;            /* the value's default */
-    *pp = e;
-    return 0;
-}
+/* ---- the sink (walk.h): each value to its column ---- */
+
+static int arrow_message(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                         const uint8_t **after);
 
 #define STACK_ENTRIES 64
 
-static int parse_struct(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                        const uint8_t **after)
-{
-    const ANode *n = &a->pl->nodes[ni];
-    const ANode *nodes = a->pl->nodes;
-    int64_t row = a->b[ni].length;
-    int ne = n->nentries, nc = n->nchildren;
-    uint8_t seen_s[STACK_ENTRIES], omsg_s[STACK_ENTRIES];
-    AVal vals_s[STACK_ENTRIES], oval_s[STACK_ENTRIES];
-    int ocur_s[STACK_ENTRIES];
-    uint8_t *seen = seen_s, *omsg = omsg_s;
-    AVal *vals = vals_s, *oval = oval_s;
-    int *ocur = ocur_s;
-    int r = -1, ended = 0;
-    if (ne > STACK_ENTRIES || nc > STACK_ENTRIES) {
-        seen = PyMem_Calloc((size_t)ne + 1, 1);
-        vals = PyMem_Calloc((size_t)ne + 1, sizeof(AVal));
-        omsg = PyMem_Calloc((size_t)nc + 1, 1);
-        oval = PyMem_Calloc((size_t)nc + 1, sizeof(AVal));
-        ocur = PyMem_Calloc((size_t)nc + 1, sizeof(int));
-        if (!seen || !vals || !omsg || !oval || !ocur) goto done;
-    } else {
-        memset(seen, 0, (size_t)ne);
-    }
-    for (int i = 0; i < nc; i++) ocur[i] = -1;
+/* the sink's frame: one message being read into node `ni` */
+typedef struct {
+    ACall *a;
+    int ni;
+    const ANode *n;
+    int64_t row;               /* a struct: its row */
+    uint8_t *seen;             /* per entry: a value (a list's or map's first) came */
+    AVal *vals;                /* per entry: a singular scalar's last value */
+    uint8_t *omsg;             /* per child: the oneof's member set is a sub-message (its row is written) */
+    AVal *oval;                /* per child: the oneof's scalar member's value */
+    int *ocur;                 /* per child: the oneof's member set, or -1 */
+    /* the map entry being read */
+    AVal k, x;
+    int has_x, wrote_x;
+    int64_t vrow;
+    /* a Timestamp/Duration: seconds, nanos; a wrapper: its value */
+    int64_t s;
+    int32_t ns;
+    AVal v;
+} AFrame;
 
-    for (;;) {
-        int di = next_field(a, n, &p, end, depth, group_end, &ended);
-        if (di == A_FAIL) goto done;
-        if (di == A_END) break;
-        const ADisp *d = &n->disp[di];
-        const AEntry *e = &n->entries[d->entry];
-        int ch = n->children[e->child];
-        if (e->member >= 0) {
-            int oc = e->child;
-            int mi = nodes[ch].children[e->member];
-            if (ocur[oc] >= 0 && omsg[oc]) { a->rd.declined = 1; goto done; }  /* a sub-message's row is written */
-            if (e->type == T_MESSAGE) {
-                if (pad(a, ch, row) < 0 || pad(a, mi, a->b[ch].length) < 0) goto done;
-                if (sub_message(a, mi, e, d->form, &p, end, depth) < 0) goto done;
-                omsg[oc] = 1;
-            } else {
-                if (read_value(e->type, &p, end, &oval[oc]) < 0 || enum_rejects(a, &nodes[mi], &oval[oc])) goto done;
-                omsg[oc] = 0;
-            }
-            ocur[oc] = e->member;
+static inline int decline(ACall *a)
+{
+    a->rd.declined = 1;
+    return -1;
+}
+
+static inline const AEntry *entry_of(const AFrame *F, int fidx)
+{
+    return &F->n->entries[F->n->entry_of[fidx]];
+}
+
+static int a_value(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const uint8_t **pp, const uint8_t *end)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    const ANode *n = F->n, *nodes = a->pl->nodes;
+    const AEntry *e = entry_of(F, fidx);
+    AVal v = {0, (const uint8_t *)"", 0};
+    if (n->kind == AK_TIME || n->kind == AK_WRAPPER) {
+        if (read_value(e->type, pp, end, &v) < 0) return -1;
+        if (n->kind == AK_WRAPPER) F->v = v;
+        else if (e->child == 0) F->s = (int64_t)v.u;
+        else F->ns = (int32_t)(uint32_t)v.u;
+        return 0;
+    }
+    if (n->kind != AK_STRUCT) return decline(a);
+    int ch = n->children[e->child];
+    if (e->member >= 0) {
+        int oc = e->child;
+        int mi = nodes[ch].children[e->member];
+        if (F->ocur[oc] >= 0 && F->omsg[oc]) return decline(a);  /* a sub-message member's row is written */
+        if (read_value(e->type, pp, end, &v) < 0) return -1;
+        if (enum_rejects(&nodes[mi], &v)) return PBJ_KEEP;
+        F->oval[oc] = v;
+        F->omsg[oc] = 0;
+        F->ocur[oc] = e->member;
+        return 0;
+    }
+    int k = F->n->entry_of[fidx];
+    if (e->label == L_IMPLICIT || e->label == L_EXPLICIT) {
+        if (read_value(e->type, pp, end, &v) < 0) return -1;
+        if (enum_rejects(&nodes[ch], &v)) return PBJ_KEEP;
+        F->vals[k] = v;
+        F->seen[k] = 1;
+        return 0;
+    }
+    int item = nodes[ch].children[0];  /* a repeated scalar's element */
+    if (!F->seen[k]) {
+        if (pad(a, ch, F->row) < 0) return -1;
+        F->seen[k] = 1;
+    }
+    if (read_value(e->type, pp, end, &v) < 0) return -1;
+    if (enum_rejects(&nodes[item], &v)) return PBJ_KEEP;
+    return append_value(a, item, &v);
+}
+
+static int a_packed(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, NField *f, int fidx, const uint8_t *p,
+                    const uint8_t *e)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    if (F->n->kind != AK_STRUCT) return decline(a);
+    const AEntry *en = entry_of(F, fidx);
+    int k = F->n->entry_of[fidx];
+    int ch = F->n->children[en->child];
+    int item = a->pl->nodes[ch].children[0];
+    const ANode *in = &a->pl->nodes[item];
+    if (f->width > 1 && (e - p) % f->width) return -1;
+    if (!F->seen[k]) {
+        if (pad(a, ch, F->row) < 0) return -1;
+        F->seen[k] = 1;
+    }
+    while (p < e) {
+        AVal v;
+        const uint8_t *vs = p;
+        if (read_value(en->type, &p, e, &v) < 0) return -1;
+        if (enum_rejects(in, &v)) {  /* kept as an unknown field, as decode keeps it */
+            if (pbj_keep_packed_enum(&wf->unk, f->number, vs, e) < 0) return -1;
             continue;
         }
-        switch (e->label) {
-        case L_IMPLICIT:
-        case L_EXPLICIT:
-            if (e->type == T_MESSAGE) {
-                if (seen[d->entry]) { a->rd.declined = 1; goto done; }  /* merged by decode */
-                if (pad(a, ch, row) < 0 || sub_message(a, ch, e, d->form, &p, end, depth) < 0) goto done;
-            } else {
-                AVal v;
-                if (read_value(e->type, &p, end, &v) < 0 || enum_rejects(a, &nodes[ch], &v)) goto done;
-                vals[d->entry] = v;
-            }
-            seen[d->entry] = 1;
-            break;
-        case L_REPEATED:
-        case L_PACKED: {
-            int item = nodes[ch].children[0];
-            if (!seen[d->entry]) {
-                if (pad(a, ch, row) < 0) goto done;
-                seen[d->entry] = 1;
-            }
-            if (d->form == F_PACKED_RUN) {
-                if (packed_run(a, item, e->type, &p, end) < 0) goto done;
-            } else if (e->type == T_MESSAGE) {
-                if (sub_message(a, item, e, d->form, &p, end, depth) < 0) goto done;
-            } else {
-                AVal v;
-                if (read_value(e->type, &p, end, &v) < 0 || enum_rejects(a, &nodes[item], &v)) goto done;
-                if (append_value(a, item, &v) < 0) goto done;
-            }
-            break;
-        }
-        case L_MAP:
-            if (!seen[d->entry]) {
-                if (pad(a, ch, row) < 0) goto done;
-                seen[d->entry] = 1;
-            }
-            if (map_entry(a, ch, &p, end, depth) < 0) goto done;
-            break;
-        default:
-            goto done;
-        }
+        if (append_value(a, item, &v) < 0) return -1;
     }
-    if (group_end && !ended) goto done;
-    /* the row's values: singular scalars, list and map lengths, oneofs */
+    return 0;
+}
+
+static int a_message(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const uint8_t *p, const uint8_t *e,
+                     const Span *more, Py_ssize_t nmore, int depth, int mode, uint32_t group_end,
+                     const uint8_t **after)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    const ANode *nodes = a->pl->nodes;
+    if (F->n->kind != AK_STRUCT || nmore || (mode != PBJ_SUB_FIRST && mode != PBJ_SUB_MAP)) return decline(a);
+    const AEntry *en = entry_of(F, fidx);
+    int k = F->n->entry_of[fidx];
+    int ch = F->n->children[en->child];
+    if (mode == PBJ_SUB_MAP) {  /* a map entry's message value (a second one merges: declined before) */
+        int vn = nodes[ch].children[1];
+        if (arrow_message(a, vn, p, e, depth, 0, NULL) < 0) return -1;
+        F->has_x = F->wrote_x = 1;
+        return 0;
+    }
+    if (en->member >= 0) {
+        int oc = en->child;
+        int mi = nodes[ch].children[en->member];
+        if (F->ocur[oc] >= 0 && F->omsg[oc]) return decline(a);  /* a sub-message member's row is written */
+        if (pad(a, ch, F->row) < 0 || pad(a, mi, a->b[ch].length) < 0) return -1;
+        if (arrow_message(a, mi, p, e, depth, group_end, after) < 0) return -1;
+        F->omsg[oc] = 1;
+        F->ocur[oc] = en->member;
+        return 0;
+    }
+    if (en->label == L_REPEATED) {
+        int item = nodes[ch].children[0];
+        if (!F->seen[k]) {
+            if (pad(a, ch, F->row) < 0) return -1;
+            F->seen[k] = 1;
+        }
+        return arrow_message(a, item, p, e, depth, group_end, after);
+    }
+    if (pad(a, ch, F->row) < 0 || arrow_message(a, ch, p, e, depth, group_end, after) < 0) return -1;
+    F->seen[k] = 1;
+    return 0;
+}
+
+/* a singular sub-message occurring again: merged by decode, declined here (its row is written) */
+static int a_repeat(Ctx *c, void *fr, NMessage *m, NField *f, int fidx)
+{
+    return decline(((AFrame *)fr)->a);
+}
+
+static int a_map_begin(Ctx *c, void *fr, NMessage *m, NField *f)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    if (F->n->kind != AK_STRUCT) return decline(a);
+    int k = F->n->entry_of[f - m->fields];
+    int ch = F->n->children[F->n->entries[k].child];
+    if (!F->seen[k]) {
+        if (pad(a, ch, F->row) < 0) return -1;
+        F->seen[k] = 1;
+    }
+    F->k = (AVal){0, (const uint8_t *)"", 0};
+    F->has_x = F->wrote_x = 0;
+    F->vrow = a->b[a->pl->nodes[ch].children[1]].length;
+    return 0;
+}
+
+static inline int map_node(AFrame *F, NMessage *m, NField *f)
+{
+    return F->n->children[F->n->entries[F->n->entry_of[f - m->fields]].child];
+}
+
+static int a_map_key(Ctx *c, void *fr, NMessage *m, NField *f, const uint8_t **pp, const uint8_t *end)
+{
+    AFrame *F = fr;
+    const ANode *mn = &F->a->pl->nodes[map_node(F, m, f)];
+    return read_value(F->a->pl->nodes[mn->children[0]].type, pp, end, &F->k);
+}
+
+static int a_map_value(Ctx *c, void *fr, NMessage *m, NField *f, const uint8_t **pp, const uint8_t *end)
+{
+    AFrame *F = fr;
+    const ANode *mn = &F->a->pl->nodes[map_node(F, m, f)];
+    const ANode *vt = &F->a->pl->nodes[mn->children[1]];
+    if (read_value(vt->type, pp, end, &F->x) < 0) return -1;
+    F->has_x = 1;
+    return enum_rejects(vt, &F->x) ? PBJ_KEEP : 0;
+}
+
+static int a_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int depth)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    if (keep < 0) return 0;
+    if (!keep) return F->wrote_x ? decline(a) : 0;  /* kept as an unknown field: not in the map */
+    int mi = map_node(F, m, f);
+    const ANode *mn = &a->pl->nodes[mi];
+    int kn = mn->children[0], vn = mn->children[1];
+    if (key_seen(a, mn, &F->k)) return decline(a);  /* decode keeps the first position, the last value */
+    if (append_value(a, kn, &F->k) < 0) return -1;
+    if (is_message_node(a->pl->nodes[vn].kind) || !F->has_x) return pad(a, vn, F->vrow + 1);  /* the default */
+    return append_value(a, vn, &F->x);
+}
+
+/* the message ends: a struct's row (its singular scalars, list and map lengths, oneofs), a
+ * Timestamp's or wrapper's value, a message without fields' true */
+static int a_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
+{
+    AFrame *F = fr;
+    ACall *a = F->a;
+    const ANode *n = F->n, *nodes = a->pl->nodes;
+    ABuilder *b = &a->b[F->ni];
+    if (n->kind == AK_WRAPPER) return append_value(a, F->ni, &F->v);
+    if (n->kind == AK_PRESENT) {
+        AVal one = {1, NULL, 0};
+        return append_value(a, F->ni, &one);
+    }
+    if (n->kind == AK_TIME) {
+        int64_t s = F->s;
+        int32_t ns = F->ns;
+        int ok = n->duration ? (ns > -1000000000 && ns < 1000000000 && !(s > 0 && ns < 0) && !(s < 0 && ns > 0))
+                             : (ns >= 0 && ns < 1000000000);
+#ifdef __SIZEOF_INT128__
+        __int128 total = (__int128)s * 1000000000 + ns;
+        if (total < INT64_MIN || total > INT64_MAX) ok = 0;
+        uint64_t bits = (uint64_t)(int64_t)total;
+#else
+        int64_t t64;
+        if (__builtin_mul_overflow(s, (int64_t)1000000000, &t64) || __builtin_add_overflow(t64, (int64_t)ns, &t64)) ok = 0;
+        uint64_t bits = (uint64_t)t64;
+#endif
+        if (!ok) return decline(a);  /* to_arrow raises EncodeError for it */
+        if (b->length >= MAX_ITEMS) return -1;
+        if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) return -1;
+        if (buf_put(&b->data, &bits, 8) < 0) return -1;
+        b->length++;
+        return 0;
+    }
+    int ne = n->nentries, nc = n->nchildren;
     for (int i = 0; i < ne; i++) {
-        if (!seen[i]) continue;
+        if (!F->seen[i]) continue;
         const AEntry *e = &n->entries[i];
         int ch = n->children[e->child];
         if (e->label == L_REPEATED || e->label == L_PACKED || e->label == L_MAP) {
             ABuilder *lb = &a->b[ch];
-            if (offs_put(&lb->offs, (size_t)child_len(a, &nodes[ch])) < 0) goto done;
+            if (offs_put(&lb->offs, (size_t)child_len(a, &nodes[ch])) < 0) return -1;
             lb->length++;
         } else if (e->type != T_MESSAGE) {
-            if (pad(a, ch, row) < 0 || append_value(a, ch, &vals[i]) < 0) goto done;
+            if (pad(a, ch, F->row) < 0 || append_value(a, ch, &F->vals[i]) < 0) return -1;
         }
     }
-    for (int c = 0; c < nc; c++) {
-        if (ocur[c] < 0) continue;
-        int och = n->children[c];
+    for (int k = 0; k < nc; k++) {
+        if (F->ocur[k] < 0) continue;
+        int och = n->children[k];
         ABuilder *ob = &a->b[och];
-        if (pad(a, och, row) < 0) goto done;
-        uint32_t which = (uint32_t)ocur[c];
-        if (bit_put(&ob->valid, ob->length, 1) < 0 || buf_put(&ob->data, &which, 4) < 0) goto done;
-        if (!omsg[c]) {
-            int mi = nodes[och].children[ocur[c]];
-            if (pad(a, mi, ob->length) < 0 || append_value(a, mi, &oval[c]) < 0) goto done;
+        if (pad(a, och, F->row) < 0) return -1;
+        uint32_t which = (uint32_t)F->ocur[k];
+        if (bit_put(&ob->valid, ob->length, 1) < 0 || buf_put(&ob->data, &which, 4) < 0) return -1;
+        if (!F->omsg[k]) {
+            int mi = nodes[och].children[F->ocur[k]];
+            if (pad(a, mi, ob->length) < 0 || append_value(a, mi, &F->oval[k]) < 0) return -1;
         }
         ob->length++;
     }
-    ABuilder *b = &a->b[ni];
-    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) goto done;
+    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) return -1;
     b->length++;
-    if (after) *after = p;
-    r = 0;
+    return 0;
+}
+
+static Py_ssize_t a_count(void *fr, NMessage *m, NField *f)
+{
+    return 0;  /* (errors are not explained here: the call declines) */
+}
+
+static const PbjSink COLUMNS = {
+    .value = a_value,
+    .packed = a_packed,
+    .message = a_message,
+    .repeat = a_repeat,
+    .map_begin = a_map_begin,
+    .map_key = a_map_key,
+    .map_value = a_map_value,
+    .map_end = a_map_end,
+    .end = a_end,
+    .count = a_count,
+};
+
+static int parse_encoded(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end);
+
+/* one message into node `ni` (its next row): the walker with the column sink, or a past-depth encoding */
+static int arrow_message(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
+                         const uint8_t **after)
+{
+    const ANode *n = &a->pl->nodes[ni];
+    if (n->kind == AK_ENCODED) return parse_encoded(a, ni, p, end, depth, group_end);
+    uint8_t seen_s[STACK_ENTRIES], omsg_s[STACK_ENTRIES];
+    AVal vals_s[STACK_ENTRIES], oval_s[STACK_ENTRIES];
+    int ocur_s[STACK_ENTRIES];
+    int ne = n->nentries, nc = n->nchildren, r = -1;
+    AFrame F;
+    memset(&F, 0, sizeof F);
+    F.a = a;
+    F.ni = ni;
+    F.n = n;
+    F.row = a->b[ni].length;
+    F.v = (AVal){0, (const uint8_t *)"", 0};
+    F.seen = seen_s;
+    F.omsg = omsg_s;
+    F.vals = vals_s;
+    F.oval = oval_s;
+    F.ocur = ocur_s;
+    if (ne > STACK_ENTRIES || nc > STACK_ENTRIES) {
+        F.seen = PyMem_Calloc((size_t)ne + 1, 1);
+        F.vals = PyMem_Calloc((size_t)ne + 1, sizeof(AVal));
+        F.omsg = PyMem_Calloc((size_t)nc + 1, 1);
+        F.oval = PyMem_Calloc((size_t)nc + 1, sizeof(AVal));
+        F.ocur = PyMem_Calloc((size_t)nc + 1, sizeof(int));
+        if (!F.seen || !F.vals || !F.omsg || !F.oval || !F.ocur) { decline(a); goto done; }
+    } else {
+        memset(F.seen, 0, (size_t)ne);
+    }
+    for (int i = 0; i < nc; i++) F.ocur[i] = -1;
+    if (n->kind == AK_WRAPPER) {  /* its zero value when the field is not on the wire */
+        AVal zero = {0, (const uint8_t *)"", 0};
+        F.v = zero;
+    }
+    r = pbj_walk(&COLUMNS, &a->rd, n->plan, &F, p, end, depth, group_end, after, NULL, 0);
 done:
-    if (seen != seen_s) {
-        PyMem_Free(seen);
-        PyMem_Free(vals);
-        PyMem_Free(omsg);
-        PyMem_Free(oval);
-        PyMem_Free(ocur);
+    if (F.seen != seen_s) {
+        PyMem_Free(F.seen);
+        PyMem_Free(F.vals);
+        PyMem_Free(F.omsg);
+        PyMem_Free(F.oval);
+        PyMem_Free(F.ocur);
     }
     return r;
 }
 
-/* Timestamp / Duration: seconds and nanos, as int64 nanoseconds (pbj.arrow.columns._Seconds) */
-static int parse_time(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                      const uint8_t **after)
+/* ---- the canonical form of a message past the recursion depth: a sink that checks ---- */
+
+/* Whether encode(decode(span)) is the span itself: fields in ascending number (a repeated field's
+ * elements one after the other), each tag and length as short as they can be, each value in the
+ * form pbj's writers give it (implicit fields: not their zero), no unknown field, map or group.
+ * The walker reads the span (so an input decode refuses is never in canonical form); the sink
+ * checks the form and stops the walk at the first thing out of it (then pbj re-encodes the span). */
+typedef struct {
+    ACall *a;
+    uint32_t last;             /* the last field number */
+    int last_repeats;          /* the last field is a repeated field read element by element */
+    uint64_t oneofs;           /* the oneofs whose member came */
+} Canon;
+
+static int canon_message(ACall *a, NMessage *m, const uint8_t *p, const uint8_t *end, int depth);
+
+/* the `n` bytes before `at` are the canonical varint of v */
+static int canonical_before(const uint8_t *at, uint64_t v)
 {
-    const ANode *n = &a->pl->nodes[ni];
-    int64_t s = 0;
-    int32_t ns = 0;
-    int ended = 0;
-    for (;;) {
-        int di = next_field(a, n, &p, end, depth, group_end, &ended);
-        if (di == A_FAIL) return -1;
-        if (di == A_END) break;
-        const AEntry *e = &n->entries[n->disp[di].entry];
-        AVal v;
-        if (n->disp[di].form != F_VALUE || read_value(e->type, &p, end, &v) < 0) return -1;
-        if (e->child == 0) s = (int64_t)v.u;
-        else ns = (int32_t)(uint32_t)v.u;
-    }
-    if (group_end && !ended) return -1;
-    int ok = n->duration ? (ns > -1000000000 && ns < 1000000000 && !(s > 0 && ns < 0) && !(s < 0 && ns > 0))
-                         : (ns >= 0 && ns < 1000000000);
-#ifdef __SIZEOF_INT128__
-    __int128 total = (__int128)s * 1000000000 + ns;
-    if (total < INT64_MIN || total > INT64_MAX) ok = 0;
-    uint64_t bits = (uint64_t)(int64_t)total;
-#else
-    int64_t t64;
-    if (__builtin_mul_overflow(s, (int64_t)1000000000, &t64) || __builtin_add_overflow(t64, (int64_t)ns, &t64)) ok = 0;
-    uint64_t bits = (uint64_t)t64;
-#endif
-    if (!ok) { a->rd.declined = 1; return -1; }  /* to_arrow raises EncodeError for it */
-    ABuilder *b = &a->b[ni];
-    if (b->length >= MAX_ITEMS) return -1;
-    if (n->nullable && bit_put(&b->valid, b->length, 1) < 0) return -1;
-    if (buf_put(&b->data, &bits, 8) < 0) return -1;
-    b->length++;
-    if (after) *after = p;
-    return 0;
+    uint8_t b[10];
+    int n = (int)(put_varint(b, v) - b);
+    return memcmp(at - n, b, (size_t)n) == 0 ? n : 0;
 }
 
-/* a wrapper (google/protobuf/wrappers.proto): its value, or the zero value when it is not on the wire */
-static int parse_wrapper(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                         const uint8_t **after)
+/* field f's tag, written for wire type `wire`, ends at `at` as pbj writes it; and the order */
+static int canon_tag(Canon *k, NMessage *m, NField *f, const uint8_t *at, int wire, int repeats)
 {
-    const ANode *n = &a->pl->nodes[ni];
-    AVal v = {0, (const uint8_t *)"", 0};
-    int ended = 0;
-    for (;;) {
-        int di = next_field(a, n, &p, end, depth, group_end, &ended);
-        if (di == A_FAIL) return -1;
-        if (di == A_END) break;
-        if (n->disp[di].form != F_VALUE || read_value(n->type, &p, end, &v) < 0) return -1;
+    if (!canonical_before(at, ((uint64_t)f->number << 3) | (uint64_t)wire)) return -1;
+    if (f->number < k->last || (f->number == k->last && !(k->last_repeats && repeats))) return -1;
+    k->last = f->number;
+    k->last_repeats = repeats;
+    if (f->label == L_MEMBER) {
+        if (f->oneof >= 64 || (k->oneofs >> f->oneof) & 1) return -1;
+        k->oneofs |= 1ull << f->oneof;
     }
-    if (group_end && !ended) return -1;
-    if (append_value(a, ni, &v) < 0) return -1;
-    if (after) *after = p;
     return 0;
-}
-
-/* a message with no fields: only checked (every field skipped as unknown), true */
-static int parse_present(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                         const uint8_t **after)
-{
-    const ANode *n = &a->pl->nodes[ni];
-    int ended = 0;
-    int di = next_field(a, n, &p, end, depth, group_end, &ended);
-    if (di != A_END || (group_end && !ended)) return -1;
-    AVal v = {1, NULL, 0};
-    if (append_value(a, ni, &v) < 0) return -1;
-    if (after) *after = p;
-    return 0;
-}
-
-/* ---- the canonical form of a message past the recursion depth ---- */
-
-static int cfind(const CClass *k, uint32_t tag)
-{
-    if (tag < (uint32_t)k->lut_size) return k->lut[tag] - 1;
-    int lo = 0, hi = k->ndisp - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) >> 1;
-        if (k->disp[mid].tag == tag) return mid;
-        if (k->disp[mid].tag < tag) lo = mid + 1; else hi = mid - 1;
-    }
-    return -1;
 }
 
 /* a varint value of `type` in the form pbj's writers give it (shortest, int32 and enum sign-extended
@@ -1202,14 +1188,11 @@ static int canonical_varint(int type, const uint8_t **pp, const uint8_t *end, ui
     return 1;
 }
 
-static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth);
-
-/* one value of field `f` at *pp, as pbj writes it (implicit: not its zero); 1 yes, 0 not known to be */
-static int canonical_value(ACall *a, const CField *f, const uint8_t **pp, const uint8_t *end, int depth)
+/* one scalar, string or bytes value of f at *pp as pbj writes it (`implicit`: not its zero) */
+static int canonical_scalar(NField *f, const uint8_t **pp, const uint8_t *end, int implicit)
 {
     uint64_t v = 0;
     uint32_t w;
-    int implicit = f->label == L_IMPLICIT;
     switch (f->type) {
     case T_DOUBLE: case T_FIXED64: case T_SFIXED64:
         if (rd_fixed64(pp, end, &v) < 0) return 0;
@@ -1217,12 +1200,11 @@ static int canonical_value(ACall *a, const CField *f, const uint8_t **pp, const 
     case T_FLOAT: case T_FIXED32: case T_SFIXED32:
         if (rd_fixed32(pp, end, &w) < 0) return 0;
         return !implicit || w != 0;
-    case T_STRING: case T_BYTES: case T_MESSAGE: {
-        const uint8_t *start = *pp, *e;
-        if (rd_len(pp, end, &e) < 0 || *pp - start != varint_len((uint64_t)(e - *pp))) return 0;
+    case T_STRING: case T_BYTES: {
+        const uint8_t *e;
+        if (rd_len(pp, end, &e) < 0 || !canonical_before(*pp, (uint64_t)(e - *pp))) return 0;
         const uint8_t *body = *pp;
         *pp = e;
-        if (f->type == T_MESSAGE) return depth > 0 && canonical(a, f->sub, body, e, depth - 1);
         if (implicit && e == body) return 0;
         return f->type == T_BYTES || utf8_ok(body, e - body);
     }
@@ -1233,60 +1215,85 @@ static int canonical_value(ACall *a, const CField *f, const uint8_t **pp, const 
     }
 }
 
-/* 1: encode(decode(span)) is the span itself (fields in ascending number, each value in pbj's
- * form, no unknown field, map or group: those, and anything else, give 0 and the span is
- * re-encoded by pbj). Never 1 for an input decode refuses. */
-static int canonical(ACall *a, int ci, const uint8_t *p, const uint8_t *end, int depth)
+static int canon_value(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const uint8_t **pp, const uint8_t *end)
 {
-    const CClass *k = &a->pl->classes[ci];
-    uint64_t oneofs = 0;
-    uint32_t last = 0;
-    int last_repeats = 0;
-    if (k->noneofs > 64 || a->rd.level >= NATIVE_MAX_LEVEL) return 0;
-    a->rd.level++;
-    int ok = 1;
-    while (ok && p < end) {
-        const uint8_t *start = p;
-        uint32_t tag;
-        if (rd_tag(&p, end, &tag) < 0 || p - start != varint_len(tag)) { ok = 0; break; }
-        int di = cfind(k, tag);
-        if (di < 0) { ok = 0; break; }
-        const CField *f = &k->fields[k->disp[di].entry];
-        int form = k->disp[di].form;
-        if (f->number < last || (f->number == last && !last_repeats)) { ok = 0; break; }
-        last = f->number;
-        last_repeats = f->label == L_REPEATED && form == F_VALUE;
-        switch (f->label) {
-        case L_IMPLICIT: case L_EXPLICIT:
-            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
-            break;
-        case L_MEMBER:
-            if (oneofs & (1ull << f->oneof)) { ok = 0; break; }
-            oneofs |= 1ull << f->oneof;
-            ok = form == F_VALUE && canonical_value(a, f, &p, end, depth);
-            break;
-        case L_REPEATED: {
-            CField one = *f;
-            one.label = L_EXPLICIT;   /* every element is written, zero too */
-            ok = form == F_VALUE && canonical_value(a, &one, &p, end, depth);
-            break;
-        }
-        case L_PACKED: {
-            const uint8_t *lstart = p, *e;
-            if (form != F_PACKED_RUN || rd_len(&p, end, &e) < 0 || p == e
-                || p - lstart != varint_len((uint64_t)(e - p))) { ok = 0; break; }
-            CField one = *f;
-            one.label = L_EXPLICIT;
-            while (ok && p < e) ok = canonical_value(a, &one, &p, e, depth);
-            break;
-        }
-        default:
-            ok = 0;   /* maps: written in key order, both key and value: left to pbj */
-            break;
-        }
+    Canon *k = fr;
+    int wire = f->type == T_STRING || f->type == T_BYTES ? 2 : f->width == 8 ? 1 : f->width == 4 ? 5 : 0;
+    if (f->label == L_PACKED || f->label == L_MAP) return -1;  /* written as a packed run */
+    if (canon_tag(k, m, f, *pp, wire, f->label == L_REPEATED) < 0) return -1;
+    return canonical_scalar(f, pp, end, f->label == L_IMPLICIT) ? 0 : -1;
+}
+
+static int canon_packed(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, NField *f, int fidx, const uint8_t *p,
+                        const uint8_t *e)
+{
+    Canon *k = fr;
+    int n = canonical_before(p, (uint64_t)(e - p));
+    if (f->label != L_PACKED || p == e || !n || canon_tag(k, m, f, p - n, 2, 0) < 0) return -1;
+    while (p < e) {
+        if (!canonical_scalar(f, &p, e, 0)) return -1;
     }
-    a->rd.level--;
-    return ok;
+    return 0;
+}
+
+static int canon_sub(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const uint8_t *p, const uint8_t *e,
+                     const Span *more, Py_ssize_t nmore, int depth, int mode, uint32_t group_end,
+                     const uint8_t **after)
+{
+    Canon *k = fr;
+    if (mode != PBJ_SUB_FIRST || group_end || f->group) return -1;  /* merges, map values, groups: pbj's */
+    int n = canonical_before(p, (uint64_t)(e - p));
+    if (!n || canon_tag(k, m, f, p - n, 2, f->label == L_REPEATED) < 0) return -1;
+    return canon_message(k->a, f->subm, p, e, depth);
+}
+
+static int canon_stop(Ctx *c, void *fr, NMessage *m, NField *f, int fidx)
+{
+    return -1;  /* a repeated singular sub-message: merged by decode, re-encoded by pbj */
+}
+
+static int canon_map(Ctx *c, void *fr, NMessage *m, NField *f)
+{
+    return -1;  /* maps: written in key order, both key and value: left to pbj */
+}
+
+static int canon_map_part(Ctx *c, void *fr, NMessage *m, NField *f, const uint8_t **pp, const uint8_t *end)
+{
+    return -1;
+}
+
+static int canon_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int depth)
+{
+    return keep < 0 ? 0 : -1;
+}
+
+static int canon_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
+{
+    return wf->unk.len || m->nranges ? -1 : 0;  /* unknown fields (extensions too): re-encoded by pbj */
+}
+
+static Py_ssize_t canon_count(void *fr, NMessage *m, NField *f)
+{
+    return 0;
+}
+
+static const PbjSink CANONICAL = {
+    .value = canon_value,
+    .packed = canon_packed,
+    .message = canon_sub,
+    .repeat = canon_stop,
+    .map_begin = canon_map,
+    .map_key = canon_map_part,
+    .map_value = canon_map_part,
+    .map_end = canon_map_end,
+    .end = canon_end,
+    .count = canon_count,
+};
+
+static int canon_message(ACall *a, NMessage *m, const uint8_t *p, const uint8_t *end, int depth)
+{
+    Canon k = {a, 0, 0, 0};
+    return pbj_walk(&CANONICAL, &a->rd, m, &k, p, end, depth, 0, NULL, NULL, 0);
 }
 
 /* a message past the recursion depth: its encoding as pbj writes it (the span itself when it is
@@ -1295,7 +1302,11 @@ static int parse_encoded(ACall *a, int ni, const uint8_t *p, const uint8_t *end,
 {
     const ANode *n = &a->pl->nodes[ni];
     if (group_end) return -1;   /* groups: refused by the plan check; never here */
-    if (canonical(a, n->check_class, p, end, depth)) {
+    int level = a->rd.level;
+    int canonical = canon_message(a, n->plan, p, end, depth) == 0;
+    a->rd.level = level;
+    a->rd.declined = 0;  /* (the check's stop is not the call's: pbj re-encodes) */
+    if (canonical) {
         AVal same = {0, p, end - p};
         return append_value(a, ni, &same);
     }
@@ -1319,24 +1330,6 @@ static int parse_encoded(ACall *a, int ni, const uint8_t *p, const uint8_t *end,
     return r;
 }
 
-static int parse_msg(ACall *a, int ni, const uint8_t *p, const uint8_t *end, int depth, uint32_t group_end,
-                     const uint8_t **after)
-{
-    if (a->rd.level >= NATIVE_MAX_LEVEL) { a->rd.declined = 1; return -1; }
-    a->rd.level++;
-    int r;
-    switch (a->pl->nodes[ni].kind) {
-    case K_STRUCT: r = parse_struct(a, ni, p, end, depth, group_end, after); break;
-    case K_TIME: r = parse_time(a, ni, p, end, depth, group_end, after); break;
-    case K_WRAPPER: r = parse_wrapper(a, ni, p, end, depth, group_end, after); break;
-    case K_PRESENT: r = parse_present(a, ni, p, end, depth, group_end, after); break;
-    case K_ENCODED: r = parse_encoded(a, ni, p, end, depth, group_end); break;
-    default: r = -1; break;
-    }
-    a->rd.level--;
-    return r;
-}
-
 /* every builder padded to its parent's length, top down */
 static int finalize(ACall *a, int ni, int64_t target)
 {
@@ -1344,7 +1337,7 @@ static int finalize(ACall *a, int ni, int64_t target)
     if (pad(a, ni, target) < 0) return -1;
     for (int i = 0; i < n->nchildren; i++) {
         int c = n->children[i];
-        int64_t t = n->kind == K_STRUCT || n->kind == K_ONEOF ? a->b[ni].length : a->b[c].length;
+        int64_t t = n->kind == AK_STRUCT || n->kind == AK_ONEOF ? a->b[ni].length : a->b[c].length;
         if (finalize(a, c, t) < 0) return -1;
     }
     return 0;
@@ -1453,22 +1446,22 @@ static struct ArrowArray *export_node(ACall *a, Owned *o, int ni)
     case ST_NONE: nbuf = 1; break;
     default: nbuf = 2; break;
     }
-    if (n->kind == K_STRUCT || n->kind == K_ONEOF) nbuf = 1;
-    if (n->kind == K_STRUCT) nchild = n->nchildren;
-    else if (n->kind == K_ONEOF) nchild = n->nchildren + 1;
-    else if (n->kind == K_LIST || n->kind == K_MAP) nchild = 1;
+    if (n->kind == AK_STRUCT || n->kind == AK_ONEOF) nbuf = 1;
+    if (n->kind == AK_STRUCT) nchild = n->nchildren;
+    else if (n->kind == AK_ONEOF) nchild = n->nchildren + 1;
+    else if (n->kind == AK_LIST || n->kind == AK_MAP) nchild = 1;
     struct ArrowArray *x = new_array(o, b->length, n->nullable ? b->nulls : 0, nbuf, nchild);
     if (!x) return NULL;
     if (n->nullable && b->nulls) {
         if (!(x->buffers[0] = take(o, &b->valid))) return NULL;
     }
     switch (n->kind) {
-    case K_STRUCT:
+    case AK_STRUCT:
         for (int i = 0; i < n->nchildren; i++) {
             if (!(x->children[i] = export_node(a, o, n->children[i]))) return NULL;
         }
         return x;
-    case K_ONEOF: {
+    case AK_ONEOF: {
         struct ArrowArray *which = new_array(o, b->length, 0, 2, 0);
         if (!which || !(which->buffers[1] = take(o, &b->data)) || !(which->dictionary = names_array(o, n, b)))
             return NULL;
@@ -1478,11 +1471,11 @@ static struct ArrowArray *export_node(ACall *a, Owned *o, int ni)
         }
         return x;
     }
-    case K_LIST:
+    case AK_LIST:
         if (!(x->buffers[1] = take(o, &b->offs)) || !(x->children[0] = export_node(a, o, n->children[0])))
             return NULL;
         return x;
-    case K_MAP: {
+    case AK_MAP: {
         struct ArrowArray *entries = new_array(o, a->b[n->children[0]].length, 0, 1, 2);
         if (!entries || !(x->buffers[1] = take(o, &b->offs))) return NULL;
         if (!(entries->children[0] = export_node(a, o, n->children[0]))
@@ -1498,7 +1491,7 @@ static struct ArrowArray *export_node(ACall *a, Owned *o, int ni)
     } else if (!(x->buffers[1] = take(o, &b->data))) {
         return NULL;
     }
-    if (n->kind == K_ENUM && n->as_names && !(x->dictionary = names_array(o, n, b))) return NULL;
+    if (n->kind == AK_ENUM && n->as_names && !(x->dictionary = names_array(o, n, b))) return NULL;
     return x;
 }
 
@@ -1543,6 +1536,10 @@ PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     ACall a;
     memset(&a, 0, sizeof a);
+    a.rd.st = pbj_state(self);
+    a.rd.quiet = 1;
+    a.rd.group_found = -1;
+    a.rd.err_offset = -1;
     a.pl = PyCapsule_GetPointer(args[0], APLAN_CAPSULE);
     Py_INCREF(args[0]);
     Py_INCREF(payloads);
@@ -1558,7 +1555,9 @@ PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     for (Py_ssize_t i = 0; i < rows; i++) {
         PyObject *data = PyTuple_GET_ITEM(payloads, i);
         const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
-        if (parse_msg(&a, 0, p, p + PyBytes_GET_SIZE(data), (int)depth, 0, NULL) < 0) {
+        a.rd.data = p;
+        a.rd.data_end = p + PyBytes_GET_SIZE(data);
+        if (arrow_message(&a, 0, p, a.rd.data_end, (int)depth, 0, NULL) < 0) {
             if (a.fatal) goto done;
             result = Py_NewRef(Py_None);
             goto done;

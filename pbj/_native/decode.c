@@ -1,74 +1,34 @@
-/* decode.c: the native parser. Builds pbj's own objects from the plan.
+/* decode.c: the object sink of the wire walker (walk.h): pbj's own objects, what pbj.decode returns.
  *
- * It follows the contract of the generated parse_<Name> (pbj/codec/parse.py) value for value:
- * last value wins for singular fields, a singular sub-message that occurs more than once is
- * merged (decoded once more over all its occurrences when the message ends: "Last One Wins" in
- * "Encoding"; a group, a oneof member and a map entry's message value too), repeated scalars
- * accept packed and unpacked runs, int32, uint32 and enum keep the low 32 bits, strings must be
- * valid UTF-8 (a field that keeps any bytes: surrogateescape), unknown fields (and known numbers
- * with a wire type that does not fit) are kept byte for byte in arrival order, a closed enum's
- * non-member number is kept as an unknown varint field, a map entry holding an unknown field (or
- * a closed enum's non-member) is kept whole as an unknown field, and a class with extension
- * ranges reads its registered extensions out of its unknown fields (extensions.c).
+ * It follows the contract of the generated parse_<Name> (pbj/codec/parse.py) value for value; the
+ * walker (walk.h) reads the wire, this file makes the values: last value wins for singular fields,
+ * a singular sub-message that occurs more than once is the decode of all its occurrences as one
+ * message (the walker hands them over when the message ends: "Last One Wins" in "Encoding"; a
+ * group, a oneof member and a map entry's message value too), repeated scalars from packed and
+ * unpacked runs, int32, uint32 and enum keep the low 32 bits, strings must be valid UTF-8 (a field
+ * that keeps any bytes: surrogateescape), the unknown fields (the walker keeps them) become
+ * _pbj_unknown, and a class with extension ranges reads its registered extensions out of them
+ * (extensions.c).
  *
- * It declines (returns NULL; the caller then runs the pure-Python parser on the same input) on
- * every error and on nesting deeper than NATIVE_MAX_LEVEL.
+ * An input that is not a valid encoding raises the DecodeError the Python parser raises (the
+ * walker's one error exit, walk.c); valid input the engine leaves to Python (nesting deeper than
+ * NATIVE_MAX_LEVEL, a holder class the engine declines) returns NULL with no error (declined).
  *
  * Memory safety: every read is checked against the end of the current message; a declared
  * length is compared with the bytes that are there before anything is read or allocated; each
  * nested message or group costs one level of `depth` (refused at 0) and of the native level.
  * The spans kept for a merge point into the caller's bytes object, alive for the whole call.
  */
-#include "read.h"
+#include "walk.h"
 
-static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                            uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore);
+static PyObject *obj_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                             uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore);
 
-/* A singular sub-message's occurrences: the first (decoded when it arrived) and the later ones,
- * which the spec merges into it ("Last One Wins" in "Encoding": a message field is merged, as
- * if its occurrences were one). They are decoded once more as one message when the enclosing
- * message ends, as pbj/codec/parse.py does (its ``more`` spans). */
-typedef struct {
-    Span first;
-    Span *more;
-    Py_ssize_t n, cap;
-} Spans;
-
-static int spans_push(Spans *sp, const uint8_t *s, const uint8_t *e)
+/* the decoder extensions.c is given for the holders of extensions (read.h, PbjDecodeSpans) */
+static PyObject *decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                              const Span *more, Py_ssize_t nmore)
 {
-    if (sp->n == sp->cap) {
-        Py_ssize_t cap = sp->cap ? sp->cap * 2 : 4;
-        Span *items = PyMem_Realloc(sp->more, cap * sizeof(Span));
-        if (!items) return -1;
-        sp->more = items;
-        sp->cap = cap;
-    }
-    sp->more[sp->n].s = s;
-    sp->more[sp->n].e = e;
-    sp->n++;
-    return 0;
-}
-
-/* every occurrence of a sub-message of plan m, as one message (depth: the sub-message's own) */
-static PyObject *merged(Ctx *c, NMessage *m, Spans *sp, int depth)
-{
-    return decode_msg(c, m, sp->first.s, sp->first.e, depth, 0, NULL, sp->more, sp->n);
-}
-
-PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                           const Span *more, Py_ssize_t nmore)
-{
-    return decode_msg(c, m, p, end, depth, 0, NULL, more, nmore);
-}
-
-/* A LEN value of field f: bytes, or a string: strict UTF-8, or (f->utf8 false: proto2,
- * utf8_validation NONE) any bytes, each byte of an invalid sequence kept as U+DC80..U+DCFF
- * (surrogateescape), as the Python parser keeps them (pbj.codec.emit.str_decode; read.h,
- * pbj_str_value). */
-static inline PyObject *len_value(NField *f, int type, const uint8_t *p, const uint8_t *e)
-{
-    if (type == T_STRING) return pbj_str_value(p, e, f->utf8);
-    return PyBytes_FromStringAndSize((const char *)p, e - p);
+    return obj_message(c, m, p, end, depth, 0, NULL, more, nmore);
 }
 
 static PyObject *new_oneof(Ctx *c, PyObject *name, PyObject *value)
@@ -87,14 +47,13 @@ typedef struct {
     Py_ssize_t n, cap;
 } Vec;
 
-/* the state of one message being decoded */
+/* the object sink's frame: the values of one message being decoded */
 typedef struct {
     PyObject **vals;   /* per slot: NULL (not on the wire), a value, a FrozenMap, or (repeated) the
                         * tuple of a first packed run */
     Vec *vecs;         /* per repeated slot: its elements (once there is more than a first packed run) */
-    int *cur;          /* per oneof: the field index of the member set, or -1 */
-    Spans *sp;         /* per singular sub-message field (NMessage.msg_of_field): its occurrences */
-    UBuf unk;
+    PyObject *k, *x;   /* the map entry being read: its key and value, or NULL */
+    PyObject *result;  /* the message, once made (end) */
 } State;
 
 /* the elements of repeated slot `slot` as a Vec, moving a first packed run's tuple into it */
@@ -133,7 +92,7 @@ static int vec_push(Vec *v, PyObject *x)
 }
 
 /* store value `v` (a new reference) of field f: a repeated field's, or a oneof member's (store) */
-static __attribute__((noinline)) int store_other(Ctx *c, NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+static __attribute__((noinline)) int store_other(Ctx *c, NMessage *m, State *s, NField *f, PyObject *v)
 {
     if (!v) return -1;
     PyObject **slot = &s->vals[f->slot];
@@ -148,7 +107,6 @@ static __attribute__((noinline)) int store_other(Ctx *c, NMessage *m, State *s, 
         PyObject *o = new_oneof(c, f->name, v);
         if (!o) return -1;
         Py_XSETREF(*slot, o);
-        s->cur[f->oneof] = fidx;
         return 0;
     }
     default:
@@ -159,21 +117,13 @@ static __attribute__((noinline)) int store_other(Ctx *c, NMessage *m, State *s, 
 
 /* store value `v` (a new reference, NULL: the read failed) of field f; a singular field's (the
  * last one on the wire wins) without a call */
-static inline int store(Ctx *c, NMessage *m, State *s, NField *f, int fidx, PyObject *v)
+static inline int store(Ctx *c, NMessage *m, State *s, NField *f, PyObject *v)
 {
     if (v && (f->label == L_IMPLICIT || f->label == L_EXPLICIT)) {
         Py_XSETREF(s->vals[f->slot], v);
         return 0;
     }
-    return store_other(c, m, s, f, fidx, v);
-}
-
-/* a sub-message field that is already set: this occurrence is merged into it */
-static int is_repeat(State *s, NField *f, int fidx)
-{
-    if (f->label == L_MEMBER) return s->cur[f->oneof] == fidx;
-    if (f->label == L_EXPLICIT || f->label == L_IMPLICIT) return s->vals[f->slot] != NULL;
-    return 0;
+    return store_other(c, m, s, f, v);
 }
 
 static __attribute__((noinline)) PyObject *shared_sub_message(Ctx *c, NMessage *m, const uint8_t *p,
@@ -182,7 +132,7 @@ static __attribute__((noinline)) PyObject *shared_sub_message(Ctx *c, NMessage *
     Py_hash_t h = 0;
     PyObject *v = pbj_share_lookup(c, m, p, e, depth, &h);
     if (v) return v;
-    v = decode_msg(c, m, p, e, depth, 0, NULL, NULL, 0);
+    v = obj_message(c, m, p, e, depth, 0, NULL, NULL, 0);
     if (v) pbj_share_insert(c, m, p, e, depth, h, v);
     return v;
 }
@@ -192,29 +142,14 @@ static __attribute__((noinline)) PyObject *shared_sub_message(Ctx *c, NMessage *
  * input) pays one test. */
 static inline PyObject *sub_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, int depth)
 {
-    if (!c->share_limit || e - p > PBJ_SHARE_MAX_BYTES) return decode_msg(c, m, p, e, depth, 0, NULL, NULL, 0);
+    if (!c->share_limit || e - p > PBJ_SHARE_MAX_BYTES) return obj_message(c, m, p, e, depth, 0, NULL, NULL, 0);
     return shared_sub_message(c, m, p, e, depth);
 }
 
 static PyObject *empty_message(Ctx *c, NMessage *m)
 {
     static const uint8_t nothing[1] = {0};
-    return decode_msg(c, m, nothing, nothing, 0, 0, NULL, NULL, 0);
-}
-
-/* A closed enum's non-member number in a packed run ("Enum Behavior", closed enums): kept as an
- * unknown varint field of the same number, as upb keeps it and pbj/codec/parse.py
- * (_keep_unknown_enum): a varint tag of its own and the canonical varint of the element's 64-bit
- * value as read (at `vs`, where the element began), not narrowed to 32 bits. (A value that arrived
- * as a field of its own is kept as it arrived, tag and varint: the caller copies those bytes.) */
-static int keep_packed_enum(UBuf *unk, uint32_t number, const uint8_t *vs, const uint8_t *e)
-{
-    uint64_t raw;
-    uint8_t b[16], *q;
-    if (rd_varint(&vs, e, &raw) < 0) return -1;
-    q = put_varint(b, (uint64_t)number << 3);
-    q = put_varint(q, raw);
-    return pbj_ubuf_add(unk, b, (size_t)(q - b));
+    return obj_message(c, m, nothing, nothing, 0, 0, NULL, NULL, 0);
 }
 
 /* an empty FrozenMap, made as dict's own constructor makes it (FrozenMap has no __new__ or
@@ -225,117 +160,6 @@ static PyObject *new_map(Ctx *c)
     PyTypeObject *t = (PyTypeObject *)c->st->FrozenMap;
     if (t->tp_new != PyDict_Type.tp_new || t->tp_init != PyDict_Type.tp_init) return PyObject_CallNoArgs((PyObject *)t);
     return t->tp_new(t, c->st->empty_tuple, NULL);
-}
-
-static int map_entry(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t *start, const uint8_t **pp,
-                     const uint8_t *end, int depth)
-{
-    const uint8_t *p = *pp, *e;
-    if (rd_len(&p, end, &e) < 0) return -1;
-    PyObject **slot = &s->vals[f->slot];
-    if (*slot == NULL && !(*slot = new_map(c))) return -1;
-    PyObject *k = NULL, *x = NULL;
-    int unknown = 0, raw_enum = 0;
-    Spans xs = {{NULL, NULL}, NULL, 0, 0};  /* the message value's occurrences (merged) */
-    while (p < e) {
-        uint32_t t;
-        if (rd_tag(&p, e, &t) < 0) goto fail;
-        if (t == f->ktag) {
-            PyObject *nk;
-            if (f->key == T_STRING) {
-                const uint8_t *ve;
-                if (rd_len(&p, e, &ve) < 0) goto fail;
-                nk = len_value(f, T_STRING, p, ve);
-                p = ve;
-            } else {
-                int32_t raw;
-                nk = pbj_scalar_value(f, f->key, &p, e, &raw);
-            }
-            if (!nk) goto fail;
-            Py_XSETREF(k, nk);
-        } else if (f->vtag_len == 1 && t == f->vtag[0]) {
-            PyObject *nx;
-            if (f->type == T_MESSAGE) {
-                const uint8_t *ve;
-                if (rd_len(&p, e, &ve) < 0 || depth <= 0) goto fail;
-                if (x) {  /* a later occurrence merges into the first ("Maps": an entry is a message) */
-                    if (spans_push(&xs, p, ve) < 0) goto fail;
-                    p = ve;
-                    continue;
-                }
-                nx = sub_message(c, f->subm, p, ve, depth - 1);
-                xs.first.s = p;
-                xs.first.e = ve;
-                p = ve;
-            } else if (f->type == T_STRING || f->type == T_BYTES) {
-                const uint8_t *ve;
-                if (rd_len(&p, e, &ve) < 0) goto fail;
-                nx = len_value(f, f->type, p, ve);
-                p = ve;
-            } else {
-                int32_t raw = 0;
-                nx = pbj_scalar_value(f, f->type, &p, e, &raw);
-                if (nx == Py_None) {  /* a closed enum's non-member: the entry is kept whole, even
-                                       * when a member follows it (as an unknown field would) */
-                    Py_DECREF(nx);
-                    nx = PyLong_FromLong(raw);
-                    raw_enum = 1;
-                }
-            }
-            if (!nx) goto fail;
-            Py_XSETREF(x, nx);
-        } else {
-            if (pbj_skip_field(c, &p, e, t, depth) < 0) goto fail;
-            unknown = 1;
-        }
-    }
-    if (xs.n) {  /* every occurrence of the value as one message, even in an entry kept unknown */
-        PyObject *nx = merged(c, f->subm, &xs, depth - 1);
-        if (!nx) goto fail;
-        Py_XSETREF(x, nx);
-    }
-    if (unknown || raw_enum) {
-        if (pbj_ubuf_add(&s->unk, start, e - start) < 0) goto fail;
-    } else {
-        if (!k) {
-            switch (f->key) {
-            case T_STRING: k = PyUnicode_FromStringAndSize("", 0); break;
-            case T_BOOL: k = Py_NewRef(Py_False); break;
-            default: k = PyLong_FromLong(0); break;
-            }
-            if (!k) goto fail;
-        }
-        if (!x) {
-            if (f->type == T_MESSAGE) x = empty_message(c, f->subm);
-            else if (f->map_vdefault) x = Py_NewRef(f->map_vdefault);
-            else goto fail;
-            if (!x) goto fail;
-        }
-        if (PyDict_SetItem(*slot, k, x) < 0) goto fail;
-    }
-    Py_XDECREF(k);
-    Py_XDECREF(x);
-    PyMem_Free(xs.more);
-    *pp = e;
-    return 0;
-fail:
-    Py_XDECREF(k);
-    Py_XDECREF(x);
-    PyMem_Free(xs.more);
-    return -1;
-}
-
-static int find_dispatch(NMessage *m, uint32_t tag)
-{
-    if (tag < (uint32_t)m->lut_size) return m->lut[tag] - 1;
-    int lo = 0, hi = m->ndispatch - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) >> 1;
-        uint32_t t = m->dispatch[mid].tag;
-        if (t == tag) return mid;
-        if (t < tag) lo = mid + 1; else hi = mid - 1;
-    }
-    return -1;
 }
 
 /* tuple `t` (a new one, its first n items set, the rest NULL) as a tuple of exactly n items: a new
@@ -353,13 +177,28 @@ static PyObject *tuple_shrink(PyObject *t, Py_ssize_t n)
     return r;
 }
 
+/* ---- the sink's functions (walk.h, PbjSink) ---- */
+
+static inline __attribute__((always_inline)) int obj_value(Ctx *c, void *fr, NMessage *m, NField *f, int fidx,
+                                                          const uint8_t **pp, const uint8_t *end)
+{
+    int32_t raw = 0;
+    PyObject *v = pbj_value_object(f, f->type, pp, end, &raw);
+    if (v == Py_None) {  /* a closed enum's non-member: an unknown field, as it arrived */
+        Py_DECREF(v);
+        return PBJ_KEEP;
+    }
+    return store(c, m, fr, f, v);
+}
+
 /* A packed run ("Packed Repeated Fields"). The first run of a field is read straight into a
  * tuple of the elements the run holds (counted before anything is allocated: a varint element
- * ends in the one byte below 0x80), so the memory above the result stays below the input's size. */
-static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **pp, const uint8_t *end)
+ * ends in the one byte below 0x80), so the memory above the result stays below the input's size.
+ * A later run that fails leaves the field's elements as they were before it. */
+static inline __attribute__((always_inline)) int obj_packed(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, NField *f, int fidx, const uint8_t *p,
+                      const uint8_t *e)
 {
-    const uint8_t *p = *pp, *e;
-    if (rd_len(&p, end, &e) < 0) return -1;
+    State *s = fr;
     PyObject **slot = &s->vals[f->slot];
     if (f->width > 1 && (e - p) % f->width) return -1;
     if (*slot == NULL && s->vecs[m->rep_of_slot[f->slot]].n == 0) {
@@ -379,32 +218,128 @@ static int packed_run(Ctx *c, NMessage *m, State *s, NField *f, const uint8_t **
             if (!v) { Py_DECREF(t); return -1; }
             if (v == Py_None) {
                 Py_DECREF(v);
-                if (keep_packed_enum(&s->unk, f->number, vs, e) < 0) { Py_DECREF(t); return -1; }
+                if (pbj_keep_packed_enum(&wf->unk, f->number, vs, e) < 0) { Py_DECREF(t); return -1; }
                 continue;
             }
             PyTuple_SET_ITEM(t, i++, v);
         }
         if (i < count && !(t = tuple_shrink(t, i))) return -1;
         *slot = t;
-        *pp = e;
         return 0;
     }
     Vec *vec = vec_of(m, s, f->slot);
     if (!vec) return -1;
+    Py_ssize_t before = vec->n;
     while (p < e) {
         int32_t raw = 0;
         const uint8_t *vs = p;
         PyObject *v = pbj_scalar_value(f, f->type, &p, e, &raw);
-        if (!v) return -1;
+        if (!v) goto fail;
         if (v == Py_None) {
             Py_DECREF(v);
-            if (keep_packed_enum(&s->unk, f->number, vs, e) < 0) return -1;
+            if (pbj_keep_packed_enum(&wf->unk, f->number, vs, e) < 0) goto fail;
             continue;
         }
-        if (vec_push(vec, v) < 0) return -1;
+        if (vec_push(vec, v) < 0) goto fail;
     }
-    *pp = e;
     return 0;
+fail:
+    while (vec->n > before) Py_DECREF(vec->items[--vec->n]);
+    return -1;
+}
+
+static inline __attribute__((always_inline)) int obj_message_value(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const uint8_t *p,
+                             const uint8_t *e, const Span *more, Py_ssize_t nmore, int depth, int mode,
+                             uint32_t group_end, const uint8_t **after)
+{
+    State *s = fr;
+    PyObject *v;
+    if (group_end) v = obj_message(c, f->subm, p, e, depth, group_end, after, NULL, 0);
+    else if (nmore) v = obj_message(c, f->subm, p, e, depth, 0, NULL, more, nmore);
+    else v = sub_message(c, f->subm, p, e, depth);
+    if (!v) return -1;
+    switch (mode) {
+    case PBJ_SUB_CHECK:
+        Py_DECREF(v);
+        return 0;
+    case PBJ_SUB_MAP:
+        Py_XSETREF(s->x, v);
+        return 0;
+    default:
+        return store(c, m, s, f, v);
+    }
+}
+
+static inline __attribute__((always_inline)) int obj_repeat(Ctx *c, void *fr, NMessage *m, NField *f, int fidx)
+{
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int obj_map_begin(Ctx *c, void *fr, NMessage *m, NField *f)
+{
+    State *s = fr;
+    PyObject **slot = &s->vals[f->slot];
+    if (*slot == NULL && !(*slot = new_map(c))) return -1;
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int obj_map_key(Ctx *c, void *fr, NMessage *m, NField *f,
+                                                            const uint8_t **pp, const uint8_t *end)
+{
+    State *s = fr;
+    int32_t raw;
+    PyObject *k = pbj_value_object(f, f->key, pp, end, &raw);
+    if (!k) return -1;
+    Py_XSETREF(s->k, k);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int obj_map_value(Ctx *c, void *fr, NMessage *m, NField *f,
+                                                              const uint8_t **pp, const uint8_t *end)
+{
+    State *s = fr;
+    int32_t raw = 0;
+    int keep = 0;
+    PyObject *x = pbj_value_object(f, f->type, pp, end, &raw);
+    if (x == Py_None) {  /* a closed enum's non-member: the entry is kept whole, even when a member
+                          * follows it (as an unknown field would) */
+        Py_DECREF(x);
+        x = PyLong_FromLong(raw);
+        keep = PBJ_KEEP;
+    }
+    if (!x) return -1;
+    Py_XSETREF(s->x, x);
+    return keep;
+}
+
+static inline __attribute__((always_inline)) int obj_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int depth)
+{
+    State *s = fr;
+    int r = 0;
+    if (keep > 0) {
+        if (!s->k) {
+            switch (f->key) {
+            case T_STRING: s->k = PyUnicode_FromStringAndSize("", 0); break;
+            case T_BOOL: s->k = Py_NewRef(Py_False); break;
+            default: s->k = PyLong_FromLong(0); break;
+            }
+        }
+        if (s->k && !s->x) {
+            if (f->type == T_MESSAGE) s->x = empty_message(c, f->subm);
+            else if (f->map_vdefault) s->x = Py_NewRef(f->map_vdefault);
+        }
+        r = s->k && s->x ? PyDict_SetItem(s->vals[f->slot], s->k, s->x) : -1;
+    }
+    Py_CLEAR(s->k);
+    Py_CLEAR(s->x);
+    return r;
+}
+
+static inline __attribute__((always_inline)) Py_ssize_t obj_count(void *fr, NMessage *m, NField *f)
+{
+    State *s = fr;
+    PyObject *t = s->vals[f->slot];
+    return s->vecs[m->rep_of_slot[f->slot]].n + (t ? PyTuple_GET_SIZE(t) : 0);
 }
 
 /* Hold message `o`, made untracked, until the decode call ends (pbj_decode then tracks it).
@@ -455,7 +390,7 @@ static void release_young(Ctx *c, int keep)
 }
 
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
-static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
+static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *holders)
 {
     /* the values first: nothing can fail once the object exists */
     for (int i = 0; m->nrep && i < m->nslots; i++) {
@@ -469,7 +404,7 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
             s->vals[i] = t;
         }
     }
-    PyObject *u = s->unk.len ? PyBytes_FromStringAndSize((const char *)s->unk.buf, s->unk.len)
+    PyObject *u = unk->len ? PyBytes_FromStringAndSize((const char *)unk->buf, unk->len)
                              : Py_NewRef(c->st->empty_bytes);
     if (!u) { Py_XDECREF(holders); return NULL; }
     if (m->ext_off >= 0 && !holders && !(holders = PyTuple_New(0))) { Py_DECREF(u); return NULL; }
@@ -500,221 +435,107 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, PyObject *holders)
     return o;
 }
 
-/* Oneof member f (a sub-message) starts afresh after another member replaced it: the later
- * occurrences of its last run are still decoded, and so checked, then dropped, as the Python
- * parser checks them (_check_superseded) */
-static inline int superseded(Ctx *c, State *s, NField *f, int mi, int depth)
+static inline __attribute__((always_inline)) int obj_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
 {
-    if (f->label != L_MEMBER || s->sp[mi].n == 0) return 0;
-    PyObject *v = merged(c, f->subm, &s->sp[mi], depth - 1);
-    if (!v) return -1;
-    Py_DECREF(v);
-    s->sp[mi].n = 0;
-    return 0;
+    State *s = fr;
+    PyObject *holders = NULL;
+    if (m->ext_off >= 0 && wf->unk.len && m->registry && PyDict_GET_SIZE(m->registry)
+        && pbj_ext_take(c, m, &wf->unk, depth, &holders, decode_spans) < 0) return -1;
+    s->result = finish(c, m, s, &wf->unk, holders);
+    return s->result ? 0 : -1;
 }
 
-/* The end of the message: each singular sub-message that occurred more than once is decoded once
- * more over all its occurrences; a oneof member's value is kept only if the member is still set. */
-static int merge_repeats(Ctx *c, NMessage *m, State *s, int depth)
-{
-    for (int i = 0; i < m->nfields; i++) {
-        int mi = m->msg_of_field[i];
-        if (mi < 0 || s->sp[mi].n == 0) continue;
-        NField *f = &m->fields[i];
-        PyObject *v = merged(c, f->subm, &s->sp[mi], depth - 1);
-        if (!v) return -1;
-        if (f->label == L_MEMBER) {
-            if (s->cur[f->oneof] != i) { Py_DECREF(v); continue; }
-            PyObject *o = new_oneof(c, f->name, v);
-            if (!o) return -1;
-            Py_XSETREF(s->vals[f->slot], o);
-        } else {
-            Py_XSETREF(s->vals[f->slot], v);
-        }
-    }
-    return 0;
-}
+static const PbjSink OBJECTS = {
+    .value = obj_value,
+    .packed = obj_packed,
+    .message = obj_message_value,
+    .repeat = obj_repeat,
+    .map_begin = obj_map_begin,
+    .map_key = obj_map_key,
+    .map_value = obj_map_value,
+    .map_end = obj_map_end,
+    .end = obj_end,
+    .count = obj_count,
+};
 
-#define STACK_SLOTS 48
-#define STACK_SPANS 16
-
-static PyObject *decode_msg(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                            uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore)
+static PyObject *obj_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                             uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore)
 {
-    PyObject *stack_vals[STACK_SLOTS];
-    Vec stack_vecs[8];
-    int stack_cur[STACK_SLOTS];
-    Spans stack_sp[STACK_SPANS];
+    PyObject *stack_vals[PBJ_STACK_SLOTS];
+    Vec stack_vecs[PBJ_STACK_REPEATED];
     State s;
-    PyObject *result = NULL;
-    int ended = 0, repeats = 0;
-    Py_ssize_t k_more = 0;
-    if (c->level >= NATIVE_MAX_LEVEL) { c->declined = 1; return NULL; }
-    c->level++;
-    s.unk.buf = NULL;
-    s.unk.len = s.unk.cap = 0;
-    if (m->nslots <= STACK_SLOTS && m->noneofs <= STACK_SLOTS && m->nrep <= 8 && m->nmsgf <= STACK_SPANS) {
-        s.vals = stack_vals;  /* the usual message: its state on the stack, nothing to check */
-        s.cur = stack_cur;
+    s.k = s.x = s.result = NULL;
+    if (m->small) {  /* the usual message: its values on the stack */
+        s.vals = stack_vals;
         s.vecs = stack_vecs;
-        s.sp = stack_sp;
     } else {
-        s.vals = m->nslots <= STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
-        s.cur = m->noneofs <= STACK_SLOTS ? stack_cur : PyMem_Calloc(m->noneofs, sizeof(int));
-        s.vecs = m->nrep <= 8 ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
-        s.sp = m->nmsgf <= STACK_SPANS ? stack_sp : PyMem_Calloc(m->nmsgf, sizeof(Spans));
-        if (!s.vals || !s.cur || !s.vecs || !s.sp) {
+        s.vals = m->nslots <= PBJ_STACK_SLOTS ? stack_vals : PyMem_Calloc(m->nslots, sizeof(PyObject *));
+        s.vecs = m->nrep <= PBJ_STACK_REPEATED ? stack_vecs : PyMem_Calloc(m->nrep, sizeof(Vec));
+        if (!s.vals || !s.vecs) {
             if (s.vals && s.vals != stack_vals) PyMem_Free(s.vals);
-            if (s.cur && s.cur != stack_cur) PyMem_Free(s.cur);
             if (s.vecs && s.vecs != stack_vecs) PyMem_Free(s.vecs);
-            if (s.sp && s.sp != stack_sp) PyMem_Free(s.sp);
-            c->level--;
+            c->declined = 1;
             return NULL;
         }
     }
     for (int i = 0; i < m->nslots; i++) s.vals[i] = NULL;
-    for (int i = 0; i < m->noneofs; i++) s.cur[i] = -1;
     for (int i = 0; i < m->nrep; i++) { s.vecs[i].items = NULL; s.vecs[i].n = s.vecs[i].cap = 0; }
-    for (int i = 0; i < m->nmsgf; i++) { s.sp[i].more = NULL; s.sp[i].n = s.sp[i].cap = 0; }
-
-    for (;;) {
-    while (p < end) {
-        const uint8_t *start = p;
-        uint32_t tag;
-        if (rd_tag(&p, end, &tag) < 0) goto done;
-        int di = find_dispatch(m, tag);
-        if (di < 0) {
-            if ((tag & 7) == 4) {
-                if (group_end && tag == group_end) { ended = 1; break; }
-                goto done;
-            }
-            if (pbj_skip_field(c, &p, end, tag, depth) < 0) goto done;
-            if (pbj_ubuf_add(&s.unk, start, p - start) < 0) goto done;
-            continue;
-        }
-        NDispatch *d = &m->dispatch[di];
-        NField *f = &m->fields[d->field];
-        if (d->form == F_PACKED_RUN) {
-            if (packed_run(c, m, &s, f, &p, end) < 0) goto done;
-            continue;
-        }
-        if (f->label == L_MAP) {
-            if (map_entry(c, m, &s, f, start, &p, end, depth) < 0) goto done;
-            continue;
-        }
-        if (f->type == T_MESSAGE) {
-            PyObject *v;
-            if (depth <= 0) goto done;
-            int mi = m->msg_of_field[d->field];
-            int again = mi >= 0 && is_repeat(&s, f, d->field);
-            if (d->form == F_GROUP_START) {
-                if (again) {  /* kept for the merge: the body, up to its end tag */
-                    const uint8_t *q = p;
-                    if (pbj_skip_field(c, &q, end, tag, depth) < 0) goto done;
-                    if (spans_push(&s.sp[mi], p, q - f->end_tag_len) < 0) goto done;
-                    repeats = 1;
-                    p = q;
-                    continue;
-                }
-                if (mi >= 0 && superseded(c, &s, f, mi, depth) < 0) goto done;
-                const uint8_t *body = p;
-                uint32_t etag = (f->number << 3) | 4;
-                v = decode_msg(c, f->subm, p, end, depth - 1, etag, &p, NULL, 0);
-                if (v && mi >= 0) { s.sp[mi].first.s = body; s.sp[mi].first.e = p - f->end_tag_len; }
-            } else {
-                const uint8_t *e;
-                if (rd_len(&p, end, &e) < 0) goto done;
-                if (again) {
-                    if (spans_push(&s.sp[mi], p, e) < 0) goto done;
-                    repeats = 1;
-                    p = e;
-                    continue;
-                }
-                if (mi >= 0 && superseded(c, &s, f, mi, depth) < 0) goto done;
-                v = sub_message(c, f->subm, p, e, depth - 1);
-                if (mi >= 0) { s.sp[mi].first.s = p; s.sp[mi].first.e = e; }
-                p = e;
-            }
-            if (store(c, m, &s, f, d->field, v) < 0) goto done;
-            continue;
-        }
-        if (f->type == T_STRING || f->type == T_BYTES) {
-            const uint8_t *e;
-            if (rd_len(&p, end, &e) < 0) goto done;
-            PyObject *v = len_value(f, f->type, p, e);
-            p = e;
-            if (store(c, m, &s, f, d->field, v) < 0) goto done;
-            continue;
-        }
-        int32_t raw = 0;
-        PyObject *v = pbj_scalar_value(f, f->type, &p, end, &raw);
-        if (v == Py_None) {  /* a closed enum's non-member: an unknown field, as it arrived */
-            Py_DECREF(v);
-            if (pbj_ubuf_add(&s.unk, start, p - start) < 0) goto done;
-            continue;
-        }
-        if (store(c, m, &s, f, d->field, v) < 0) goto done;
-    }
-    if (ended || k_more >= nmore) break;
-    p = more[k_more].s;   /* the next occurrence of this message (a merge) */
-    end = more[k_more].e;
-    k_more++;
-    }
-    if (group_end && !ended) goto done;
-    if (repeats && merge_repeats(c, m, &s, depth) < 0) goto done;
-    PyObject *holders = NULL;
-    if (m->ext_off >= 0 && s.unk.len && m->registry && PyDict_GET_SIZE(m->registry)
-        && pbj_ext_take(c, m, &s.unk, depth, &holders) < 0) goto done;
-    result = finish(c, m, &s, holders);
-    if (result && after) *after = p;
-done:
+    pbj_walk(&OBJECTS, c, m, &s, p, end, depth, group_end, after, more, nmore);
     /* finish, when it made the object, moved every value into it (s.vals all NULL) */
-    for (int i = 0; !result && i < m->nslots; i++) Py_XDECREF(s.vals[i]);
+    for (int i = 0; !s.result && i < m->nslots; i++) Py_XDECREF(s.vals[i]);
     if (s.vals != stack_vals) PyMem_Free(s.vals);
-    if (s.cur != stack_cur) PyMem_Free(s.cur);
     for (int i = 0; i < m->nrep; i++) {
         if (!s.vecs[i].items) continue;
         for (Py_ssize_t k = 0; k < s.vecs[i].n; k++) Py_DECREF(s.vecs[i].items[k]);
         PyMem_Free(s.vecs[i].items);
     }
     if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
-    /* spans are kept (spans_push) only for a repeated sub-message, which sets `repeats` */
-    for (int i = 0; repeats && i < m->nmsgf; i++) PyMem_Free(s.sp[i].more);
-    if (s.sp != stack_sp) PyMem_Free(s.sp);
-    if (s.unk.buf) PyMem_Free(s.unk.buf);
-    c->level--;
-    return result;
+    Py_XDECREF(s.k);
+    Py_XDECREF(s.x);
+    return s.result;
 }
 
-/* Decode `data` (exactly bytes) with plan m and `depth` levels left: the object, or NULL with no
- * Python error set (the input goes to the pure-Python parser); *declined is then 1 if the input is
- * valid but left to Python (c->declined). The fixed cost of a call is kept to what a small input
- * needs: the sharing table (share.c) is set up only for an input that reaches its threshold, the
- * young messages' list (hold_young) is released only when one was made. */
+/* Decode `data` (exactly bytes) with plan m and `depth` levels left: the object; NULL with the
+ * DecodeError set (an input that is not a valid encoding); or NULL with no error set, *declined 1:
+ * valid input the engine leaves to Python (c->declined). The fixed cost of a call is kept to what a
+ * small input needs: the sharing table (share.c) is set up only for an input that reaches its
+ * threshold, the young messages' list (hold_young) is released only when one was made. */
 PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth, int *declined)
 {
     const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
     Py_ssize_t n = PyBytes_GET_SIZE(data);
     Ctx c = {0};
     c.st = st;
+    c.data = p;
+    c.data_end = p + n;
+    c.group_found = -1;
+    c.err_offset = -1;
     c.defer_gc = n >= DEFER_GC_BYTES;
     if (n >= st->share_min) pbj_share_begin(&c, n);
-    PyObject *r = decode_msg(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
+    PyObject *r = obj_message(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     if (c.young) release_young(&c, r != NULL);
+    *declined = 0;
     if (r == NULL) {
         PyErr_Clear();
-        *declined = c.declined;
+        PyObject *err = c.declined ? NULL : pbj_walk_error(&c);
+        if (err) {
+            PyErr_SetObject((PyObject *)Py_TYPE(err), err);
+            Py_DECREF(err);
+        } else {
+            PyErr_Clear();
+            *declined = 1;
+        }
     }
+    if (c.err_reason) pbj_walk_clear(&c);
     return r;
 }
 
-/* decode(plan, data: bytes, max_depth: int[, explain]) -> the object, or None: hand `data` to
- * the pure-Python parser (an error, or input the engine declines). With `explain` true, a valid
- * input the engine declines gives NotImplemented instead of None (for the engines' tests). */
+/* decode(plan, data: bytes, max_depth: int) -> the object; None: valid input the engine leaves to
+ * the pure-Python parser; raises the DecodeError of an input that is not a valid encoding. */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 3 || nargs > 4 || !PyBytes_CheckExact(args[1])) {
+    if (nargs != 3 || !PyBytes_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "decode(plan, data: bytes, max_depth)");
         return NULL;
     }
@@ -726,9 +547,6 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (depth < INT32_MIN) depth = INT32_MIN;
     int declined = 0;
     PyObject *r = pbj_decode_bytes(st, m, args[1], (int)depth, &declined);
-    if (r == NULL) {
-        if (nargs == 4 && declined && PyObject_IsTrue(args[3]) == 1) Py_RETURN_NOTIMPLEMENTED;
-        Py_RETURN_NONE;
-    }
+    if (r == NULL && declined) Py_RETURN_NONE;
     return r;
 }

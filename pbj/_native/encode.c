@@ -14,6 +14,12 @@
  * message values, are put on the tape as such and written by the walk of a sizes-cached encode,
  * which reads the lengths from the cache (and checks them against the bytes written).
  *
+ * A cached size is private state, but Python code can set it by hand (object.__setattr__), so
+ * none is trusted blindly: one that is not an exact int in [0, PBJ_SIZE_MAX] is no size a writer
+ * cached and is measured again (values.h: pbj_cached_size), one in range is checked against the bytes written
+ * (w_contents), and every sum of sizes is checked against PBJ_SIZE_MAX where it is made, so no
+ * value can overflow one (size_add).
+ *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
  * out of its type's range, a float too large for float32, a str that is not valid UTF-8 (or,
@@ -29,20 +35,6 @@
  */
 #include "values.h"
 
-/* the size cached on `o` (-1: none), or -2: not an exact int of a size's range (decline) */
-static inline Py_ssize_t cached_size(PyObject *o, NMessage *m)
-{
-    PyObject *s = SLOT(o, m->size_off);
-    if (s == NULL || !PyLong_CheckExact(s)) return -2;
-    int64_t n;
-    if (!int_fast(s, &n)) {
-        int overflow = 0;
-        n = PyLong_AsLongLongAndOverflow(s, &overflow);
-        if (overflow || n > PY_SSIZE_T_MAX) return -2;  /* no size the engine wrote */
-    }
-    return n < -1 ? -2 : (Py_ssize_t)n;
-}
-
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
 {
     PyObject *s = PyLong_FromSsize_t(n);
@@ -51,9 +43,18 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
     return 0;
 }
 
+/* (s at most PBJ_SIZE_MAX + a few bytes: no overflow) */
 static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
 {
     return taglen + vlen((uint64_t)s) + s;
+}
+
+/* *n += s (both at most PBJ_SIZE_MAX and a few bytes, so the sum cannot overflow); -1: past
+ * PBJ_SIZE_MAX (a decline) */
+static inline int size_add(Py_ssize_t *n, Py_ssize_t s)
+{
+    *n += s;
+    return *n > PBJ_SIZE_MAX ? -1 : 0;
 }
 
 /* the bytes of a converted scalar of `kind` (without its tag) */
@@ -79,19 +80,28 @@ enum {
     E_PACKED,            /* a packed run: tag, length (u), the values of obj (a tuple) of field f */
     E_CACHED,            /* a sub-message with a cached size (u): tag (none for a group), length, then
                           * obj written by the sizes-cached walk (sub: its class), at `level` */
-    E_RAW                /* bytes (s, n): unknown fields */
+    E_RAW,               /* bytes (s, n): unknown fields */
+    E_PACKED_HELD        /* a small packed run: tag, length (u), its bytes held in the entry (held) */
 };
+
+/* the most bytes of a packed run an entry holds (E_PACKED_HELD) */
+#define HELD_BYTES 32
 
 typedef struct {
     const uint8_t *tag;
-    const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
-    PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
-    uint64_t u;          /* a number's wire bits, or a length */
-    Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
     union {
-        NField *f;       /* E_PACKED */
-        NMessage *sub;   /* E_CACHED */
-    } of;
+        struct {
+            const char *s;       /* K_LEN, K_OWNED, E_RAW: the bytes */
+            PyObject *obj;       /* E_PACKED, E_CACHED; K_OWNED: the bytes object s points into (owned) */
+            Py_ssize_t n;        /* K_LEN, K_OWNED, E_RAW: how many bytes */
+            union {
+                NField *f;       /* E_PACKED */
+                NMessage *sub;   /* E_CACHED */
+            } of;
+        };
+        uint8_t held[HELD_BYTES]; /* E_PACKED_HELD: the run's bytes, converted once */
+    };
+    uint64_t u;          /* a number's wire bits, or a length */
     uint8_t kind, tag_len;
     uint16_t level;      /* E_CACHED */
     int group;           /* E_CACHED: a group (no length; its end tag in s, n) */
@@ -224,16 +234,14 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t);
 /* the size of sub-message `v` (of f->subm's class, checked): cached, or measured (and cached) */
 static Py_ssize_t sub_size(NField *f, PyObject *v, int level)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
     return s >= 0 ? s : size_msg(f->subm, v, level + 1, NULL);
 }
 
 /* sub-message `v` with its tag and length: the bytes it takes, its entries put on t (or -1) */
 static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
     if (s >= 0 || t == NULL) {
         if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;
         if (t) {
@@ -284,6 +292,42 @@ static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
     case T_ENUM: SIZE_LOOP(T_ENUM, vlen(x.u))
     case T_SINT32: SIZE_LOOP(T_SINT32, vlen(x.u))
     case T_SINT64: SIZE_LOOP(T_SINT64, vlen(x.u))
+    default: return -1;
+    }
+}
+
+/* A packed run converted into `out` (at most `cap` bytes), each value once: the bytes it takes,
+ * -1 (a value declined), or -2 (it takes more than `cap`; nothing of `out` is to be used). Small
+ * runs (a descriptor's source locations: a few int32 a run) are converted once this way and
+ * copied, where a larger run is measured, then converted again as it is written. */
+#define INTO_LOOP(TYPE, WIDTH, STORE) \
+    for (Py_ssize_t i = 0; i < n; i++) { \
+        WV x; \
+        if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
+        if (lim - q < (WIDTH)) return -2; \
+        STORE; \
+    } \
+    return q - out;
+
+static Py_ssize_t packed_into(int type, PyObject **items, Py_ssize_t n, uint8_t *out, Py_ssize_t cap)
+{
+    uint8_t *q = out, *lim = out + cap;
+    uint32_t u32;
+    switch (type) {
+    case T_DOUBLE: INTO_LOOP(T_DOUBLE, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_FLOAT: INTO_LOOP(T_FLOAT, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_FIXED64: INTO_LOOP(T_FIXED64, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_SFIXED64: INTO_LOOP(T_SFIXED64, 8, (memcpy(q, &x.u, 8), q += 8))
+    case T_FIXED32: INTO_LOOP(T_FIXED32, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_SFIXED32: INTO_LOOP(T_SFIXED32, 4, (u32 = (uint32_t)x.u, memcpy(q, &u32, 4), q += 4))
+    case T_BOOL: INTO_LOOP(T_BOOL, 1, *q++ = (uint8_t)x.u)
+    case T_INT64: INTO_LOOP(T_INT64, vlen(x.u), q = put_varint(q, x.u))
+    case T_UINT64: INTO_LOOP(T_UINT64, vlen(x.u), q = put_varint(q, x.u))
+    case T_INT32: INTO_LOOP(T_INT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_UINT32: INTO_LOOP(T_UINT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_ENUM: INTO_LOOP(T_ENUM, vlen(x.u), q = put_varint(q, x.u))
+    case T_SINT32: INTO_LOOP(T_SINT32, vlen(x.u), q = put_varint(q, x.u))
+    case T_SINT64: INTO_LOOP(T_SINT64, vlen(x.u), q = put_varint(q, x.u))
     default: return -1;
     }
 }
@@ -355,7 +399,7 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
                 wv_release(kk, &kw);
                 wv_release(xk, &xw);
             }
-            n += len_field(f->tag_len, e);
+            if (size_add(&n, len_field(f->tag_len, e)) < 0) return -1;
         }
         return n;
     }
@@ -371,11 +415,11 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
         int kk, xk;
         Py_ssize_t e = entry_size(f, map.e[i].k, map.e[i].x, &kw, &xw, &kk, &xk, level);
         if (kept) {
-            if (e < 0 || tape_entry(t, f, map.e[i].x, e, kk, &kw, xk, &xw, level) < 0) {
+            if (e < 0 || tape_entry(t, f, map.e[i].x, e, kk, &kw, xk, &xw, level) < 0
+                || size_add(&n, len_field(f->tag_len, e)) < 0) {
                 n = -1;
                 goto done;
             }
-            n += len_field(f->tag_len, e);
             continue;
         }
         TE *h;
@@ -399,7 +443,10 @@ PBJ_INLINE Py_ssize_t map_size_of(NField *f, PyObject *v, int level, Tape *t, in
             n = -1;
             goto done;
         }
-        n += len_field(f->tag_len, e);
+        if (size_add(&n, len_field(f->tag_len, e)) < 0) {
+            n = -1;
+            goto done;
+        }
     }
 done:
     pbj_map_release(&map);
@@ -434,8 +481,8 @@ static Py_ssize_t repeated_kept_size(NField *f, PyObject *v, Tape *t)
     for (Py_ssize_t i = 0; i < len; i++) {
         WV y;
         int k = any_scalar(T_ANYSTR, PyTuple_GET_ITEM(v, i), &y);
-        if (k < 0 || tape_any(t, k, f->tag, f->tag_len, &y) < 0) return -1;
-        n += f->tag_len + kind_size(K_LEN, &y);
+        if (k < 0 || tape_any(t, k, f->tag, f->tag_len, &y) < 0
+            || size_add(&n, f->tag_len + kind_size(K_LEN, &y)) < 0) return -1;
     }
     return n;
 }
@@ -463,20 +510,28 @@ static Py_ssize_t found_size(int kind, NField *f, PyObject *v, const WV *x, int 
                 if (k < 0 || tape_value(t, k, f->tag, f->tag_len, &y) < 0) return -1;
                 s = f->tag_len + kind_size(k, &y);
             }
-            n += s;
+            if (size_add(&n, s) < 0) return -1;
         }
         return n;
     }
     case K_PACKED: {
-        Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
-        if (n < 0) return -1;
+        PyObject **items = &PyTuple_GET_ITEM(v, 0);
+        Py_ssize_t count = PyTuple_GET_SIZE(v), n = -2;
+        TE *e = NULL;
         if (t) {
-            TE *e = tape_add(t, E_PACKED, f->tag, f->tag_len);
-            if (!e) return -1;
-            e->u = (uint64_t)n;
-            e->obj = v;
-            e->of.f = f;
+            if (!(e = tape_add(t, E_PACKED_HELD, f->tag, f->tag_len))) return -1;
+            n = packed_into(f->type, items, count, e->held, HELD_BYTES);
+            if (n == -1) return -1;
         }
+        if (n == -2) {  /* measured; converted again when written */
+            if ((n = packed_size(f->type, items, count)) < 0) return -1;
+            if (e) {
+                e->kind = E_PACKED;
+                e->obj = v;
+                e->of.f = f;
+            }
+        }
+        if (e) e->u = (uint64_t)n;
         return len_field(f->tag_len, n);
     }
     case K_MAP:
@@ -501,12 +556,11 @@ static Py_ssize_t ext_size(NMessage *m, PyObject *o, int k, int level, Tape *t)
         if (!nm) return -1;
         Py_ssize_t s = 0;
         if (pbj_in_range(m, k, number)) {
-            s = t ? -1 : cached_size(h, nm);  /* onto a tape: measured again, its entries put there */
+            s = t ? -1 : pbj_cached_size(h, nm);  /* onto a tape: measured again, its entries put there */
             if (s == -1) s = size_msg(nm, h, level + 1, t);
         }
         Py_DECREF(cap);
-        if (s < 0) return -1;
-        n += s;
+        if (s < 0 || size_add(&n, s) < 0) return -1;
     }
     return n;
 }
@@ -536,8 +590,7 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         Py_ssize_t s = kind >= K_EXT ? (kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
                                                       : owned_size(f, &x, t))  /* (K_OWNED) */
                        : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
-        if (s < 0) return -1;
-        n += s;
+        if (s < 0 || size_add(&n, s) < 0) return -1;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
@@ -548,8 +601,7 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         e->s = PyBytes_AS_STRING(u);
         e->n = un;
     }
-    n += un;
-    if (set_size(o, m, n) < 0) return -1;
+    if (size_add(&n, un) < 0 || set_size(o, m, n) < 0) return -1;
     return n;
 }
 
@@ -642,9 +694,8 @@ static int w_contents(W *w, NMessage *sm, PyObject *v, Py_ssize_t s, int level)
 /* sub-message v (of f->subm's class, checked) with its tag and length, its sizes cached */
 static int w_sub(W *w, NField *f, PyObject *v, int level)
 {
-    Py_ssize_t s = cached_size(v, f->subm);
-    if (s == -2) return -1;
-    if (s == -1 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
+    Py_ssize_t s = pbj_cached_size(v, f->subm);
+    if (s < 0 && (s = size_msg(f->subm, v, level + 1, NULL)) < 0) return -1;  /* not measured yet */
     if (w_room(w, f->tag_len + (f->group ? 0 : vlen((uint64_t)s))) < 0) return -1;
     w_tag(w, f->tag, f->tag_len);
     if (!f->group) w_varint(w, (uint64_t)s);
@@ -712,7 +763,18 @@ static int w_packed_run(W *w, NField *f, PyObject *v, Py_ssize_t n)
 
 static int w_packed(W *w, NField *f, PyObject *v)
 {
-    Py_ssize_t n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
+    uint8_t held[64];
+    Py_ssize_t n = packed_into(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v), held, sizeof held);
+    if (n == -1) return -1;
+    if (n >= 0) {  /* a small run: converted once, copied */
+        if (w_room(w, len_field(f->tag_len, n)) < 0) return -1;
+        w_tag(w, f->tag, f->tag_len);
+        w_varint(w, (uint64_t)n);
+        memcpy(w->q, held, (size_t)n);
+        w->q += n;
+        return 0;
+    }
+    n = packed_size(f->type, &PyTuple_GET_ITEM(v, 0), PyTuple_GET_SIZE(v));
     if (n < 0 || w_room(w, len_field(f->tag_len, n)) < 0) return -1;
     w_tag(w, f->tag, f->tag_len);
     w_varint(w, (uint64_t)n);
@@ -850,7 +912,7 @@ static int w_ext(W *w, NMessage *m, PyObject *o, int k, int level)
         if (!nm) return -1;
         int r = 0;
         if (pbj_in_range(m, k, number)) {
-            Py_ssize_t s = cached_size(h, nm);
+            Py_ssize_t s = pbj_cached_size(h, nm);
             if (s == -1) s = size_msg(nm, h, level + 1, NULL);
             uint8_t *before = w->q;
             r = s < 0 ? -1 : write_msg(nm, h, w, level + 1);
@@ -924,6 +986,13 @@ static int write_tape(W *w, const Tape *t)
                 w_varint(w, e->u);
                 if (w_packed_run(w, e->of.f, e->obj, (Py_ssize_t)e->u) < 0) return -1;
                 break;
+            case E_PACKED_HELD:
+                if (w_room(w, len_field(e->tag_len, (Py_ssize_t)e->u)) < 0) return -1;
+                w_tag(w, e->tag, e->tag_len);
+                w_varint(w, e->u);
+                memcpy(w->q, e->held, (size_t)e->u);
+                w->q += e->u;
+                break;
             case E_CACHED:
                 if (w_room(w, e->tag_len + (e->group ? 0 : vlen(e->u))) < 0) return -1;
                 w_tag(w, e->tag, e->tag_len);
@@ -964,15 +1033,19 @@ PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (Py_TYPE(o) != m->cls) goto decline;
     Tape tape, *t = NULL;
-    Py_ssize_t n = cached_size(o, m);
-    if (n == -2) goto decline;
+    Py_ssize_t n = pbj_cached_size(o, m);
+    if (n >= 0 && !(out = PyBytes_FromStringAndSize(NULL, n))) {
+        /* a cached size too large to hold, which may be a size set by hand: measured again */
+        if (!PyErr_ExceptionMatches(PyExc_MemoryError)) goto decline;
+        PyErr_Clear();
+        n = -1;
+    }
     if (n < 0) {  /* fresh: one walk over the values, onto the tape */
         t = &tape;
         tape_init(t);
         if ((n = size_msg(m, o, 0, t)) < 0) goto fail;
+        if (!(out = PyBytes_FromStringAndSize(NULL, n))) goto fail;
     }
-    out = PyBytes_FromStringAndSize(NULL, n);
-    if (!out) goto fail;
     W w = {(uint8_t *)PyBytes_AS_STRING(out), (uint8_t *)PyBytes_AS_STRING(out) + n, 0};
     int r = t ? write_tape(&w, t) : write_msg(m, o, &w, 0);
     if (r == 0 && w.q != w.lim) w.lied = 1;

@@ -31,25 +31,59 @@ enum { L_IMPLICIT, L_EXPLICIT, L_REPEATED, L_PACKED, L_MAP, L_MEMBER };
 enum { F_VALUE, F_PACKED_RUN, F_GROUP_START };
 /* write steps */
 enum { W_FIELD, W_RUN, W_EXTENSIONS };
-/* what a slot holds while decoding */
+/* what a slot holds while decoding (pbj.codec.plan: slot kinds) */
 enum { S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF };
-/* the sizes of the records pbj/_native/__init__.py sends (native_plan): a field, a message */
-#define FIELD_ITEMS 18
-#define MESSAGE_ITEMS 16
+/* the node kinds of a column plan (arrow.c; pbj._native.ARROW_KINDS) */
+enum { AK_SCALAR, AK_ENUM, AK_STRUCT, AK_ONEOF, AK_LIST, AK_MAP, AK_TIME, AK_WRAPPER, AK_ENCODED, AK_PRESENT, AK_COUNT };
+
+/* The plan's own records, as the engine reads them (plan.c): the position of each attribute it reads
+ * in pbj.codec.plan's FieldPlan, MessagePlan and OneofPlan, and in the adapter's NativeMessage
+ * (pbj/_native/__init__.py: the plan and what flattening its slot names gives). */
+enum { FP_NAME = 0, FP_NUMBER = 2, FP_SLOT = 4, FP_LABEL = 5, FP_TYPE = 6, FP_GROUP = 7, FP_TAG = 8, FP_END_TAG = 9,
+       FP_WIDTH = 10, FP_SUB = 11, FP_CLOSED = 13, FP_KEY = 14, FP_ONEOF = 16, FP_UTF8 = 18, FP_KEY_TAG = 19,
+       FP_VALUE_TAG = 20, FP_VALUE_DEFAULT = 21, FP_ENUM_MEMBERS = 22, FP_SIZE = 23 };
+enum { MP_CLS = 2, MP_FIELDS = 5, MP_WRITES = 6, MP_ONEOFS = 7, MP_DISPATCH = 8, MP_EXTENSION_RANGES = 10,
+       MP_MESSAGE_SET = 11, MP_SLOT_KINDS = 12, MP_SLOT_DEFAULTS = 13, MP_EXTENSION_NUMBER = 14,
+       MP_EXTENSION_REGISTRY = 15, MP_SIZE = 17 };
+enum { OP_SLOT = 1, OP_MEMBERS = 2, OP_SIZE = 3 };
+enum { NM_PLAN, NM_SLOT_DESCRIPTORS, NM_UNKNOWN_SLOT, NM_SIZE_SLOT, NM_EXTENSIONS_SLOT, NM_HOLDER_PLAN, NM_SIZE };
+
 /* Every code above, by the name pbj/_native/__init__.py gives it in the layout it hands to
  * setup() at import: setup() refuses (and the import fails) unless each is the value the Python
- * side sends, so a code changed on one side only cannot give silently wrong bytes. */
-#define PBJ_LAYOUT_ENTRIES \
+ * side sends, so a code or a record changed on one side only cannot give silently wrong bytes. */
+#define PBJ_TYPE_ENTRIES \
     X(double, T_DOUBLE) X(float, T_FLOAT) X(int64, T_INT64) X(uint64, T_UINT64) X(int32, T_INT32) \
     X(fixed64, T_FIXED64) X(fixed32, T_FIXED32) X(bool, T_BOOL) X(string, T_STRING) X(bytes, T_BYTES) \
     X(uint32, T_UINT32) X(sfixed32, T_SFIXED32) X(sfixed64, T_SFIXED64) X(sint32, T_SINT32) \
-    X(sint64, T_SINT64) X(enum, T_ENUM) X(message, T_MESSAGE) \
+    X(sint64, T_SINT64) X(enum, T_ENUM)
+#define PBJ_LAYOUT_ENTRIES \
+    PBJ_TYPE_ENTRIES X(message, T_MESSAGE) \
     X(IMPLICIT, L_IMPLICIT) X(EXPLICIT, L_EXPLICIT) X(REPEATED, L_REPEATED) X(PACKED, L_PACKED) \
     X(MAP, L_MAP) X(MEMBER, L_MEMBER) \
     X(VALUE, F_VALUE) X(PACKED_RUN, F_PACKED_RUN) X(GROUP_START, F_GROUP_START) \
     X(FIELD, W_FIELD) X(RUN, W_RUN) X(EXTENSIONS, W_EXTENSIONS) \
     X(S_SINGULAR, S_SINGULAR) X(S_REPEATED, S_REPEATED) X(S_MAP, S_MAP) X(S_ONEOF, S_ONEOF) \
-    X(field_items, FIELD_ITEMS) X(message_items, MESSAGE_ITEMS)
+    X(arrow.scalar, AK_SCALAR) X(arrow.enum, AK_ENUM) X(arrow.struct, AK_STRUCT) X(arrow.oneof, AK_ONEOF) \
+    X(arrow.list, AK_LIST) X(arrow.map, AK_MAP) X(arrow.time, AK_TIME) X(arrow.wrapper, AK_WRAPPER) \
+    X(arrow.encoded, AK_ENCODED) X(arrow.present, AK_PRESENT) \
+    X(FieldPlan.name, FP_NAME) X(FieldPlan.number, FP_NUMBER) X(FieldPlan.slot, FP_SLOT) \
+    X(FieldPlan.label, FP_LABEL) X(FieldPlan.type, FP_TYPE) X(FieldPlan.group, FP_GROUP) X(FieldPlan.tag, FP_TAG) \
+    X(FieldPlan.end_tag, FP_END_TAG) X(FieldPlan.width, FP_WIDTH) X(FieldPlan.sub, FP_SUB) \
+    X(FieldPlan.closed, FP_CLOSED) X(FieldPlan.key, FP_KEY) X(FieldPlan.oneof, FP_ONEOF) X(FieldPlan.utf8, FP_UTF8) \
+    X(FieldPlan.key_tag, FP_KEY_TAG) X(FieldPlan.value_tag, FP_VALUE_TAG) \
+    X(FieldPlan.value_default, FP_VALUE_DEFAULT) X(FieldPlan.enum_members, FP_ENUM_MEMBERS) \
+    X(FieldPlan.size, FP_SIZE) \
+    X(MessagePlan.cls, MP_CLS) X(MessagePlan.fields, MP_FIELDS) X(MessagePlan.writes, MP_WRITES) \
+    X(MessagePlan.oneofs, MP_ONEOFS) X(MessagePlan.dispatch, MP_DISPATCH) \
+    X(MessagePlan.extension_ranges, MP_EXTENSION_RANGES) X(MessagePlan.message_set, MP_MESSAGE_SET) \
+    X(MessagePlan.slot_kinds, MP_SLOT_KINDS) X(MessagePlan.slot_defaults, MP_SLOT_DEFAULTS) \
+    X(MessagePlan.extension_number, MP_EXTENSION_NUMBER) X(MessagePlan.extension_registry, MP_EXTENSION_REGISTRY) \
+    X(MessagePlan.size, MP_SIZE) \
+    X(OneofPlan.slot, OP_SLOT) X(OneofPlan.members, OP_MEMBERS) X(OneofPlan.size, OP_SIZE) \
+    X(NativeMessage.plan, NM_PLAN) X(NativeMessage.slot_descriptors, NM_SLOT_DESCRIPTORS) \
+    X(NativeMessage.unknown_slot, NM_UNKNOWN_SLOT) X(NativeMessage.size_slot, NM_SIZE_SLOT) \
+    X(NativeMessage.extensions_slot, NM_EXTENSIONS_SLOT) X(NativeMessage.holder_plan, NM_HOLDER_PLAN) \
+    X(NativeMessage.size, NM_SIZE)
 
 /* Deepest C recursion the engine allows itself (messages, groups, skipped groups); deeper
  * input is declined and the pure-Python engine (with its own limits) decides. */
@@ -124,6 +158,9 @@ struct NMessage {
     int nrep;                   /* repeated slots */
     int *rep_of_slot;           /* slot -> index among the repeated slots, or -1 */
     int gc_new;                 /* instances can be made with PyObject_GC_New (all slots are set) */
+    int small;                  /* its walk's state fits the stack arrays (walk.h, decode.c): at most
+                                 * PBJ_STACK_SLOTS slots and oneofs, 8 repeated fields, PBJ_STACK_SPANS
+                                 * singular sub-message fields */
     Py_ssize_t unknown_off, size_off;
     int nfields;
     NField *fields;
@@ -149,6 +186,16 @@ struct NMessage {
     PyObject *holder_plan;      /* owned: _holder_plan(ext) -> capsule | None, or NULL */
 };
 
+/* entry.c: a class's codec and plan, known from an earlier call (borrowed: valid while the class
+ * keeps its version tag; see entry.c, native_codec) */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int tag;
+    PyObject *codec, *plan;
+    int free;
+} TypeCache;
+#define PBJ_TYPE_CACHE 64
+
 /* entry.c: what pbj.decode and pbj.encode as builtins read (entry_points() fills it) */
 typedef struct {
     PyObject *current;          /* pbj.engines.CURRENT */
@@ -159,6 +206,9 @@ typedef struct {
     Py_ssize_t native_off, parse_off;  /* its `native` and `parse` slots */
     PyObject *py_decode, *py_encode;   /* pbj.api's Python functions */
     PyObject *check_decode, *check_encode;  /* pbj.required's walks */
+    PyObject *steps_of;         /* pbj.required.native_steps (required.c) */
+    PyObject *generation;       /* pbj.required.GENERATION, a list of one int (required.c) */
+    PyObject *s_required_state; /* "__pbj_required__" */
     PyObject *default_depth;    /* pbj.api.DEFAULT_MAX_DEPTH */
     int default_depth_c;        /* its value as the engine takes it (at most INT32_MAX) */
     PyObject *s_free, *s_max_depth, *s_max_size, *s_allow_partial, *s_reverse;
@@ -166,6 +216,7 @@ typedef struct {
     PyObject *decode_fn, *encode_fn;  /* the builtins made, or NULL */
     PyMethodDef decode_def, encode_def;  /* their method records; the docs are owned (PyMem) */
     PyTypeObject *bound_type;   /* what bind_decode/bind_encode keep (a heap type of this module) */
+    TypeCache types[PBJ_TYPE_CACHE];
 } PbjEntry;
 
 /* The module's state (PEP 489: pbj._native._engine keeps nothing in process globals). Every
@@ -174,6 +225,8 @@ typedef struct {
  * decode or an encode reaches it through the plan it runs, with no look-up per call or value. */
 struct PbjState {
     PyObject *FrozenMap, *OneOf, *EMPTY_MAP;  /* the containers decoded values use (setup) */
+    PyObject *DecodeError;      /* pbj.errors.DecodeError (setup): what a refused input raises */
+    PyObject *type_names;       /* the scalar types' names by code (pbj.scalars, checked by setup), for error texts */
     PyObject *empty_tuple, *empty_bytes;
     PyObject *minus_one;        /* the cached size of a message not measured yet */
     /* interned attribute names */
@@ -191,6 +244,10 @@ static inline PbjState *pbj_state(PyObject *mod)
 {
     return (PbjState *)PyModule_GetState(mod);
 }
+
+#define PBJ_STACK_SLOTS 48
+#define PBJ_STACK_REPEATED 8
+#define PBJ_STACK_SPANS 16
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -237,6 +294,9 @@ int pbj_enum_table(NField *f);
 void pbj_enum_table_free(NField *f);
 /* reverse.c */
 PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* required.c: the required-field check of the entry points (pbj.required's walk, in C) */
+int pbj_required_ok(PyObject *o, NMessage *m);
+int pbj_required_setup(PbjEntry *E, PyObject *steps_of, PyObject *generation);
 /* entry.c: pbj.decode and pbj.encode as builtins (pbj.api) */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args);
 int pbj_entry_init(PyObject *module);
@@ -245,6 +305,8 @@ int pbj_entry_traverse(PbjEntry *e, visitproc visit, void *arg);
 void pbj_entry_clear(PbjEntry *e);
 PyObject *pbj_bind_decode(PyObject *self, PyObject *args);
 PyObject *pbj_bind_encode(PyObject *self, PyObject *args);
+/* count.c: values per field (the worked example of a sink) */
+PyObject *pbj_count_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* arrow.c: encoded messages straight to Arrow columns (pbj.arrow.decode_to_arrow) */
 PyObject *pbj_arrow_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

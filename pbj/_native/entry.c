@@ -10,12 +10,15 @@
  * They run in C the call they can answer in full: the native engine in use (pbj.engines.CURRENT),
  * the class compiled with a native plan (its __pbj_codec__.native), `data` exactly bytes,
  * max_depth an int >= 0, max_size None or an int the input does not exceed, allow_partial and
- * reverse exactly True or False (reverse False), every keyword one of theirs. They do the
- * required-field check as pbj.api does: the class attribute pbj.required.FREE decides whether
- * the class can miss a required field at all; only then is pbj.required's walk called
- * (check_decode / check_encode, Python). An input the engine declines is parsed by the class's
- * Python parser (codec.parse) exactly as pbj.api does; an object the engine declines is encoded
- * by the Python function.
+ * reverse exactly True or False (either writer: the forward one, or the reverse one into this
+ * thread's scratch), every keyword one of theirs. They do the required-field check as pbj.api
+ * does: the class attribute pbj.required.FREE decides whether the class can miss a required field
+ * at all; only then does the walk run, in C (required.c: pbj.required's walk plan); where it finds
+ * a field missing, or cannot tell, pbj.required's own check runs (check_decode / check_encode,
+ * Python), which raises the error with every missing path. An input that is not a valid encoding
+ * raises the DecodeError the engine makes (the Python parser's, with no Python parse); valid input
+ * the engine declines is parsed by the class's Python parser (codec.parse) exactly as pbj.api
+ * does; an object the engine declines is encoded by the Python function.
  *
  * Every other call (another engine, a class not compiled yet, a bytearray, an argument of
  * another type or value, a keyword they do not know, ...) goes to the Python function with the
@@ -84,16 +87,53 @@ static int is_free(PbjEntry *E, PyObject *o)
     return f == (PyObject *)t;
 }
 
-/* The codec of `t` and its native plan, both new references, if `t` is compiled and the
- * engine runs it; else 0 (no error). */
-static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan)
+/* whether type t still has version tag `tag` (CPython gives a type a new one whenever an attribute
+ * of it or of a base is set or deleted: __pbj_codec__, FREE) */
+static inline int tag_holds(PyTypeObject *t, unsigned int tag)
 {
-    PyObject *c = class_attr(t, st->s_codec);
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+    return tag != 0 && t->tp_version_tag == tag;
+}
+
+/* The codec of `t` and its native plan, both new references, if `t` is compiled and the engine
+ * runs it (*free: 1 if instances of t are known to miss no required field, FREE); else 0 (no
+ * error). A small cache in the module's state (PbjEntry.types, by the type's address) answers
+ * again for the same class while it keeps its version tag and its codec's plan: borrowed pointers,
+ * valid as long as that holds (a living type's tag is unique; the codec is in its namespace; the
+ * plan is compared with the codec's slot, whose object is then used). The look-up on a miss reads
+ * __pbj_codec__ as getattr(cls, ...) does (which also gives the type its version tag). */
+static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan, int *free)
+{
+    PbjEntry *E = &st->entry;
+    TypeCache *e = &E->types[((uintptr_t)t >> 5) & (PBJ_TYPE_CACHE - 1)];
+    if (e->type == t && tag_holds(t, e->tag)) {
+        PyObject *p = SLOT(e->codec, E->native_off);
+        if (p == e->plan && p != NULL) {
+            *codec = Py_NewRef(e->codec);
+            *plan = Py_NewRef(p);
+            *free = e->free;
+            return 1;
+        }
+    }
+    PyObject *c = Py_IS_TYPE(t, &PyType_Type) ? PyObject_GetAttr((PyObject *)t, st->s_codec) : class_attr(t, st->s_codec);
     if (c == NULL) { PyErr_Clear(); return 0; }
-    PyObject *p = Py_IS_TYPE(c, st->entry.codec_type) ? SLOT(c, st->entry.native_off) : NULL;
+    PyObject *p = Py_IS_TYPE(c, E->codec_type) ? SLOT(c, E->native_off) : NULL;
     if (p == NULL || p == Py_None) { Py_DECREF(c); return 0; }
+    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E->s_free) : NULL;
+    if (f == NULL) PyErr_Clear();
+    *free = f == (PyObject *)t;
+    Py_XDECREF(f);
     *codec = c;
     *plan = Py_NewRef(p);
+    if (Py_IS_TYPE(t, &PyType_Type) && tag_holds(t, t->tp_version_tag)) {
+        e->type = t;
+        e->tag = t->tp_version_tag;
+        e->codec = c;
+        e->plan = p;
+        e->free = *free;
+    }
     return 1;
 }
 
@@ -114,13 +154,6 @@ typedef struct {
     int free;                   /* instances of cls cannot miss a required field (FREE) */
 } Bound;
 
-static inline int tag_holds(PyTypeObject *t, unsigned int tag)
-{
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
-    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
-#endif
-    return tag != 0 && t->tp_version_tag == tag;
-}
 
 /* native_codec for a Bound's class, from its cache or filling it; *free: 1 if instances of the
  * class are known free of required fields, 0 if that is to be asked (is_free). */
@@ -134,11 +167,7 @@ static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
         *free = b->free;
         return 1;
     }
-    if (!native_codec(b->st, t, codec, plan)) return 0;
-    PyObject *f = t->tp_dictoffset == 0 ? class_attr(t, E->s_free) : NULL;
-    if (f == NULL) PyErr_Clear();
-    *free = f == (PyObject *)t;
-    Py_XDECREF(f);
+    if (!native_codec(b->st, t, codec, plan, free)) return 0;
     Py_XSETREF(b->codec, Py_NewRef(*codec));
     Py_XSETREF(b->plan, Py_NewRef(*plan));
     b->nm = NULL;
@@ -174,15 +203,16 @@ static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObje
     }
     PyObject *codec, *plan;
     int known_free = 0;
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, (PyTypeObject *)cls, &codec, &plan))
+    if (b ? !bound_codec(b, &codec, &plan, &known_free)
+          : !native_codec(st, (PyTypeObject *)cls, &codec, &plan, &known_free))
         return NULL;
     *how = ANSWERED;
     /* the plan's message: a Bound keeps it with the plan it holds (which keeps it alive) */
     NMessage *m = b && b->nm && plan == b->plan ? b->nm : pbj_message_of(plan);
     if (b && plan == b->plan) b->nm = m;
-    int declined = 0;
+    int declined = 1;
     PyObject *r = m ? pbj_decode_bytes(st, m, data, cdepth, &declined) : NULL;
-    if (r == NULL) {  /* declined (or not a plan): the Python parser, as pbj.api runs it */
+    if (r == NULL && declined) {  /* valid input left to Python (or not a plan): the Python parser, as pbj.api runs it */
         PyErr_Clear();
         PyObject *parse = SLOT(codec, E->parse_off);
         PyObject *end = PyLong_FromSsize_t(n);
@@ -196,40 +226,44 @@ static PyObject *decode_in_c(PbjState *st, PyObject *cls, PyObject *data, PyObje
         }
         Py_XDECREF(end);
     }
-    Py_DECREF(codec);
-    Py_DECREF(plan);
     if (r != NULL && partial == Py_False && !(known_free && (PyObject *)Py_TYPE(r) == cls)) {
         int free = is_free(E, r);
-        if (free == 0) {
+        /* the walk in C (required.c); m stays alive with `plan`, held until here */
+        if (free == 0 && m != NULL && pbj_required_ok(r, m) == 1) free = 1;
+        if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required says which */
             PyObject *ok = PyObject_CallOneArg(E->check_decode, r);
             Py_XDECREF(ok);
             if (ok == NULL) free = -1;
         }
         if (free < 0) Py_CLEAR(r);
     }
+    Py_DECREF(codec);
+    Py_DECREF(plan);
     return r;
 }
 
-/* encode(obj, allow_partial=partial) when the engine writes it: as decode_in_c. */
-static PyObject *encode_in_c(PbjState *st, PyObject *obj, PyObject *partial, int *how, Bound *b)
+/* encode(obj, reverse=reverse, allow_partial=partial) when the engine writes it: as decode_in_c. */
+static PyObject *encode_in_c(PbjState *st, PyObject *obj, int reverse, PyObject *partial, int *how, Bound *b)
 {
     PbjEntry *E = &st->entry;
     *how = TO_PYTHON;
     if (!native_selected(E) || (partial != Py_False && partial != Py_True)) return NULL;
     PyObject *codec, *plan;
     int known_free = 0;  /* b: obj is exactly of b's class */
-    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, Py_TYPE(obj), &codec, &plan)) return NULL;
+    if (b ? !bound_codec(b, &codec, &plan, &known_free) : !native_codec(st, Py_TYPE(obj), &codec, &plan, &known_free))
+        return NULL;
     *how = ANSWERED;
     PyObject *r = NULL;
     int free = partial == Py_True || known_free ? 1 : is_free(E, obj);
-    if (free == 0) {
+    if (free == 0 && pbj_required_ok(obj, pbj_message_of(plan)) == 1) free = 1;  /* the walk in C (required.c) */
+    if (free == 0) {  /* one is missing, or the C walk cannot tell: pbj.required raises or passes */
         PyObject *ok = PyObject_CallOneArg(E->check_encode, obj);
         Py_XDECREF(ok);
         free = ok == NULL ? -1 : 1;
     }
     if (free > 0) {
         PyObject *argv[2] = {plan, obj};
-        r = pbj_encode(NULL, argv, 2);  /* (reads the state through the plan) */
+        r = reverse ? pbj_write_reverse(NULL, argv, 2) : pbj_encode(NULL, argv, 2);  /* (read the state through the plan) */
         if (r != NULL && !PyBytes_CheckExact(r)) {  /* declined, or sizes to measure again: Python */
             Py_CLEAR(r);
             *how = TO_PYTHON;
@@ -268,14 +302,17 @@ static PyObject *entry_encode(PyObject *self, PyObject *const *args, Py_ssize_t 
     PbjEntry *E = &st->entry;
     if (nargs == 1) {
         PyObject *partial = Py_False;
+        int reverse = 0;
         Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
         for (Py_ssize_t i = 0; i < nk; i++) {
             PyObject *k = PyTuple_GET_ITEM(kwnames, i);
             if (k == E->s_allow_partial) partial = args[1 + i];
-            else if (k != E->s_reverse || args[1 + i] != Py_False) goto python;  /* the reverse writer: Python */
+            else if (k == E->s_reverse && (args[1 + i] == Py_False || args[1 + i] == Py_True))
+                reverse = args[1 + i] == Py_True;
+            else goto python;  /* another keyword, or reverse not a bool: Python says why */
         }
         int how;
-        PyObject *r = encode_in_c(st, args[0], partial, &how, NULL);
+        PyObject *r = encode_in_c(st, args[0], reverse, partial, &how, NULL);
         if (how == ANSWERED) return r;
     }
 python:
@@ -292,21 +329,25 @@ static PyObject *bound_decode(PyObject *self, PyObject *data)
      * instances cannot miss a required field, `data` is bytes. Only the decode itself runs, the
      * plan held (it keeps the message alive); anything else (a decline, an error) is the
      * general path's, from the start. */
+    PyObject *r = NULL;
     if (b->nm != NULL && b->free && native_selected(E) && PyBytes_CheckExact(data)
         && tag_holds((PyTypeObject *)b->cls, b->tag) && SLOT(b->codec, E->native_off) == b->plan) {
         PyObject *plan = Py_NewRef(b->plan);
         int declined = 0;
-        PyObject *r = pbj_decode_bytes(b->st, b->nm, data, E->default_depth_c, &declined);
+        r = pbj_decode_bytes(b->st, b->nm, data, E->default_depth_c, &declined);
         Py_DECREF(plan);
         if (r != NULL && (PyObject *)Py_TYPE(r) == b->cls) return r;
-        Py_XDECREF(r);
+        Py_CLEAR(r);
+        if (!declined && PyErr_Occurred()) goto failed;  /* refused: its DecodeError is set */
     }
     int how;
-    PyObject *r = decode_in_c(b->st, b->cls, data, E->default_depth, Py_None, Py_False, &how, b);
+    r = decode_in_c(b->st, b->cls, data, E->default_depth, Py_None, Py_False, &how, b);
     if (how != ANSWERED) {
         PyObject *argv[2] = {b->cls, data};
         r = PyObject_Vectorcall(E->py_decode, argv, 2, NULL);
     }
+    if (r != NULL) return r;
+failed:
     if (r == NULL && b->catch_ != NULL && PyErr_ExceptionMatches(b->catch_)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -330,7 +371,7 @@ static PyObject *bound_encode(PyObject *self, PyObject *obj)
     Bound *b = (Bound *)self;
     if ((PyObject *)Py_TYPE(obj) != b->cls) return PyObject_CallOneArg(b->other, obj);
     int how;
-    PyObject *r = encode_in_c(b->st, obj, Py_False, &how, b);
+    PyObject *r = encode_in_c(b->st, obj, 0, Py_False, &how, b);
     if (how == ANSWERED) return r;
     return PyObject_CallOneArg(b->st->entry.py_encode, obj);
 }
@@ -418,6 +459,8 @@ int pbj_entry_traverse(PbjEntry *E, visitproc visit, void *arg)
     Py_VISIT(E->py_encode);
     Py_VISIT(E->check_decode);
     Py_VISIT(E->check_encode);
+    Py_VISIT(E->steps_of);
+    Py_VISIT(E->generation);
     Py_VISIT(E->default_depth);
     Py_VISIT(E->bound_type);
     return 0;
@@ -432,6 +475,9 @@ void pbj_entry_clear(PbjEntry *E)
     Py_CLEAR(E->py_encode);
     Py_CLEAR(E->check_decode);
     Py_CLEAR(E->check_encode);
+    Py_CLEAR(E->steps_of);
+    Py_CLEAR(E->generation);
+    Py_CLEAR(E->s_required_state);
     Py_CLEAR(E->default_depth);
     Py_CLEAR(E->s_free);
     Py_CLEAR(E->s_max_depth);
@@ -536,21 +582,26 @@ static PyObject *make_builtin(PyMethodDef *def, const char *name, FastWithKeywor
     return PyCFunction_NewEx(def, self, module_name);
 }
 
-/* entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH)
+/* entry_points(native, current, Codec, decode, encode, check_decode, check_encode, FREE, DEFAULT_MAX_DEPTH,
+ *              native_steps, GENERATION)
  *   -> (decode, encode, bind_decode, bind_encode): the builtins, falling back to the Python decode
- *   and encode given, and the makers of their one-argument forms. Once per module object (the
- *   builtins' method records are the state's). */
+ *   and encode given, and the makers of their one-argument forms; the last two are pbj.required's,
+ *   for the check in C (required.c). Once per module object (the builtins' method records are the
+ *   state's). */
 PyObject *pbj_entry_points(PyObject *self, PyObject *args)
 {
     PbjEntry *E = &pbj_state(self)->entry;
     PyObject *native, *current, *codec_type, *py_decode, *py_encode, *check_decode, *check_encode, *free_name, *depth;
-    if (!PyArg_ParseTuple(args, "OOO!OOOOUO!:entry_points", &native, &current, &PyType_Type, &codec_type, &py_decode,
-                          &py_encode, &check_decode, &check_encode, &free_name, &PyLong_Type, &depth))
+    PyObject *steps_of, *generation;
+    if (!PyArg_ParseTuple(args, "OOO!OOOOUO!OO:entry_points", &native, &current, &PyType_Type, &codec_type, &py_decode,
+                          &py_encode, &check_decode, &check_encode, &free_name, &PyLong_Type, &depth, &steps_of,
+                          &generation))
         return NULL;
     if (E->py_decode != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "entry_points: already made for this module");
         return NULL;
     }
+    if (pbj_required_setup(E, steps_of, generation) < 0) return NULL;
     Py_ssize_t engine_off = slot_offset(Py_TYPE(current), "engine");
     Py_ssize_t native_off = engine_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "native");
     Py_ssize_t parse_off = native_off < 0 ? -1 : slot_offset((PyTypeObject *)codec_type, "parse");

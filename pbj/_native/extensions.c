@@ -75,6 +75,7 @@ static int in_ranges(NMessage *m, uint64_t number)
 typedef struct {
     uint64_t number;
     PyObject *cap;       /* owned: the holder's plan */
+    PyObject *ext;       /* owned: the Extension (its full_name names it in an error) */
     NMessage *nm;        /* the holder's plan (held through cap) */
     UBuf occ;            /* its occurrences, as they arrived (message sets: the messages' bytes) */
 } Found;
@@ -84,12 +85,14 @@ typedef struct {
     Py_ssize_t n, cap;
     PyObject *registry;  /* owned while the take runs */
     PyObject *holder_plan;
+    PbjDecodeSpans decode;  /* the decoder of a holder (the caller's: decode.c) */
 } Take;
 
 static void take_release(Take *t)
 {
     for (Py_ssize_t i = 0; i < t->n; i++) {
         Py_XDECREF(t->f[i].cap);
+        Py_XDECREF(t->f[i].ext);
         PyMem_Free(t->f[i].occ.buf);
     }
     PyMem_Free(t->f);
@@ -120,10 +123,10 @@ static int lookup(Ctx *c, Take *t, uint64_t number, Found **out)
         }
     }
     Py_XDECREF(holder);
-    Py_DECREF(ext);
     NMessage *nm = cap && cap != Py_None ? pbj_message_of(cap) : NULL;
     if (!nm || nm->nfields != 1 || nm->ext_number < 0) {
         Py_XDECREF(cap);
+        Py_DECREF(ext);
         PyErr_Clear();
         c->declined = 1;
         return -1;
@@ -131,13 +134,14 @@ static int lookup(Ctx *c, Take *t, uint64_t number, Found **out)
     if (t->n == t->cap) {
         Py_ssize_t n = t->cap ? t->cap * 2 : 4;
         Found *f = PyMem_Realloc(t->f, n * sizeof(Found));
-        if (!f) { Py_DECREF(cap); return -1; }
+        if (!f) { Py_DECREF(cap); Py_DECREF(ext); c->declined = 1; return -1; }
         t->f = f;
         t->cap = n;
     }
     Found *f = &t->f[t->n++];
     f->number = number;
     f->cap = cap;
+    f->ext = ext;
     f->nm = nm;
     f->occ.buf = NULL;
     f->occ.len = f->occ.cap = 0;
@@ -159,12 +163,51 @@ static int find_tag(NMessage *m, uint32_t tag)
     return 0;
 }
 
+/* A holder's decode of `f` failed: the error as pbj.codec.extensions raises it, "extension <full
+ * name>: <reason>" at the path ["[<full name>]", ...] below the holder's own fields (`drop`: the
+ * holder's outer part of the path left out: its "value" field; a message set's "item" and
+ * "message"), and no offset (the enclosing message's field gives it one). */
+static void extension_failed(Ctx *c, Found *f, int drop)
+{
+    if (!c->err_reason || c->declined) return;
+    PyObject *name = PyObject_GetAttrString(f->ext, "full_name");
+    PyObject *reason = name ? PyUnicode_FromFormat("extension %S: %U", name, c->err_reason) : NULL;
+    PyObject *head = name ? PyUnicode_FromFormat("[%S]", name) : NULL;
+    Py_XDECREF(name);
+    Py_ssize_t n = c->err_path ? PyList_GET_SIZE(c->err_path) : 0;
+    if (!reason || !head || (!c->err_path && !(c->err_path = PyList_New(0)))) goto fail;
+    if (drop == 1) {  /* the holder's "value" (its one field), if the path starts with it */
+        if (n && PyUnicode_Check(PyList_GET_ITEM(c->err_path, n - 1))
+            && PyUnicode_CompareWithASCIIString(PyList_GET_ITEM(c->err_path, n - 1), "value") == 0) n--;
+    } else {
+        n = n >= drop ? n - drop : 0;
+    }
+    if (PyList_SetSlice(c->err_path, n, PyList_GET_SIZE(c->err_path), NULL) < 0
+        || PyList_Append(c->err_path, head) < 0) goto fail;
+    Py_DECREF(head);
+    Py_SETREF(c->err_reason, reason);
+    c->err_offset = -1;
+    return;
+fail:
+    Py_XDECREF(reason);
+    Py_XDECREF(head);
+    PyErr_Clear();
+    c->declined = 1;
+}
+
 /* the holder of `f` decoded over [p, e) (its occurrences), a new reference */
-static PyObject *holder_from(Ctx *c, Found *f, const uint8_t *p, const uint8_t *e, int depth)
+static PyObject *holder_from(Ctx *c, Take *t, Found *f, const uint8_t *p, const uint8_t *e, int depth)
 {
     static const uint8_t nothing[1] = {0};
     if (p == NULL) p = e = nothing;
-    return pbj_decode_spans(c, f->nm, p, e, depth, NULL, 0);
+    const uint8_t *data = c->data, *data_end = c->data_end;
+    c->data = p;  /* the input of this decode, as pbj.codec.extensions parses it (the bytes given) */
+    c->data_end = e;
+    PyObject *h = t->decode(c, f->nm, p, e, depth, NULL, 0);
+    c->data = data;
+    c->data_end = data_end;
+    if (!h) extension_failed(c, f, 1);
+    return h;
 }
 
 /* the holders of the regular (not message-set) extensions, as wire.take */
@@ -185,7 +228,7 @@ static int take_regular(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, UBuf
         }
         if (pbj_ubuf_add(&f->occ, start, p - start) < 0) return -1;
         if (f->nm->fields[0].closed) {  /* its non-members stay unknown fields where they arrived */
-            PyObject *h = holder_from(c, f, start, p, depth);
+            PyObject *h = holder_from(c, t, f, start, p, depth);
             if (!h) return -1;
             PyObject *u = SLOT(h, f->nm->unknown_off);
             int bad = pbj_ubuf_add(rest, (const uint8_t *)PyBytes_AS_STRING(u), PyBytes_GET_SIZE(u));
@@ -199,7 +242,7 @@ static int take_regular(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, UBuf
     for (Py_ssize_t i = 0; i < t->n; i++) {
         Found *f = &t->f[i];
         NMessage *nm = f->nm;
-        PyObject *h = holder_from(c, f, f->occ.buf, f->occ.buf + f->occ.len, depth);
+        PyObject *h = holder_from(c, t, f, f->occ.buf, f->occ.buf + f->occ.len, depth);
         if (!h) { PyMem_Free(left.buf); return -1; }
         PyObject *u = SLOT(h, nm->unknown_off);
         if (PyBytes_GET_SIZE(u)) {
@@ -299,6 +342,9 @@ static int take_message_set(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, 
         if (pbj_ubuf_add(rest, start, p - start) < 0) return -1;
     }
     if (t->n > 1) qsort(t->f, t->n, sizeof(Found), by_number);
+    /* the holder is two levels above the message Python parses (with depth - 2, unchecked): with
+     * fewer than two levels left their checks would refuse what Python reads; Python decides */
+    if (t->n && depth < 2) { c->declined = 1; return -1; }
     for (Py_ssize_t i = 0; i < t->n; i++) {
         Found *f = &t->f[i];
         /* the holder (item = Item(type_id, message)) decoded from the item it stands for, its
@@ -309,9 +355,17 @@ static int take_message_set(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, 
             PyMem_Free(item.buf);
             return -1;
         }
-        PyObject *h = pbj_decode_spans(c, f->nm, item.buf, item.buf + item.len, depth, NULL, 0);
+        const uint8_t *data = c->data, *data_end = c->data_end;
+        c->data = item.buf + item.len - 1 - f->occ.len;  /* the message's bytes, as Python parses them */
+        c->data_end = item.buf + item.len - 1;
+        PyObject *h = t->decode(c, f->nm, item.buf, item.buf + item.len, depth, NULL, 0);
+        c->data = data;
+        c->data_end = data_end;
         PyMem_Free(item.buf);
-        if (!h) return -1;
+        if (!h) {
+            extension_failed(c, f, 2);  /* (the holder's "item" and its "message") */
+            return -1;
+        }
         int bad = PyList_Append(list, h);
         Py_DECREF(h);
         if (bad < 0) return -1;
@@ -319,10 +373,10 @@ static int take_message_set(Ctx *c, NMessage *m, Take *t, UBuf *unk, int depth, 
     return 0;
 }
 
-int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders)
+int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders, PbjDecodeSpans decode)
 {
     *holders = NULL;
-    Take t = {NULL, 0, 0, Py_NewRef(m->registry), Py_NewRef(m->holder_plan)};
+    Take t = {NULL, 0, 0, Py_NewRef(m->registry), Py_NewRef(m->holder_plan), decode};
     UBuf rest = {NULL, 0, 0};
     PyObject *list = PyList_New(0);
     int r = list ? (m->message_set ? take_message_set : take_regular)(c, m, &t, unk, depth, &rest, list) : -1;

@@ -2,15 +2,18 @@
  *
  * Functions (all used by pbj only, through pbj/_native/__init__.py and pbj.api):
  *   build(messages, externals) -> [capsule | None]   plan.c
- *   decode(plan, data, max_depth) -> obj | None       decode.c
+ *   decode(plan, data, max_depth) -> obj | None       decode.c (raises the DecodeError of refused input)
  *   encode(plan, obj) -> bytes | None                 encode.c
  *   write_reverse(plan, obj, buf, pos) -> pos | None  reverse.c
  *   arrow_plan(nodes, classes), arrow_decode(plan, payloads, max_depth) -> arrow_array capsule | None   arrow.c
- *   setup(FrozenMap, OneOf, EMPTY_MAP, layout)        the containers decoded values use; the
- *                                                     codes and record sizes Python sends (checked)
+ *   count_values(plan, data, max_depth) -> {(class, field name): count}  count.c (the example sink)
+ *   setup(FrozenMap, OneOf, EMPTY_MAP, DecodeError, layout)  the containers decoded values use, the
+ *                                                     error of a refused input; the codes and record
+ *                                                     sizes Python sends (checked)
  *   entry_points(...) -> (decode, encode, binders)    pbj.decode and pbj.encode as builtins   entry.c
  *   bind_decode(cls, ...), bind_encode(cls, other)    their one-argument forms (grpcio)       entry.c
- * None always means: run the pure-Python engine on the same input.
+ * None always means: run the pure-Python engine on the same input (valid input the engine leaves to
+ * it; an input that is not a valid encoding raises its DecodeError from C, with no Python parse).
  *
  * The module is initialised in two phases (PEP 489) and keeps all its state in the module object
  * (PbjState, engine.h): no process globals, so every interpreter (and every new module object made
@@ -53,8 +56,9 @@ static int check_layout(PyObject *layout)
 static PyObject *setup(PyObject *self, PyObject *args)
 {
     PbjState *st = pbj_state(self);
-    PyObject *fm, *oneof, *empty, *layout;
-    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyType_Type, &fm, &PyType_Type, &oneof, &empty, &PyDict_Type, &layout))
+    PyObject *fm, *oneof, *empty, *decode_error, *layout;
+    if (!PyArg_ParseTuple(args, "O!O!OO!O!", &PyType_Type, &fm, &PyType_Type, &oneof, &empty, &PyType_Type,
+                          &decode_error, &PyDict_Type, &layout))
         return NULL;
     if (check_layout(layout) < 0) return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)fm, &PyDict_Type) || !PyType_IsSubtype((PyTypeObject *)oneof, &PyTuple_Type)
@@ -62,6 +66,20 @@ static PyObject *setup(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "setup(FrozenMap, OneOf, EMPTY_MAP): unexpected container types");
         return NULL;
     }
+    if (!PyType_IsSubtype((PyTypeObject *)decode_error, (PyTypeObject *)PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "setup: DecodeError must be an exception class");
+        return NULL;
+    }
+    Py_XSETREF(st->DecodeError, Py_NewRef(decode_error));
+    PyObject *names = PyTuple_New(T_MESSAGE);
+    if (!names) return NULL;
+#define X(name, value) PyTuple_SET_ITEM(names, value, PyUnicode_FromString(#name));
+    PBJ_TYPE_ENTRIES
+#undef X
+    for (Py_ssize_t i = 0; i < T_MESSAGE; i++) {
+        if (!PyTuple_GET_ITEM(names, i)) { Py_DECREF(names); return NULL; }
+    }
+    Py_XSETREF(st->type_names, names);
     Py_XSETREF(st->FrozenMap, Py_NewRef(fm));
     Py_XSETREF(st->OneOf, Py_NewRef(oneof));
     Py_XSETREF(st->EMPTY_MAP, Py_NewRef(empty));
@@ -70,10 +88,12 @@ static PyObject *setup(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(FrozenMap, OneOf, EMPTY_MAP, layout): the containers decoded values use; the codes Python sends."},
+     "setup(FrozenMap, OneOf, EMPTY_MAP, DecodeError, layout): the containers decoded values use, the error a "
+     "refused input raises; the codes Python sends."},
     {"build", pbj_build, METH_VARARGS, "build(messages, externals) -> list of plan capsules (None: declined)."},
     {"decode", (PyCFunction)(void (*)(void))pbj_decode, METH_FASTCALL,
-     "decode(plan, data, max_depth) -> the decoded object, or None (run the Python parser)."},
+     "decode(plan, data, max_depth) -> the decoded object, or None (valid input left to the Python parser); "
+     "raises the DecodeError of an input that is not a valid encoding."},
     {"encode", (PyCFunction)(void (*)(void))pbj_encode, METH_FASTCALL,
      "encode(plan, obj) -> bytes, or None (run the Python writer)."},
     {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,
@@ -86,6 +106,9 @@ static PyMethodDef methods[] = {
      "class catch (grpcio's deserializer)."},
     {"bind_encode", pbj_bind_encode, METH_VARARGS,
      "bind_encode(cls, other) -> obj -> pbj.encode(obj) for a cls instance, other(obj) otherwise (grpcio's serializer)."},
+    {"count_values", (PyCFunction)(void (*)(void))pbj_count_values, METH_FASTCALL,
+     "count_values(plan, data, max_depth) -> {(class, field name): number of values}: the counting sink "
+     "(count.c, the example of docs/codec-protobuf.md); raises the DecodeError of a refused input."},
     {"arrow_plan", (PyCFunction)(void (*)(void))pbj_arrow_plan, METH_FASTCALL,
      "arrow_plan(nodes, classes) -> the column plan of pbj.arrow.native (arrow.c)."},
     {"arrow_decode", (PyCFunction)(void (*)(void))pbj_arrow_decode, METH_FASTCALL,
@@ -138,6 +161,7 @@ static int traverse_module(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->FrozenMap);
     Py_VISIT(st->OneOf);
     Py_VISIT(st->EMPTY_MAP);
+    Py_VISIT(st->DecodeError);
     return pbj_entry_traverse(&st->entry, visit, arg);
 }
 
@@ -148,6 +172,8 @@ static int clear_module(PyObject *module)
     Py_CLEAR(st->FrozenMap);
     Py_CLEAR(st->OneOf);
     Py_CLEAR(st->EMPTY_MAP);
+    Py_CLEAR(st->DecodeError);
+    Py_CLEAR(st->type_names);
     Py_CLEAR(st->empty_tuple);
     Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->minus_one);

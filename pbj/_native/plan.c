@@ -1,8 +1,9 @@
 /* plan.c: the engine's compact form of a class's codec plan.
  *
- * pbj/_native/__init__.py (native_plan) flattens each MessagePlan of a batch into tuples of
- * ints, bytes and the few objects a decoder must produce; pbj_build turns them into NMessage
- * structs, one capsule per class, stored on the class's Codec (codec.native). A class whose
+ * pbj/_native/__init__.py (native_plan) sends each MessagePlan of a batch as it is, with the slot
+ * descriptors its slot names flatten to (NativeMessage); the engine reads the plan's own records by
+ * position (engine.h: FP_*, MP_*, OP_*, NM_*, checked by name at import). pbj_build turns them into
+ * NMessage structs, one capsule per class, stored on the class's Codec (codec.native). A class whose
  * plan refers to a class the engine declined is declined too (None), so every NMessage the
  * engine runs reaches only NMessages.
  *
@@ -95,29 +96,31 @@ static int *int_array(PyObject *t, int *n)
 }
 
 
+/* one pbj.codec.plan.FieldPlan (read by position: engine.h, FP_*, checked at import) */
 static int convert_field(NField *f, PyObject *t)
 {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != FIELD_ITEMS) return -1;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != FP_SIZE) return -1;
     int number;
-    if (get_int(t, 0, &number) < 0 || get_int(t, 1, &f->slot) < 0 || get_int(t, 2, &f->label) < 0
-        || get_int(t, 3, &f->type) < 0 || get_int(t, 4, &f->key) < 0 || get_int(t, 5, &f->oneof) < 0
-        || get_int(t, 6, &f->group) < 0 || get_int(t, 7, &f->closed) < 0 || get_int(t, 8, &f->width) < 0)
+    if (get_int(t, FP_NUMBER, &number) < 0 || get_int(t, FP_SLOT, &f->slot) < 0 || get_int(t, FP_LABEL, &f->label) < 0
+        || get_int(t, FP_TYPE, &f->type) < 0 || get_int(t, FP_KEY, &f->key) < 0 || get_int(t, FP_ONEOF, &f->oneof) < 0
+        || get_int(t, FP_GROUP, &f->group) < 0 || get_int(t, FP_CLOSED, &f->closed) < 0
+        || get_int(t, FP_WIDTH, &f->width) < 0)
         return -1;
     f->number = (uint32_t)number;
-    if (get_tag(PyTuple_GET_ITEM(t, 9), f->tag, &f->tag_len) < 0
-        || get_tag(PyTuple_GET_ITEM(t, 10), f->end_tag, &f->end_tag_len) < 0
-        || get_tag(PyTuple_GET_ITEM(t, 11), f->vtag, &f->vtag_len) < 0)
+    if (get_tag(PyTuple_GET_ITEM(t, FP_TAG), f->tag, &f->tag_len) < 0
+        || get_tag(PyTuple_GET_ITEM(t, FP_END_TAG), f->end_tag, &f->end_tag_len) < 0
+        || get_tag(PyTuple_GET_ITEM(t, FP_VALUE_TAG), f->vtag, &f->vtag_len) < 0)
         return -1;
     int ktag;
-    if (get_int(t, 12, &ktag) < 0) return -1;
+    if (get_int(t, FP_KEY_TAG, &ktag) < 0 || ktag < 0 || ktag > 0x7F) return -1;
     f->ktag = (uint8_t)ktag;
-    f->name = Py_NewRef(PyTuple_GET_ITEM(t, 13));
-    PyObject *em = PyTuple_GET_ITEM(t, 14);
+    f->name = Py_NewRef(PyTuple_GET_ITEM(t, FP_NAME));
+    PyObject *em = PyTuple_GET_ITEM(t, FP_ENUM_MEMBERS);
     f->enum_map = em == Py_None ? NULL : Py_NewRef(em);
     if (f->enum_map && (!PyDict_CheckExact(f->enum_map) || pbj_enum_table(f) < 0)) return -1;
-    PyObject *vd = PyTuple_GET_ITEM(t, 15);
+    PyObject *vd = PyTuple_GET_ITEM(t, FP_VALUE_DEFAULT);
     f->map_vdefault = vd == Py_None ? NULL : Py_NewRef(vd);
-    if (get_int(t, 16, &f->sub) < 0 || get_int(t, 17, &f->utf8) < 0) return -1;
+    if (get_int(t, FP_SUB, &f->sub) < 0 || get_int(t, FP_UTF8, &f->utf8) < 0) return -1;
     if (f->type < 0 || f->type > T_MESSAGE || f->label < 0 || f->label > L_MEMBER) return -1;
     if (f->label == L_MAP && (f->key < 0 || f->key >= T_MESSAGE)) return -1;
     pbj_writer_types(f);  /* (values.c) */
@@ -125,25 +128,29 @@ static int convert_field(NField *f, PyObject *t)
 }
 
 
+/* one class: the adapter's NativeMessage (the plan itself, pbj.codec.plan.MessagePlan, read by
+ * position: engine.h, MP_*, NM_*, checked at import; and the slots its names flatten to) */
 static NMessage *convert_message(PyObject *module, PyObject *t)
 {
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != MESSAGE_ITEMS) return NULL;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != NM_SIZE) return NULL;
+    PyObject *mp = PyTuple_GET_ITEM(t, NM_PLAN);
+    if (!PyTuple_Check(mp) || PyTuple_GET_SIZE(mp) != MP_SIZE) return NULL;
     NMessage *m = PyMem_Calloc(1, sizeof(NMessage));
     if (!m) return NULL;
     m->module = Py_NewRef(module);
     m->st = pbj_state(module);
-    PyObject *cls = PyTuple_GET_ITEM(t, 0);
-    PyObject *descrs = PyTuple_GET_ITEM(t, 1);
-    PyObject *defaults = PyTuple_GET_ITEM(t, 4);
-    PyObject *kinds = PyTuple_GET_ITEM(t, 5);
-    PyObject *fields = PyTuple_GET_ITEM(t, 6);
-    PyObject *dispatch = PyTuple_GET_ITEM(t, 7);
-    PyObject *writes = PyTuple_GET_ITEM(t, 8);
-    PyObject *oneofs = PyTuple_GET_ITEM(t, 9);
-    PyObject *ranges = PyTuple_GET_ITEM(t, 10);
-    PyObject *registry = PyTuple_GET_ITEM(t, 11);
-    PyObject *ext_descr = PyTuple_GET_ITEM(t, 14);
-    PyObject *holder_plan = PyTuple_GET_ITEM(t, 15);
+    PyObject *cls = PyTuple_GET_ITEM(mp, MP_CLS);
+    PyObject *descrs = PyTuple_GET_ITEM(t, NM_SLOT_DESCRIPTORS);
+    PyObject *defaults = PyTuple_GET_ITEM(mp, MP_SLOT_DEFAULTS);
+    PyObject *kinds = PyTuple_GET_ITEM(mp, MP_SLOT_KINDS);
+    PyObject *fields = PyTuple_GET_ITEM(mp, MP_FIELDS);
+    PyObject *dispatch = PyTuple_GET_ITEM(mp, MP_DISPATCH);
+    PyObject *writes = PyTuple_GET_ITEM(mp, MP_WRITES);
+    PyObject *oneofs = PyTuple_GET_ITEM(mp, MP_ONEOFS);
+    PyObject *ranges = PyTuple_GET_ITEM(mp, MP_EXTENSION_RANGES);
+    PyObject *registry = PyTuple_GET_ITEM(mp, MP_EXTENSION_REGISTRY);
+    PyObject *ext_descr = PyTuple_GET_ITEM(t, NM_EXTENSIONS_SLOT);
+    PyObject *holder_plan = PyTuple_GET_ITEM(t, NM_HOLDER_PLAN);
     m->ext_off = -1;
     if (!PyTuple_Check(ranges) || (registry != Py_None && !PyDict_CheckExact(registry))) goto fail;
     if (!PyType_Check(cls) || !PyTuple_Check(descrs) || !PyTuple_Check(defaults) || !PyTuple_Check(kinds)
@@ -161,7 +168,7 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
         m->slot_off[i] = offset_of(PyTuple_GET_ITEM(descrs, i));
         if (m->slot_off[i] < (Py_ssize_t)sizeof(PyObject)
             || m->slot_off[i] + (Py_ssize_t)sizeof(PyObject *) > m->cls->tp_basicsize) goto fail;
-        if (get_int(kinds, i, &m->slot_kind[i]) < 0) goto fail;
+        if (get_int(kinds, i, &m->slot_kind[i]) < 0 || m->slot_kind[i] < S_SINGULAR || m->slot_kind[i] > S_ONEOF) goto fail;
         m->slot_default[i] = Py_NewRef(PyTuple_GET_ITEM(defaults, i));
     }
     m->rep_of_slot = PyMem_Calloc(m->nslots + 1, sizeof(int));
@@ -185,9 +192,9 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
         m->ranges[2 * i] = (uint32_t)lo;
         m->ranges[2 * i + 1] = (uint32_t)hi;
     }
-    if (get_int(t, 12, &m->message_set) < 0) goto fail;
+    if (get_int(mp, MP_MESSAGE_SET, &m->message_set) < 0) goto fail;
     {
-        long number = PyLong_AsLong(PyTuple_GET_ITEM(t, 13));
+        long number = PyLong_AsLong(PyTuple_GET_ITEM(mp, MP_EXTENSION_NUMBER));
         if (number == -1 && PyErr_Occurred()) goto fail;
         m->ext_number = number;
     }
@@ -203,8 +210,8 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
                 && m->cls->tp_weaklistoffset == 0
                 && m->cls->tp_basicsize == (Py_ssize_t)sizeof(PyObject)
                    + (m->nslots + 2 + (m->ext_off >= 0)) * (Py_ssize_t)sizeof(PyObject *);
-    m->unknown_off = offset_of(PyTuple_GET_ITEM(t, 2));
-    m->size_off = offset_of(PyTuple_GET_ITEM(t, 3));
+    m->unknown_off = offset_of(PyTuple_GET_ITEM(t, NM_UNKNOWN_SLOT));
+    m->size_off = offset_of(PyTuple_GET_ITEM(t, NM_SIZE_SLOT));
     if (m->unknown_off < (Py_ssize_t)sizeof(PyObject) || m->size_off < (Py_ssize_t)sizeof(PyObject)
         || m->unknown_off + (Py_ssize_t)sizeof(PyObject *) > m->cls->tp_basicsize
         || m->size_off + (Py_ssize_t)sizeof(PyObject *) > m->cls->tp_basicsize) goto fail;
@@ -224,6 +231,8 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
         int single = f->type == T_MESSAGE && (f->label == L_EXPLICIT || f->label == L_IMPLICIT || f->label == L_MEMBER);
         m->msg_of_field[i] = single ? m->nmsgf++ : -1;
     }
+
+    m->small = m->nslots <= PBJ_STACK_SLOTS && m->nrep <= PBJ_STACK_REPEATED && m->nmsgf <= PBJ_STACK_SPANS;
 
     m->ndispatch = (int)PyTuple_GET_SIZE(dispatch);
     m->dispatch = PyMem_Calloc(m->ndispatch + 1, sizeof(NDispatch));
@@ -254,9 +263,9 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
     m->oneofs = PyMem_Calloc(m->noneofs + 1, sizeof(NOneof));
     if (!m->oneofs) goto fail;
     for (int i = 0; i < m->noneofs; i++) {
-        PyObject *o = PyTuple_GET_ITEM(oneofs, i);
-        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2 || get_int(o, 0, &m->oneofs[i].slot) < 0) goto fail;
-        m->oneofs[i].members = int_array(PyTuple_GET_ITEM(o, 1), &m->oneofs[i].nmembers);
+        PyObject *o = PyTuple_GET_ITEM(oneofs, i);  /* a pbj.codec.plan.OneofPlan */
+        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != OP_SIZE || get_int(o, OP_SLOT, &m->oneofs[i].slot) < 0) goto fail;
+        m->oneofs[i].members = int_array(PyTuple_GET_ITEM(o, OP_MEMBERS), &m->oneofs[i].nmembers);
         if (!m->oneofs[i].members || m->oneofs[i].slot < 0 || m->oneofs[i].slot >= m->nslots) goto fail;
         for (int k = 0; k < m->oneofs[i].nmembers; k++) {
             if (m->oneofs[i].members[k] < 0 || m->oneofs[i].members[k] >= m->nfields) goto fail;
@@ -265,6 +274,7 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
     for (int i = 0; i < m->nfields; i++) {
         if (m->fields[i].oneof >= m->noneofs) goto fail;
     }
+    if (m->noneofs > PBJ_STACK_SLOTS) m->small = 0;
 
     m->nwrites = (int)PyTuple_GET_SIZE(writes);
     m->writes = PyMem_Calloc(m->nwrites + 1, sizeof(NWrite));

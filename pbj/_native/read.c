@@ -168,6 +168,17 @@ static inline PyObject *enum_member(const struct NEnum *t, int32_t num)
     return NULL;
 }
 
+int pbj_enum_has(NField *f, int32_t num)
+{
+    if (f->enum_table) return enum_member(f->enum_table, num) != NULL;
+    if (!f->enum_map) return 1;
+    PyObject *key = PyLong_FromLong(num);
+    if (!key) return -1;
+    int r = PyDict_Contains(f->enum_map, key);
+    Py_DECREF(key);
+    return r;
+}
+
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e)
 {
     if (type == T_STRING) return pbj_str_value(p, e, 1);

@@ -18,6 +18,14 @@ typedef struct {
  * left to Python) rather than refused */
 typedef struct {
     PbjState *st;   /* the module's state (engine.h) */
+    const uint8_t *data, *data_end;  /* the whole input (offsets count from data) */
+    /* the error (walk.c): its reason (a str, owned), the byte offset of the failing field's tag (-1:
+     * none), the path, innermost element first (a list, owned) */
+    PyObject *err_reason, *err_path;
+    Py_ssize_t err_offset;
+    long group_found;   /* a group body ended without its end tag: the end tag found instead (0: the
+                         * input ended), for the group's field to report; -1 otherwise */
+    int quiet;      /* a failure is not explained (walk.c): the caller declines any failure */
     int level;
     int declined;   /* valid input the engine leaves to Python (a merge, deep nesting) */
     int defer_gc;       /* a large input: messages are tracked when the call ends (decode.c, hold_young) */
@@ -34,14 +42,15 @@ typedef struct {
     const uint8_t *s, *e;
 } Span;
 
-/* decode.c: one message of plan m from [p, end) and then from each of more[0..nmore) in turn (its
- * later occurrences, merged), with `depth` levels left; NULL on error or decline (c->declined) */
-PyObject *pbj_decode_spans(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
-                           const Span *more, Py_ssize_t nmore);
+/* A decoder of one message of plan m from [p, end) and then from each of more[0..nmore) in turn (its
+ * later occurrences, merged), with `depth` levels left; NULL on error or decline (c->declined):
+ * decode.c's, which it hands to extensions.c for the holders of extensions */
+typedef PyObject *(*PbjDecodeSpans)(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
+                                   const Span *more, Py_ssize_t nmore);
 /* extensions.c: split the unknown fields `unk` of a just-decoded message of m (a class with
- * extension ranges) into its registered extensions (*holders: a new tuple, sorted by number) and
- * the rest (left in unk), as pbj.extensions.wire.take does */
-int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders);
+ * extension ranges) into its registered extensions (*holders: a new tuple, sorted by number, each
+ * decoded with `decode`) and the rest (left in unk), as pbj.extensions.wire.take does */
+int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders, PbjDecodeSpans decode);
 int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
 /* share.c: one object for every repeated sub-message of a decode call (LEN values of at most
@@ -53,6 +62,8 @@ void pbj_share_insert(Ctx *c, NMessage *m, const uint8_t *p, const uint8_t *e, i
                       PyObject *o);
 void pbj_share_end(Ctx *c);
 PyObject *pbj_scalar_value(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw);
+/* 1: `num` is a member of enum field f, 0: it is not, -1: error (read.c) */
+int pbj_enum_has(NField *f, int32_t num);
 
 static inline int rd_fixed32(const uint8_t **pp, const uint8_t *end, uint32_t *out)
 {
@@ -128,6 +139,22 @@ static inline PyObject *pbj_str_value(const uint8_t *p, const uint8_t *e, int st
         return s;
     }
     return PyUnicode_DecodeUTF8((const char *)p, n, strict ? NULL : "surrogateescape");
+}
+
+/* One value of field f of `type` (a map's key or value type too: not a message) at *pp: a string
+ * (strict UTF-8, or any bytes kept as Python keeps them when f->utf8 is 0), bytes, or a scalar; NULL
+ * on error; for a closed enum's non-member, Py_None (a new reference) and *raw the number. */
+static inline __attribute__((always_inline)) PyObject *pbj_value_object(NField *f, int type, const uint8_t **pp, const uint8_t *end, int32_t *raw)
+{
+    if (type == T_STRING || type == T_BYTES) {
+        const uint8_t *e;
+        if (rd_len(pp, end, &e) < 0) return NULL;
+        PyObject *v = type == T_STRING ? pbj_str_value(*pp, e, f->utf8)
+                                       : PyBytes_FromStringAndSize((const char *)*pp, e - *pp);
+        *pp = e;
+        return v;
+    }
+    return pbj_scalar_value(f, type, pp, end, raw);
 }
 
 #endif

@@ -12,10 +12,12 @@
  * - a ReverseBuffer (write_reverse(plan, obj, buf, pos)), only through the writer protocol of
  *   pbj/codec/buffer.py: it stores below `pos` in `writer_view` and calls `writer_grow(pos,
  *   need)` for room (which replaces the storage); the caller commits;
- * - this thread's own scratch storage (write_reverse(plan, obj): what pbj.encode(obj,
- *   reverse=True) calls), kept in the thread's state dict and freed with it; it grows with
- *   PyMem_Realloc, and the result is copied out of it into the bytes returned. A warm scratch
- *   allocates nothing but those bytes.
+ * - the bytes returned (write_reverse(plan, obj): what pbj.encode(obj, reverse=True) calls)
+ *   when the object's size is cached: written back to front straight into them, each byte moved
+ *   once; a size that does not fill them exactly (set by hand) falls to the next;
+ * - else this thread's own scratch storage, kept in the thread's state dict and freed with it;
+ *   it grows with PyMem_Malloc, and the result is copied out of it into the bytes returned. A
+ *   warm scratch allocates nothing but those bytes.
  *
  * It declines (returns -1; the caller runs the Python writer from the same place) on what the
  * forward writer declines. Every store is checked against the storage's start (room made first).
@@ -42,13 +44,25 @@ typedef struct {
 } Scratch;
 
 typedef struct {
-    uint8_t *base, *p, *end;   /* the storage is [base, end); written so far: [p, end) */
+    uint8_t *base, *p, *end;   /* the storage is [base, end); written there so far: [p, end) */
     PyObject *rb;              /* the ReverseBuffer, or NULL: `sc` */
     PbjState *st;              /* the module's state (interned names) */
-    Scratch *sc;
+    Scratch *sc;               /* or NULL too: the bytes returned, made the size cached (`head`) */
     Py_buffer view;
     int have_view;
+    /* In place (encode_in_place), the storage is the bytes returned, exactly the size cached.
+     * Room checks ask for the most a value can take, so the last values (the message's first
+     * fields) may not pass one although they fit: then the write goes on in the scratch, and at
+     * the end what it wrote there is copied to the front of the bytes returned, if it fills them
+     * exactly. `before`: what was written in the bytes returned before that switch; `head`: their
+     * start (NULL: not in place); `head_room`: what is left in front of what was written there. */
+    Py_ssize_t before;
+    uint8_t *head;
+    Py_ssize_t head_room;
 } RW;
+
+/* bytes written so far, in the storage and before a switch (lengths are differences of two) */
+#define WRITTEN(w) ((w)->end - (w)->p + (w)->before)
 
 static int rw_view(RW *w, Py_ssize_t pos)
 {
@@ -71,6 +85,8 @@ static void rw_release(RW *w)
     w->have_view = 0;
 }
 
+static Scratch *thread_scratch(PbjState *st);
+
 /* make room for `need` bytes below p: the slow path of room() */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
@@ -78,6 +94,17 @@ __attribute__((noinline))
 static int rw_grow(RW *w, size_t need)
 {
     Py_ssize_t written = w->end - w->p;
+    if (w->rb == NULL && w->sc == NULL) {  /* in place: on in the scratch (see RW) */
+        Scratch *sc = thread_scratch(w->st);
+        if (!sc) return -1;
+        w->before = written;
+        w->head_room = w->p - w->base;
+        w->sc = sc;
+        sc->busy = 1;
+        w->base = sc->buf;
+        w->p = w->end = sc->buf + sc->cap;
+        return (size_t)(w->p - w->base) >= need ? 0 : rw_grow(w, need);
+    }
     if (w->rb == NULL) {
         Scratch *sc = w->sc;
         size_t cap = sc->cap * 2;
@@ -221,9 +248,9 @@ static int r_sub(RW *w, NField *f, PyObject *v, int level)
         r_tag(w, f->tag, f->tag_len);
         return 0;
     }
-    Py_ssize_t mark = w->end - w->p;
+    Py_ssize_t mark = WRITTEN(w);
     if (rev_msg(f->subm, v, w, level + 1) < 0 || room(w, SCALAR_ROOM) < 0) return -1;
-    r_varint(w, (uint64_t)((w->end - w->p) - mark));
+    r_varint(w, (uint64_t)(WRITTEN(w) - mark));
     r_tag(w, f->tag, f->tag_len);
     return 0;
 }
@@ -263,7 +290,7 @@ static int r_packed_chunk(RW *w, int type, PyObject **items, Py_ssize_t i, Py_ss
 /* a packed run (t: a non-empty tuple, held by the caller) as one LEN value */
 static int r_packed(RW *w, NField *f, PyObject *t)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(t), mark = w->end - w->p;
+    Py_ssize_t n = PyTuple_GET_SIZE(t), mark = WRITTEN(w);
     PyObject **items = &PyTuple_GET_ITEM(t, 0);
     size_t each = f->width ? (size_t)f->width : 10;
     for (Py_ssize_t i = n - 1; i >= 0; i -= PACKED_CHUNK) {
@@ -271,7 +298,7 @@ static int r_packed(RW *w, NField *f, PyObject *t)
         if (room(w, each * (size_t)(i - stop + 1)) < 0 || r_packed_chunk(w, f->type, items, i, stop) < 0) return -1;
     }
     if (room(w, SCALAR_ROOM) < 0) return -1;
-    r_varint(w, (uint64_t)((w->end - w->p) - mark));
+    r_varint(w, (uint64_t)(WRITTEN(w) - mark));
     r_tag(w, f->tag, f->tag_len);
     return 0;
 }
@@ -300,12 +327,12 @@ static int r_map(RW *w, NField *f, PyObject *v, int level)
     for (Py_ssize_t i = map.n - 1; i >= 0; i--) {
         PyObject *k = map.e[i].k, *x = map.e[i].x;  /* owned by map: they outlive any growth */
         WV kw, xw;
-        Py_ssize_t mark = w->end - w->p;
+        Py_ssize_t mark = WRITTEN(w);
         if (f->type == T_MESSAGE) {
             if (Py_TYPE(x) != f->subm->cls) goto done;
-            Py_ssize_t inner = w->end - w->p;
+            Py_ssize_t inner = WRITTEN(w);
             if (rev_msg(f->subm, x, w, level + 1) < 0 || room(w, SCALAR_ROOM) < 0) goto done;
-            r_varint(w, (uint64_t)((w->end - w->p) - inner));
+            r_varint(w, (uint64_t)(WRITTEN(w) - inner));
             *--w->p = f->vtag[0];
         } else {
             int kind = any_scalar(f->wtype, x, &xw);
@@ -314,7 +341,7 @@ static int r_map(RW *w, NField *f, PyObject *v, int level)
         int kk = any_scalar(f->wkey, k, &kw);
         if (kk < 0 || r_any(w, kk, &f->ktag, 1, &kw) < 0 || room(w, SCALAR_ROOM) < 0)
             goto done;
-        r_varint(w, (uint64_t)((w->end - w->p) - mark));
+        r_varint(w, (uint64_t)(WRITTEN(w) - mark));
         r_tag(w, f->tag, f->tag_len);
     }
     r = 0;
@@ -442,12 +469,47 @@ static Scratch *thread_scratch(PbjState *st)
     return r < 0 ? NULL : sc;
 }
 
-/* write_reverse(plan, obj) -> bytes: `obj` written into this thread's scratch, copied out */
-static PyObject *encode_into_scratch(NMessage *m, PyObject *o)
+/* write_reverse(plan, obj) -> bytes, `obj` written back to front straight into the bytes returned:
+ * its size is cached, the bytes object made that size. NULL: not done (no error: the size lied, or
+ * a decline; the scratch decides), or an error that is not the engine's (set). */
+static PyObject *encode_in_place(NMessage *m, PyObject *o, Py_ssize_t n)
 {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (!out) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) PyErr_Clear();  /* a size set by hand, maybe */
+        return NULL;
+    }
+    uint8_t *base = (uint8_t *)PyBytes_AS_STRING(out);
+    RW w = {.base = base, .p = base + n, .end = base + n, .st = m->st, .head = base};
+    int r = rev_msg(m, o, &w, 0);
+    if (w.sc == NULL) {  /* all of it in place */
+        if (r == 0 && w.p == w.base) return out;
+    } else {  /* the first bytes in the scratch: to the front, if they fill it exactly */
+        Py_ssize_t tail = w.end - w.p;
+        if (r == 0 && tail == w.head_room) {
+            memcpy(w.head, w.p, (size_t)tail);
+            w.sc->busy = 0;
+            return out;
+        }
+        w.sc->busy = 0;
+    }
+    Py_DECREF(out);  /* a size that lied (or a decline): the scratch decides */
+    return NULL;
+}
+
+/* write_reverse(plan, obj) -> bytes: in place if its size is cached, else written into this
+ * thread's scratch and copied out (no size cached: a size cached on a message means the sizes
+ * of all its sub-messages are, which the forward writers' sizes-cached walk reads) */
+static PyObject *encode_reverse_bytes(NMessage *m, PyObject *o)
+{
+    Py_ssize_t n = pbj_cached_size(o, m);
+    if (n >= 0) {
+        PyObject *out = encode_in_place(m, o, n);
+        if (out || PyErr_Occurred()) return out;
+    }
     Scratch *sc = thread_scratch(m->st);
     if (!sc) goto decline;
-    RW w = {sc->buf, sc->buf + sc->cap, sc->buf + sc->cap, NULL, m->st, sc, {0}, 0};
+    RW w = {.base = sc->buf, .p = sc->buf + sc->cap, .end = sc->buf + sc->cap, .st = m->st, .sc = sc};
     sc->busy = 1;
     int r = rev_msg(m, o, &w, 0);
     sc->busy = 0;
@@ -475,12 +537,12 @@ PyObject *pbj_write_reverse(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     if (nargs == 2) {
         if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
-        return encode_into_scratch(m, args[1]);
+        return encode_reverse_bytes(m, args[1]);
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
     if (Py_TYPE(args[1]) != m->cls) Py_RETURN_NONE;
-    RW w = {NULL, NULL, NULL, args[2], m->st, NULL, {0}, 0};
+    RW w = {.rb = args[2], .st = m->st};
     if (rw_view(&w, pos) < 0 || rev_msg(m, args[1], &w, 0) < 0) goto decline;
     pos = w.p - w.base;
     rw_release(&w);

@@ -239,6 +239,32 @@ PBJ_INLINE int pbj_wire(int type, PyObject *v, WV *out)
     }
 }
 
+/* ---- cached sizes ---- */
+
+/* The largest size the writers measure or trust (a quarter of what Py_ssize_t holds): a sum of
+ * two sizes below it, plus tags and lengths, cannot overflow, so every sum is checked against it
+ * once, where it is made. A message that would be larger is declined (the Python writer runs). */
+#define PBJ_SIZE_MAX (PY_SSIZE_T_MAX / 4)
+
+/* the size cached on `o`, or -1: none to trust. A cached size is private state that Python code
+ * can set by hand (object.__setattr__): anything but an exact int in [0, PBJ_SIZE_MAX] (-2, True,
+ * 2**63-1, a str) is no size the engine wrote, and the size is measured again. A size in range
+ * that is wrong is found when the bytes are written (encode.c w_contents: NotImplemented; reverse.c: the result not filled). */
+PBJ_INLINE Py_ssize_t pbj_cached_size(PyObject *o, NMessage *m)
+{
+    PyObject *s = SLOT(o, m->size_off);
+    if (s == NULL || !PyLong_CheckExact(s)) return -1;
+    int64_t n;
+    if (!int_fast(s, &n)) {
+        n = PyLong_AsSsize_t(s);
+        if (n == -1 && PyErr_Occurred()) {
+            PyErr_Clear();  /* past Py_ssize_t: OverflowError, the range check's own */
+            return -1;
+        }
+    }
+    return n < 0 || n > PBJ_SIZE_MAX ? -1 : (Py_ssize_t)n;
+}
+
 /* ---- the walk over present fields ---- */
 
 /* what pbj_step found */

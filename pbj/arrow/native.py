@@ -1,12 +1,14 @@
 """``decode_to_arrow`` on the native engine: encoded messages to Arrow columns with no message objects.
 
-The column tree :mod:`pbj.arrow.mapping` builds for a class, joined with
-each class's codec plan (:mod:`pbj.codec.plan`: tags, field types, labels,
-parse forms), is flattened once per class and option set into node records
-the C engine (``pbj/_native/arrow.c``) turns into its own plan. A call then
-walks every payload with it and appends each value straight to its column's
-buffers; pyarrow imports the result as one record batch through the Arrow C
-Data Interface (the ``__arrow_c_array__`` protocol), with the schema
+The column tree :mod:`pbj.arrow.mapping` builds for a class is flattened once
+per class and option set into node records the C engine
+(``pbj/_native/arrow.c``) turns into its own plan: each node that is a message
+on the wire names its class's native codec plan (``Codec.native``, what the
+engine's one wire walker reads, ``pbj/_native/walk.h``) and the column of each
+of the plan's fields. A call then walks every payload with the walker, whose
+column sink appends each value straight to its column's buffers; pyarrow
+imports the result as one record batch through the Arrow C Data Interface
+(the ``__arrow_c_array__`` protocol), with the schema
 :func:`pbj.arrow.arrow_schema` gives. The table is the one
 ``to_arrow([decode(cls, p) for p in payloads])`` gives, value for value.
 
@@ -16,24 +18,27 @@ why: a message class with extension ranges or the message-set wire format, a
 class that can reach a proto2 ``required`` field, a group past the recursion
 depth, a Timestamp or Duration whose fields are not int64/int32), the Python engine, and every call whose input
 the C walker declines (see ``arrow.c``: any decoding error, a singular
-sub-message occurring twice, a closed enum's non-member number, a map entry
-with an unknown field or a repeated key ...). Messages past the recursion
+sub-message occurring twice, a map entry kept as an unknown field after its
+message value was read, a repeated key ...). Messages past the recursion
 depth (their encoding is the column's value) are decoded and re-encoded by
 pbj, one message object each, unless the span is in the form pbj writes
 already (fields in ascending order, each value as pbj writes it, no unknown
-field, map or group), which the C side checks and copies.
+field, map or group), which the C side checks (a sink of the same walker) and
+copies.
 
-Node records (``KINDS`` order; the C side checks every one)::
+Node records (``KINDS`` order, checked at import with the engine's layout; the
+C side checks every record)::
 
     (kind, nullable, type code, default bits, default bytes, rest)
 
 ``rest`` per kind: scalar ``()``; enum ``(as_names, closed, numbers, names)``;
-struct ``(children, entries, dispatch)``; oneof ``(members, names)``; list
-``(item,)``; map ``(key, value, key tag, value tag)``; time ``(is_duration,
-entries, dispatch)``; wrapper ``(entries, dispatch)``; encoded
-``(reencode,)``; present ``()``. An entry is ``(child position, member
-position or -1, label, type code, group, field number)``; a dispatch row
-``(tag, entry, parse form)``.
+struct ``(children, entries, plan, entry_of)``; oneof ``(members, names)``;
+list ``(item,)``; map ``(key, value)``; time ``(is_duration, entries, plan,
+entry_of)``; wrapper ``(entries, plan, entry_of)``; encoded ``(reencode,
+plan)``; present ``(plan,)``. ``plan`` is the class's native codec plan;
+``entry_of[i]`` is the entry of the plan's field ``i``. An entry is ``(child
+position, member position or -1, label, type code, group, field number)``,
+checked against the plan's field.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pbj import scalars, wire
+from pbj import _native, scalars
 from pbj.arrow import columns as col
 from pbj.arrow.mapping import Options, plan_of
 from pbj.codec import plan as P
@@ -54,8 +59,8 @@ from pbj.schema import enum_default, info
 
 __all__ = ["KINDS", "decode_table", "explain", "NativePlan"]
 
-#: The node kinds, in the order of arrow.c's ``K_*`` codes.
-KINDS = ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded", "present")
+#: The node kinds, in the order of arrow.c's ``K_*`` codes (checked by the engine at import).
+KINDS = _native.ARROW_KINDS
 (_SCALAR, _ENUM, _STRUCT, _ONEOF, _LIST, _MAP, _TIME, _WRAPPER, _ENCODED, _PRESENT) = range(len(KINDS))
 _ZERO = object()  # "the type's zero value" (a list item, a map key: never a default row)
 _W4 = {"int32", "sint32", "sfixed32", "uint32", "fixed32", "enum"}
@@ -94,8 +99,6 @@ _lock = threading.Lock()
 
 def _engine() -> Any:
     """The native engine's module when it is the engine in use, else ``None``."""
-    from pbj import _native
-
     if _native._engine is None or _native.engine() != "native":
         return None
     return _native._engine
@@ -121,7 +124,7 @@ def plan_for(cls: type, options: Options) -> NativePlan | str:
         flat.struct(root)
         schema = pa.schema(root.fields, metadata={"pbj.message": info(cls).full_name})
         try:
-            capsule = engine.arrow_plan(tuple(flat.nodes), tuple(flat.classes))
+            capsule = engine.arrow_plan(tuple(flat.nodes))
         except ValueError as exc:  # a shape the C side does not take: Python runs it (explain says so)
             raise Unsupported(f"the engine refused the plan ({exc})") from None
         built = NativePlan(capsule, schema)
@@ -214,44 +217,13 @@ class _Flattener:
 
     def __init__(self) -> None:
         self.nodes: list[Any] = []
-        #: the classes the C side checks a past-depth encoding against (``check_class``)
-        self.classes: list[Any] = []
-        self.class_index: dict[type, int] = {}
 
-    def check_class(self, cls: type) -> int:
-        """The index of ``cls`` among :attr:`classes`, with every class it reaches (recursion allowed).
-
-        A record is ``(fields, dispatch, number of oneofs)``, a field ``(number,
-        label, type code, oneof, class index or -1, closed)``. A class with
-        extension ranges or the message-set format gets no dispatch: only its
-        empty encoding is taken as it is, any other is re-encoded by pbj.
-        """
-        found = self.class_index.get(cls)
-        if found is not None:
-            return found
-        me = self.class_index[cls] = len(self.classes)
-        self.classes.append(None)
-        mp = codec_of(cls).plan
-        mi = info(cls)
-        types: dict[str, Any] = {}
-        for fi in mi.fields:
-            types[fi.name] = fi.map_value if fi.is_map else fi.type
-        for o in mi.oneofs:
-            for m in o.members:
-                types[m.name] = m.type
-        fields = []
-        for f in mp.fields:
-            sub = -1
-            if f.type == P.MESSAGE:
-                t = types.get(f.name)
-                if not isinstance(t, type):
-                    raise Unsupported(f"{mp.full_name}.{f.name}: no message class")
-                sub = self.check_class(t)
-            fields.append((f.number, f.label, f.type, f.oneof, sub, int(bool(f.closed))))
-        plain = not (mp.extension_ranges or mp.message_set)
-        dispatch = tuple(mp.dispatch) if plain else ()
-        self.classes[me] = (tuple(fields), dispatch, len(mp.oneofs))
-        return me
+    def plan(self, cls: type) -> Any:
+        """The native codec plan of ``cls`` (what the engine's walker reads), compiled if need be."""
+        capsule = codec_of(cls).native
+        if capsule is None:
+            raise Unsupported(f"{info(cls).full_name}: the native engine declines its codec plan")
+        return capsule
 
     def reserve(self) -> int:
         self.nodes.append(None)
@@ -297,11 +269,11 @@ class _Flattener:
             children.append(self.field(child, plain, getter(empty)))
             entry_of[plain.idx] = len(entries)
             entries.append((pos, -1, plain.label, plain.type, int(plain.group), plain.number))
-        try:
-            dispatch = tuple((tag, entry_of[fidx], form) for tag, fidx, form in mp.dispatch)
-        except KeyError:
-            raise Unsupported(f"{mp.full_name}: a tag of the codec plan has no column") from None
-        self.nodes[me] = (_STRUCT, int(column.nullable), P.MESSAGE, 0, b"", (tuple(children), tuple(entries), dispatch))
+        if len(entry_of) != len(mp.fields):
+            raise Unsupported(f"{mp.full_name}: a field of the codec plan has no column")
+        rest = (tuple(children), tuple(entries), self.plan(column.cls),
+                tuple(entry_of[i] for i in range(len(mp.fields))))
+        self.nodes[me] = (_STRUCT, int(column.nullable), P.MESSAGE, 0, b"", rest)
         return me
 
     def field(self, column: col.Column, f: P.FieldPlan, default: Any) -> int:
@@ -320,9 +292,7 @@ class _Flattener:
             else:
                 vdefault = scalars.BY_CODE[f.type].zero
             value = self.single(column.value, f, f.type, vdefault)
-            vwire = wire.WIRE_LEN if f.type == P.MESSAGE else scalars.BY_CODE[f.type].wire_type
-            ktag = wire.make_tag(1, scalars.BY_CODE[f.key].wire_type)
-            self.nodes[me] = (_MAP, 0, f.type, 0, b"", (key, value, ktag, wire.make_tag(2, vwire)))
+            self.nodes[me] = (_MAP, 0, f.type, 0, b"", (key, value))
             return me
         return self.single(column, f, f.type, default)
 
@@ -364,8 +334,8 @@ class _Flattener:
                     raise Unsupported(f"{mp.full_name}.{g.name} is not the int64/int32 of the well-known type")
                 entry_of[g.idx] = len(entries)
                 entries.append((which, -1, g.label, g.type, 0, g.number))
-            dispatch = tuple((tag, entry_of[fidx], form) for tag, fidx, form in mp.dispatch)
-            times = (int(isinstance(column, col.Duration)), tuple(entries), dispatch)
+            times = (int(isinstance(column, col.Duration)), tuple(entries), self.plan(column.cls),
+                     tuple(entry_of[i] for i in range(len(mp.fields))))
             return self.add((_TIME, nullable, P.MESSAGE, 0, b"", times))
         if isinstance(column, col.Wrapper):
             mp = codec_of(column.cls).plan
@@ -374,13 +344,13 @@ class _Flattener:
                 raise Unsupported(f"{mp.full_name} is not a wrapper of one scalar value")
             g = mp.fields[0]
             u, b = _bits(g.type, _ZERO)
-            dispatch = tuple((tag, 0, form) for tag, _, form in mp.dispatch)
-            return self.add((_WRAPPER, nullable, g.type, u, b, (((0, -1, g.label, g.type, 0, g.number),), dispatch)))
+            entry = ((0, -1, g.label, g.type, int(g.group), g.number),)
+            return self.add((_WRAPPER, nullable, g.type, u, b, (entry, self.plan(column.cls), (0,))))
         if isinstance(column, col.Encoded):
             if f.group:
                 raise Unsupported(f"{f.name}: a group past the recursion depth")
-            encoded = (_reencoder(column.cls), self.check_class(column.cls))
+            encoded = (_reencoder(column.cls), self.plan(column.cls))
             return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", encoded))
         if isinstance(column, col.Present):
-            return self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", ()))
+            return self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", (self.plan(column.cls),)))
         raise Unsupported(f"{f.name}: a {type(column).__name__} column")

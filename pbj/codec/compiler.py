@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pbj.codec import extensions as _extensions
 from pbj.codec.plan import BatchPlan, MessagePlan, build_batch
 from pbj.schema import MessageInfo, resolve
 
@@ -439,6 +440,9 @@ def codec_of(cls: type) -> Codec:
     """The codec of a message class, compiling it on first use."""
     codec = cls.__pbj_codec__  # type: ignore[attr-defined]  # a plain class attribute read: no mappingproxy or bound method allocated
     return codec if codec is not None else compile_class(cls)
+
+
+_extensions.use_compiler(codec_of)  # what generated code calls for extensions compiles holders with it
 
 
 def source_of(cls: Any) -> str:

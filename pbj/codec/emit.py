@@ -17,6 +17,7 @@ from pbj import scalars
 from pbj.codec.plan import (
     EXPLICIT,
     IMPLICIT,
+    MAP,
     MEMBER,
     MESSAGE,
     PACKED,
@@ -26,10 +27,11 @@ from pbj.codec.plan import (
     MessagePlan,
     row_of,
 )
-from pbj.codec.source import Scope, attr_ok, comment
+from pbj.codec.source import Scope, Source, attr_ok, comment
 from pbj.scalars import ScalarType
 
-__all__ = ["Emit", "kind_of", "name_of", "INT_OPS", "describe", "describe_run", "presence_test"]
+__all__ = ["Emit", "FieldShapes", "kind_of", "name_of", "INT_OPS", "describe", "describe_run", "presence_test",
+           "emit_field", "emit_run_head", "bytes_value", "text_size"]
 
 #: The operation codes of the varints the writers write as they are (no ZigZag, not ``bool``).
 INT_OPS = frozenset((scalars.OP_VARINT, scalars.OP_ENUM))
@@ -65,8 +67,26 @@ def describe_run(plan: MessagePlan, j: int, members: tuple[int, ...]) -> str:
 def str_encode(v: str, utf8: bool) -> str:
     """Source encoding ``str`` value ``v`` to its bytes: strict UTF-8, or (``utf8`` false:
     proto2 strings, ``utf8_validation = NONE``) with ``surrogateescape``, which gives back the
-    exact bytes a non-UTF-8 value was decoded from (see :mod:`pbj.codec.plan`, ``utf8``)."""
-    return f"{v}.encode()" if utf8 else f"{v}.encode('utf-8', 'surrogateescape')"
+    exact bytes a non-UTF-8 value was decoded from (see :mod:`pbj.codec.plan`, ``utf8``).
+
+    It calls ``str.encode`` itself (the helper ``_utf8``), never the value's own ``encode``: a
+    ``str`` subclass stored by hand (``object.__setattr__``) cannot give bytes whose length lies."""
+    return f"_utf8({v})" if utf8 else f"_utf8({v}, 'utf-8', 'surrogateescape')"
+
+
+def text_size(v: str, utf8: bool) -> str:
+    """Source for the number of bytes ``str`` value ``v`` encodes to (an ASCII ``str``: its length)."""
+    return f"(len({v}) if {v}.__class__ is str and {v}.isascii() else len({str_encode(v, utf8)}))"
+
+
+def bytes_value(v: str) -> str:
+    """Source for the bytes of a ``bytes`` field's value ``v``, whose ``len`` is their size.
+
+    A value stored by hand (``object.__setattr__``) may be any bytes-like object: a ``bytes``
+    subclass whose ``__len__`` lies, a ``memoryview`` whose items are wider than a byte. Anything
+    but an exact ``bytes`` is read through the buffer protocol (the helper ``_blob``,
+    ``memoryview(v).tobytes()``), so the length written is the size of the bytes written."""
+    return f"({v} if {v}.__class__ is bytes else _blob({v}))"
 
 
 def str_decode(data: str, utf8: bool) -> str:
@@ -82,6 +102,83 @@ def presence_test(f: FieldPlan, v: str) -> str:
     if row_of(f.type).is_float:
         return f"{v} or _copysign(1.0, {v}) < 0.0"  # -0.0 is written, 0.0 is not
     return v
+
+
+def raw_names(plan: MessagePlan) -> frozenset[str]:
+    """The attributes of ``plan``'s fields that declare a default: read through their slots, where
+    an unset field holds ``None`` (the attribute gives the default)."""
+    return frozenset(f.name for f in plan.fields if f.oneof < 0 and f.declared_default is not None)
+
+
+class FieldShapes:
+    """What one writer emits for each shape of a present field: the Python writers' counterpart of
+    the C writers' walk (``values.h``, ``pbj_step``), which :func:`emit_field` runs. A writer's
+    emitter subclasses it (``pbj.codec.forward``, ``pbj.codec.reverse``).
+
+    Each method emits code that runs with the field's value in ``v`` (read by :func:`emit_field`)
+    and known to be present: written unless it is its zero value or ``None`` (:func:`presence_test`),
+    a repeated field, packed run or map that is not empty.
+    """
+
+    #: The loop over a repeated field's values ``v``, each in ``x``.
+    loop = "for x in v:"
+
+    def __init__(self, ctx: Emit) -> None:
+        self.ctx = ctx
+
+    def single(self, src: Source, f: FieldPlan, v: str) -> None:
+        """One value ``v`` of ``f`` with its tag: a singular value, a repeated field's element."""
+        raise NotImplementedError
+
+    def repeated(self, src: Source, f: FieldPlan) -> bool:
+        """Before the loop over repeated field ``f``'s values: ``True`` if it wrote them all at once
+        (no loop follows). By default, nothing: each value in the loop."""
+        return False
+
+    def packed(self, src: Source, f: FieldPlan) -> None:
+        """Packed field ``f``'s values, one LEN value."""
+        raise NotImplementedError
+
+    def map(self, src: Source, f: FieldPlan) -> None:
+        """Map field ``f``'s entries, in key order."""
+        raise NotImplementedError
+
+
+def emit_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, shapes: FieldShapes) -> None:
+    """Emit a writer's code for field ``f`` of ``plan``: its comment, the read of its value into
+    ``v``, its presence test ("Field Presence") and the loop over its values, each shape written
+    by ``shapes``."""
+    src(describe(f))
+    src(f"v = {ctx.get(plan, f.name)}")
+    if f.label in (EXPLICIT, IMPLICIT):
+        src(f"if {presence_test(f, 'v')}:")
+        with src:
+            shapes.single(src, f, "v")
+        return
+    src("if v:")
+    with src:
+        if f.label == MAP:
+            shapes.map(src, f)
+        elif f.label == PACKED:
+            shapes.packed(src, f)
+        elif not shapes.repeated(src, f):
+            src(shapes.loop)
+            with src:
+                shapes.single(src, f, "x")
+
+
+def emit_run_head(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[int, ...]) -> None:
+    """Emit the head of a oneof run's code: its comment, the read of oneof ``j`` into ``v`` and the
+    test that its set member is one of ``members`` (the caller emits the body, indented)."""
+    oneof = plan.oneofs[j]
+    src(describe_run(plan, j, members))
+    src(f"v = {ctx.get(plan, oneof.name)}")
+    if len(members) == len(oneof.members):
+        src("if v is not None:")
+    else:
+        names = ctx.const(frozenset(plan.fields[i].name for i in members),
+                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
+        src(f"if v is not None and v[0] in {names}:")
 
 
 class Emit:
@@ -106,7 +203,7 @@ class Emit:
         row = self._rows.get((plan.idx, f.idx))
         if row is None:
             from pbj.codec.wide import scalar_row
-            row = self._rows[plan.idx, f.idx] = scalar_row(plan, f)
+            row = self._rows[plan.idx, f.idx] = scalar_row(plan, f, f.name in raw_names(plan))
         return row[0][role], row[1]
 
     def const(self, value: Any, stem: str) -> str:
@@ -133,11 +230,11 @@ class Emit:
     def get(self, plan: MessagePlan, name: str, obj: str = "o") -> str:
         """Source reading attribute ``name`` of ``obj`` (through its slot if ``o.name`` cannot).
 
-        A field with a declared default is read through its slot too: ``o.name``
-        would give the default when the field is unset (:mod:`pbj.schema.presence`),
-        and an unset field is never written.
+        A field with a declared default (the plan's ``declared_default``) is read through its
+        slot too: ``o.name`` would give the default when the field is unset
+        (:mod:`pbj.schema.presence`), and an unset field is never written.
         """
-        if name in getattr(plan.cls, "__pbj_defaults__", ()):
+        if name in raw_names(plan):
             raw = self.scope.shared(("raw", plan.idx, name), "raw_attr",
                                     lambda: plan.slots_class.__dict__[name].__get__)
             return f"{raw}({obj})"
@@ -145,6 +242,10 @@ class Emit:
             return f"{obj}.{name}"
         getter = self.scope.shared(("get", name), "get_attr", lambda: operator.attrgetter(name))
         return f"{getter}({obj})"
+
+    def cls(self, index: int) -> str:
+        """The global name of message class ``batch.classes[index]`` (``CLS_<stem>``)."""
+        return self.scope.shared(("cls", index), f"CLS_{self.stem(index)}", lambda: self.batch.classes[index])
 
     def set(self, plan: MessagePlan, name: str, value: str, obj: str = "o") -> str:
         """Source storing ``value`` in attribute ``name`` of ``obj`` (a slots-base instance)."""

@@ -42,13 +42,14 @@ writes back: ``type_id``, then ``message``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pbj import wire
 from pbj.codec.plan import MESSAGE, row_of, type_code
 from pbj.errors import DecodeError
 
-__all__ = ["take", "size_range", "write_range", "write_fresh_range", "write_reverse_range"]
+__all__ = ["take", "size_range", "write_range", "write_fresh_range", "write_reverse_range", "use_compiler"]
 
 _ITEM_START = wire.make_tag(1, wire.WIRE_SGROUP)
 _ITEM_END = wire.make_tag(1, wire.WIRE_EGROUP)
@@ -56,11 +57,24 @@ _TYPE_ID = wire.make_tag(2, wire.WIRE_VARINT)
 _MESSAGE = wire.make_tag(3, wire.WIRE_LEN)
 
 
+#: The codec compiler's ``codec_of`` (``cls -> Codec``, compiled if need be), which the compiler gives
+#: this module when it is imported (:func:`use_compiler`): this module never imports the compiler, so
+#: pbj.codec has no circle (the compiler's emitters refer to these helpers).
+_compile: Callable[[type], Any] | None = None
+
+
+def use_compiler(codec_of: Callable[[type], Any]) -> None:
+    """Give this module the compiler's ``codec_of`` (called once, by :mod:`pbj.codec.compiler`)."""
+    global _compile
+    _compile = codec_of
+
+
 def _codec(cls: type) -> Any:
     codec = cls.__dict__.get("__pbj_codec__")
     if codec is None:
-        from pbj.codec.compiler import codec_of
-        codec = codec_of(cls)
+        if _compile is None:  # pragma: no cover - the compiler registers when it is imported
+            raise RuntimeError("pbj.codec.extensions: the codec compiler is not loaded")
+        codec = _compile(cls)
     return codec
 
 
@@ -145,9 +159,8 @@ def _take_message_set(registry: dict, data: bytes, depth: int) -> tuple[tuple, b
 def _set_holder(ext: Any, value: Any) -> Any:
     """The holder of a message set's extension ``ext`` holding ``value``; its class compiled first,
     as :func:`pbj.schema.extension_holders.holder_of` does, so the native writers can write it."""
-    from pbj.codec.compiler import codec_of
     from pbj.schema import info
-    codec_of(ext.holder)
+    _codec(ext.holder)
     item_cls = info(ext.holder).fields[0].type
     return ext.holder(item=item_cls(type_id=ext.number, message=value))
 
@@ -255,24 +268,23 @@ def size_range(holders: tuple, lo: int, hi: int) -> int:
     return n
 
 
-def write_range(holders: tuple, lo: int, hi: int, ap: Any) -> None:
-    """Append the extensions numbered ``lo`` to ``hi - 1`` (sizes must be cached: :func:`size_range` ran)."""
+def write_range(holders: tuple, lo: int, hi: int, ap: Any) -> int:
+    """Append the extensions numbered ``lo`` to ``hi - 1`` (sizes cached: :func:`size_range` ran);
+    return the bytes appended (a holder writes its extension's tag and length itself)."""
+    n = 0
     for h in holders:
         if lo <= h.__pbj_extension__.number < hi:
-            _codec(h.__class__).write(h, ap)
+            n += _codec(h.__class__).write(h, ap)
+    return n
 
 
 def write_fresh_range(holders: tuple, lo: int, hi: int, parts: list, ap: Any) -> int:
-    """Append the extensions numbered ``lo`` to ``hi - 1`` in one pass; return their size."""
+    """Append the extensions numbered ``lo`` to ``hi - 1`` in one pass; return the bytes appended."""
     n = 0
     for h in holders:
         if lo <= h.__pbj_extension__.number < hi:
             codec = _codec(h.__class__)
-            if h._pbj_size < 0:
-                n += codec.write_fresh(h, parts, ap)
-            else:
-                codec.write(h, ap)
-                n += h._pbj_size
+            n += codec.write_fresh(h, parts, ap) if h._pbj_size < 0 else codec.write(h, ap)
     return n
 
 

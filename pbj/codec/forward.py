@@ -7,12 +7,24 @@ The contract of the generated functions:
     length) and caches it in ``o._pbj_size``. Sub-messages' sizes come from
     their cache or are measured (and cached) on the way.
 
-``write_<Name>(o, ap) -> None``
+``write_<Name>(o, ap) -> int``
     Appends the encoding of ``o`` to a list through ``ap`` (its bound
     ``append``), as ``bytes`` pieces: fields in ascending field number, each
     as tag then value (LEN values as length then bytes), the unknown fields
-    last, in arrival order. It reads nested lengths from the cached sizes, so
-    ``size_<Name>`` must have run on ``o`` first.
+    last, in arrival order; returns the number of bytes appended. It reads
+    nested lengths from the cached sizes (``size_<Name>`` ran on ``o``, or
+    an earlier write cached them) and checks each against the bytes its
+    sub-message's writer adds: one that does not match (a size set by hand,
+    or a value changed since it was measured) raises ``_StaleSize``
+    (:class:`pbj.codec.runtime.StaleSize`), and ``pbj.encode`` measures again.
+
+``write_fresh_<Name>(o, parts, ap) -> int``
+    The same in one pass with no size cached: a sub-message whose size is
+    not cached is written first, its tag and length put after into a place
+    kept for them in ``parts``; every size it learns is cached.
+
+A sub-message of another class than its field's is refused (``EncodeError``,
+which ``pbj.encode`` completes with the field's path).
 
 A oneof is written through per-member functions ``size_<Name>__<oneof>__<member>(v)``
 and ``write_<Name>__<oneof>__<member>(v, ap)`` found in a table keyed by the
@@ -30,16 +42,28 @@ order of their UTF-8), every entry written with both key and value.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from pbj import wire
-from pbj.codec.emit import INT_OPS, Emit, describe, describe_run, kind_of, presence_test, str_encode
+from pbj.codec.emit import (
+    INT_OPS,
+    Emit,
+    FieldShapes,
+    bytes_value,
+    describe,
+    describe_run,
+    emit_field,
+    emit_run_head,
+    kind_of,
+    presence_test,
+    str_encode,
+    text_size,
+)
 from pbj.codec.plan import (
-    EXPLICIT,
     EXTENSIONS,
     FIELD,
     IMPLICIT,
-    MAP,
     MESSAGE,
-    PACKED,
     FieldPlan,
     MessagePlan,
     row_of,
@@ -114,8 +138,15 @@ def _lensize_expr(n: str) -> str:
 
 # ---------------------------------------------------------------- sizing
 
+def _check_class(ctx: Emit, src: Source, f: FieldPlan, v: str) -> None:
+    """Emit the refusal of a sub-message ``v`` of another class than ``f``'s (by identity: one of
+    another class with the same field names would be written with its other fields dropped)."""
+    src(f"if {v}.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
+
+
 def _size_sub(ctx: Emit, src: Source, f: FieldPlan, v: str, acc: str = "n") -> None:
     """Emit ``acc += <size of sub-message v with its tag and length (or group tags)>``."""
+    _check_class(ctx, src, f, v)
     src(f"_s = {v}._pbj_size")
     src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}({v})")
     if f.group:
@@ -127,63 +158,51 @@ def _size_sub(ctx: Emit, src: Source, f: FieldPlan, v: str, acc: str = "n") -> N
 def _size_value(src: Source, kind: ScalarType, v: str, tagsize: int, acc: str = "n", utf8: bool = True) -> None:
     """Emit ``acc += <size of a tag of tagsize bytes and the scalar v>``."""
     if kind.op == OP_STRING:
-        src(f"_l = len({v}) if {v}.isascii() else len({str_encode(v, utf8)})")
+        src(f"_l = {text_size(v, utf8)}")
         src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     elif kind.op == OP_BYTES:
-        src(f"_l = len({v})")
+        src(f"_l = len({bytes_value(v)})")
         src(f"{acc} += {tagsize} + {_lensize_expr('_l')} + _l")
     else:
         se = size_expr(kind, v)
         src(f"{acc} += {tagsize + 1 if se == '1' else f'{tagsize} + {se}'}")
 
 
-def _size_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan) -> None:
-    src(describe(f))
-    src(f"v = {ctx.get(plan, f.name)}")
-    if f.label == MAP:
-        _size_map(ctx, src, f)
-        return
-    kind = kind_of(f.type)
-    if f.label in (EXPLICIT, IMPLICIT):
-        src(f"if {presence_test(f, 'v')}:")
-        with src:
-            if kind is None:
-                _size_sub(ctx, src, f, "v")
-            else:
-                _size_value(src, kind, "v", len(f.tag), utf8=f.utf8)
-        return
-    src("if v:")
-    with src:
-        if f.label == PACKED:
-            if f.width:
-                src("_p = len(v)" if f.width == 1 else f"_p = len(v) * {f.width}")
-            else:
-                src("_p = 0")
-                src("for x in v:")
-                with src:
-                    src(f"_p += {size_expr(row_of(f.type), 'x')}")
-            src(f"n += {len(f.tag)} + {_lensize_expr('_p')} + _p")
-        elif f.width:
-            src(f"n += len(v) * {len(f.tag) + f.width}")
+class _Sizes(FieldShapes):
+    """The sizer's shapes: ``n += <the field's size>``."""
+
+    def single(self, src: Source, f: FieldPlan, v: str) -> None:
+        kind = kind_of(f.type)
+        if kind is None:
+            _size_sub(self.ctx, src, f, v)
         else:
+            _size_value(src, kind, v, len(f.tag), utf8=f.utf8)
+
+    def repeated(self, src: Source, f: FieldPlan) -> bool:
+        if f.width:  # every value the same size
+            src(f"n += len(v) * {len(f.tag) + f.width}")
+            return True
+        return False
+
+    def packed(self, src: Source, f: FieldPlan) -> None:
+        if f.width:
+            src("_p = len(v)" if f.width == 1 else f"_p = len(v) * {f.width}")
+        else:
+            src("_p = 0")
             src("for x in v:")
             with src:
-                if kind is None:
-                    _size_sub(ctx, src, f, "x")
-                else:
-                    _size_value(src, kind, "x", len(f.tag), utf8=f.utf8)
+                src(f"_p += {size_expr(row_of(f.type), 'x')}")
+        src(f"n += {len(f.tag)} + {_lensize_expr('_p')} + _p")
 
-
-def _size_map(ctx: Emit, src: Source, f: FieldPlan) -> None:
-    src("if v:")
-    with src:
+    def map(self, src: Source, f: FieldPlan) -> None:
         src("for k, x in v.items():")
         with src:
             src("_e = 0")
             _size_value(src, row_of(f.key), "k", 1, "_e", f.utf8)  # key and value: field numbers 1 and 2
             if f.type == MESSAGE:
+                _check_class(self.ctx, src, f, "x")
                 src("_s = x._pbj_size")
-                src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
+                src(f"if _s < 0: _s = size_{self.ctx.stem(f.sub)}(x)")
                 src(f"_e += 1 + {_lensize_expr('_s')} + _s")
             else:
                 _size_value(src, row_of(f.type), "x", 1, "_e", f.utf8)
@@ -197,16 +216,8 @@ def _oneof_table(ctx: Emit, plan: MessagePlan, j: int, role: str) -> str:
 def _dispatch(ctx: Emit, src: Source, plan: MessagePlan, j: int, members: tuple[int, ...], role: str,
               call: str) -> None:
     """Emit the dispatch on a oneof's set member, for the members of one run."""
-    oneof = plan.oneofs[j]
     table = _oneof_table(ctx, plan, j, role)
-    src(describe_run(plan, j, members))
-    src(f"v = {ctx.get(plan, oneof.name)}")
-    if len(members) == len(oneof.members):
-        src("if v is not None:")
-    else:
-        names = ctx.const(frozenset(plan.fields[i].name for i in members),
-                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
-        src(f"if v is not None and v[0] in {names}:")
+    emit_run_head(ctx, src, plan, j, members)
     with src:
         src(call.format(fn=f"{table}[v[0]]"))
 
@@ -240,7 +251,7 @@ def _write_oneof_inline(ctx: Emit, src: Source, plan: MessagePlan, j: int, membe
 def _size_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...]) -> None:
     """Emit ``n += <the size of write step (step, i, members)>`` (:attr:`MessagePlan.writes`)."""
     if step == FIELD:
-        _size_field(ctx, src, plan, plan.fields[i])
+        emit_field(ctx, src, plan, plan.fields[i], _Sizes(ctx))
     elif step == EXTENSIONS:
         lo, hi = plan.extension_ranges[i]
         src(f"# extensions {lo} to {hi - 1}")
@@ -269,12 +280,20 @@ def emit_size(ctx: Emit, plan: MessagePlan) -> str:
 
 # ---------------------------------------------------------------- writing
 #
-# Both writers append pieces through ``ap``. ``write_<Name>(o, ap)`` reads nested sizes from the
-# cache; ``write_fresh_<Name>(o, parts, ap) -> n`` needs none: it writes each sub-message first
-# and then puts its tag and length into a place kept for them in ``parts``, counts the bytes it
-# writes as it goes (each branch knows how many) and caches every size it learns, so a second
-# encode of the same objects takes the cached path. Values below 2**42 are written from tables
-# with one append per piece, no concatenation.
+# Both writers append pieces through ``ap`` and count the bytes they append as they go (each
+# branch knows how many), returning the count. ``write_<Name>(o, ap) -> n`` reads nested sizes
+# from the cache; ``write_fresh_<Name>(o, parts, ap) -> n`` needs none: it writes a sub-message
+# whose size is not cached first and then puts its tag and length into a place kept for them in
+# ``parts``, and caches every size it learns, so a second encode of the same objects takes the
+# cached path. Values below 2**42 are written from tables with one append per piece, no
+# concatenation.
+#
+# A cached size is private state that Python code can set by hand (``object.__setattr__``), so
+# no length is written from one without a check: a sub-message written after the length its
+# cache gave must add that many bytes, or the write stops (``_StaleSize``) and ``pbj.encode``
+# measures every size again (``pbj.api``). Strings and bytes are written from exact ``bytes``
+# (``str.encode``, the buffer protocol: :func:`pbj.codec.emit.str_encode`,
+# :func:`pbj.codec.emit.bytes_value`), whose ``len`` is what is appended.
 
 _VARINT_STEPS = (  # (bound, pieces after the tag, bytes): varints from the tables, 14 bits a piece
     (128, None, 1),
@@ -286,14 +305,12 @@ _VARINT_STEPS = (  # (bound, pieces after the tag, bytes): varints from the tabl
 )
 
 
-def _count(fresh: bool | str, k: int | str) -> str:
-    """``; n += k`` when counting (``fresh`` is True, or the name of the counter)."""
-    if not fresh:
-        return ""
-    return f"; {'n' if fresh is True else fresh} += {k}"
+def _count(acc: str, k: int | str) -> str:
+    """``; acc += k``: the bytes just appended, counted in ``acc``."""
+    return f"; {acc} += {k}"
 
 
-def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bool | str) -> None:
+def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, acc: str) -> None:
     """Emit the appends of ``tag`` and the varint of ``v`` (``0 <= v`` checked here); ``slow`` encodes any value."""
     tl = len(tag)
     src(f"if {v} >= 0:")
@@ -302,63 +319,69 @@ def _put_varint(ctx: Emit, src: Source, tag: bytes, v: str, slow: str, fresh: bo
             src(f"{'if' if i == 0 else 'elif'} {v} < {bound}:")
             with src:
                 if pieces is None:
-                    src(f"ap({ctx.tv(tag)}[{v}]){_count(fresh, tl + 1)}")
+                    src(f"ap({ctx.tv(tag)}[{v}]){_count(acc, tl + 1)}")
                 else:
                     src(f"ap({ctx.tag(tag)}); " + "; ".join(f"ap({p.format(v=v)})" for p in pieces)
-                        + _count(fresh, tl + size))
+                        + _count(acc, tl + size))
         src("else:")
         with src:
-            src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(fresh, f'{tl} + len(_b)')}")
+            src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(acc, f'{tl} + len(_b)')}")
     src("else:")
     with src:
-        src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(fresh, f'{tl} + len(_b)')}")
+        src(f"_b = {slow}; ap({ctx.tag(tag)}); ap(_b){_count(acc, f'{tl} + len(_b)')}")
 
 
-def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, fresh: bool | str, extra: str = "") -> None:
-    """Emit the appends of ``tag`` and the length ``n`` (counting ``extra`` more bytes when fresh)."""
+def _put_len(ctx: Emit, src: Source, tag: bytes, n: str, acc: str, extra: str = "") -> None:
+    """Emit the appends of ``tag`` and the length ``n`` (counting ``extra`` more bytes)."""
     tl = len(tag)
     more = f" + {extra}" if extra else ""
     src(f"if {n} < 128:")
     with src:
-        src(f"ap({ctx.tv(tag)}[{n}]){_count(fresh, f'{tl + 1}{more}')}")
+        src(f"ap({ctx.tv(tag)}[{n}]){_count(acc, f'{tl + 1}{more}')}")
     src("else:")
     with src:
-        src(f"_lb = _venc({n}); ap({ctx.tag(tag)}); ap(_lb){_count(fresh, f'{tl} + len(_lb){more}')}")
+        src(f"_lb = _venc({n}); ap({ctx.tag(tag)}); ap(_lb){_count(acc, f'{tl} + len(_lb){more}')}")
 
 
-def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: ScalarType, v: str, fresh: bool | str,
+def _write_scalar(ctx: Emit, src: Source, tag: bytes, kind: ScalarType, v: str, acc: str,
                   implicit_bool: bool = False, utf8: bool = True) -> None:
-    """Emit the appends of a tag and one scalar value ``v`` of ``kind``."""
+    """Emit the appends of a tag and one scalar value ``v`` of ``kind``, counted in ``acc``."""
     tl = len(tag)
     if kind.op == OP_STRING:
         src(f"_b = {str_encode(v, utf8)}; _l = len(_b)")
-        _put_len(ctx, src, tag, "_l", fresh, "_l")
+        _put_len(ctx, src, tag, "_l", acc, "_l")
         src("ap(_b)")
     elif kind.op == OP_BYTES:
-        src(f"_l = len({v})")
-        _put_len(ctx, src, tag, "_l", fresh, "_l")
-        src(f"ap({v})")
+        src(f"_b = {bytes_value(v)}; _l = len(_b)")
+        _put_len(ctx, src, tag, "_l", acc, "_l")
+        src("ap(_b)")
     elif kind.op == OP_BOOL:
         if implicit_bool:
-            src(f"ap({ctx.tv(tag)}[1]){_count(fresh, tl + 1)}")  # implicit presence: only true is written
+            src(f"ap({ctx.tv(tag)}[1]){_count(acc, tl + 1)}")  # implicit presence: only true is written
         else:
-            src(f"ap({ctx.tv(tag)}[1] if {v} else {ctx.tv(tag)}[0]){_count(fresh, tl + 1)}")
+            src(f"ap({ctx.tv(tag)}[1] if {v} else {ctx.tv(tag)}[0]){_count(acc, tl + 1)}")
     elif kind.op in INT_OPS:
-        _put_varint(ctx, src, tag, v, f"_venc({v}, {kind.name!r})", fresh)
+        _put_varint(ctx, src, tag, v, f"_venc({v}, {kind.name!r})", acc)
     elif kind.op == OP_ZIGZAG:
         bits = (kind.bits or 64) - 1
         src(f"_z = ({v} << 1) ^ ({v} >> {bits})")
-        _put_varint(ctx, src, tag, "_z", f"_venc(_zz{bits + 1}({v}))", fresh)
+        _put_varint(ctx, src, tag, "_z", f"_venc(_zz{bits + 1}({v}))", acc)
     else:
         width = kind.width or 0
-        src(f"ap({tagged_expr(ctx, tag, kind, v)}){_count(fresh, tl + width)}")
+        src(f"ap({tagged_expr(ctx, tag, kind, v)}){_count(acc, tl + width)}")
+
+
+def _check_written(src: Source, written: str) -> None:
+    """Emit the check that a sub-message written after the length ``_s`` (from its cache) added
+    ``_s`` bytes (``written``: the count its writer returned)."""
+    src(f"if {written} != _s: raise _StaleSize  # a size set by hand, or a value changed since measured")
 
 
 def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
     """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
     src(comment(f"# {leaf.full_name}, inline"))
+    src(f"_s = {v}._pbj_size")
     if fresh:
-        src(f"_s = {v}._pbj_size")
         src("if _s < 0:")
         with src:
             src(f"_i = len(parts); ap({ctx.tag(f.tag)}); m = 0  # kept for the tag and length")
@@ -366,17 +389,14 @@ def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str,
             src(f"{_set_size(ctx, leaf)}({v}, m)")
             src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m); _s = m")
         src("else:")
-        with src:
-            src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
-            _leaf_fields(ctx, src, leaf, v, False)
-        src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
-        return
-    src(f"_s = {v}._pbj_size")
-    _put_len(ctx, src, f.tag, "_s", False)
-    _leaf_fields(ctx, src, leaf, v, False)
+    with src if fresh else nullcontext():  # sizes cached
+        src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)); m = 0")
+        _leaf_fields(ctx, src, leaf, v, "m")
+        _check_written(src, "m")
+    src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
 
 
-def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: bool | str) -> None:
+def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: str) -> None:
     for _, i, _ in leaf.writes:
         g = leaf.fields[i]
         src(describe(g))
@@ -384,8 +404,13 @@ def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: bool | 
         src(f"if {presence_test(g, 'y')}:")
         with src:
             _write_scalar(ctx, src, g.tag, row_of(g.type), "y", acc, implicit_bool=g.label == IMPLICIT)
-    src(f"u = {w}._pbj_unknown")
-    src(f"if u: ap(u){_count(acc, 'len(u)')}")
+    _write_unknown(src, w, acc)
+
+
+def _write_unknown(src: Source, o: str, acc: str) -> None:
+    """Emit the append of ``o``'s unknown fields (exact bytes: their length is what is counted)."""
+    src(f"u = {o}._pbj_unknown")
+    src(f"if u: u = {bytes_value('u')}; ap(u){_count(acc, 'len(u)')}")
 
 
 def _set_size(ctx: Emit, plan: MessagePlan) -> str:
@@ -395,33 +420,29 @@ def _set_size(ctx: Emit, plan: MessagePlan) -> str:
 
 def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:
     """Emit the appends of one sub-message ``v`` with its tag and length (or its group tags)."""
+    _check_class(ctx, src, f, v)
     sub = ctx.stem(f.sub)
     leaf = ctx.leaf(f.sub) if not f.group else None
     if leaf is not None:
         _write_leaf(ctx, src, f, leaf, v, fresh)
         return
-    if f.group:
+    if f.group:  # no length: the count of what its writer added is all there is to know
         src(f"ap({ctx.tag(f.tag)})")
-        if fresh:
-            src(f"n += {len(f.tag) + len(f.end_tag)} + write_fresh_{sub}({v}, parts, ap)")
-        else:
-            src(f"write_{sub}({v}, ap)")
+        call = f"write_fresh_{sub}({v}, parts, ap)" if fresh else f"write_{sub}({v}, ap)"
+        src(f"n += {len(f.tag) + len(f.end_tag)} + {call}")
         src(f"ap({ctx.tag(f.end_tag)})")
         return
     src(f"_s = {v}._pbj_size")
-    if not fresh:
-        _put_len(ctx, src, f.tag, "_s", False)
-        src(f"write_{sub}({v}, ap)")
-        return
-    src("if _s < 0:")
-    with src:
-        src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
-        src(f"_s = write_fresh_{sub}({v}, parts, ap)")
-        src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
-    src("else:")
-    with src:
+    if fresh:
+        src("if _s < 0:")
+        with src:
+            src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
+            src(f"_s = write_fresh_{sub}({v}, parts, ap)")
+            src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
+        src("else:")
+    with src if fresh else nullcontext():  # sizes cached
         src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
-        src(f"write_{sub}({v}, ap)")
+        _check_written(src, f"write_{sub}({v}, ap)")
     src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
 
 
@@ -430,100 +451,88 @@ def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> 
     if f.type == MESSAGE:
         _write_message(ctx, src, f, v, fresh)
     else:
-        _write_scalar(ctx, src, f.tag, row_of(f.type), v, fresh, implicit_bool=f.label == IMPLICIT,
-                      utf8=f.utf8)
-
-
-def _write_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, fresh: bool) -> None:
-    src(describe(f))
-    src(f"v = {ctx.get(plan, f.name)}")
-    if f.label == MAP:
-        _write_map(ctx, src, f, fresh)
-        return
-    kind = kind_of(f.type)
-    if f.label in (EXPLICIT, IMPLICIT):
-        src(f"if {presence_test(f, 'v')}:")
-        with src:
-            _write_single(ctx, src, f, "v", fresh)
-        return
-    src("if v:")
-    with src:
-        if f.label == PACKED:
-            kind = row_of(f.type)
-            if f.width and kind.op != OP_BOOL:
-                fmt = (row_of(f.type).struct_format or "")[1:]
-                src(f"_l = len(v) * {f.width}")
-                _put_len(ctx, src, f.tag, "_l", fresh, "_l")
-                if kind.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
-                    src("_t = sum(v)")
-                    src("ap(_spack('<%df' % len(v), *v) if _t == _t else _f32pack(v))")
-                else:
-                    src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
-            elif kind.op == OP_BOOL:
-                src("_l = len(v)")
-                _put_len(ctx, src, f.tag, "_l", fresh, "_l")
-                src("ap(bytes(map(bool, v)))")
-            else:
-                # the packed length is measured first: cheaper than caching it
-                src("_p = 0")
-                src("for x in v:")
-                with src:
-                    src(f"_p += {size_expr(kind, 'x')}")
-                _put_len(ctx, src, f.tag, "_p", fresh, "_p")
-                src("for x in v:")
-                with src:
-                    src(f"ap({value_expr(ctx, kind, 'x')})")
-        else:
-            src("for x in v:")
-            with src:
-                _write_single(ctx, src, f, "x", fresh)
+        _write_scalar(ctx, src, f.tag, row_of(f.type), v, "n", implicit_bool=f.label == IMPLICIT, utf8=f.utf8)
 
 
 def _entry_piece(ctx: Emit, src: Source, kind: ScalarType, v: str, number: int, var: str, utf8: bool = True) -> None:
     """Emit ``var = <tag and value of a scalar map-entry part, as one bytes piece>``."""
     tag = wire.tag_bytes(number, kind.wire_type)
-    if kind.op == OP_STRING:
-        src(f"_b = {str_encode(v, utf8)}\n_l = len(_b)\n{var} = {tagged_len(ctx, tag, '_l')} + _b")
-    elif kind.op == OP_BYTES:
-        src(f"_l = len({v})\n{var} = {tagged_len(ctx, tag, '_l')} + {v}")
+    if kind.is_len:
+        data = str_encode(v, utf8) if kind.op == OP_STRING else bytes_value(v)
+        src(f"_b = {data}\n_l = len(_b)\n{var} = {tagged_len(ctx, tag, '_l')} + _b")
     else:
         src(f"{var} = {tagged_expr(ctx, tag, kind, v)}")
 
 
-def _write_map(ctx: Emit, src: Source, f: FieldPlan, fresh: bool) -> None:
-    """Emit the entries of a map field in ascending key order ("Maps" in "Encoding").
+class _Writes(FieldShapes):
+    """The writers' shapes: the appends of the field's pieces, counted in ``n``; ``fresh``:
+    sub-messages' sizes may not be cached."""
 
-    Each entry's key and (scalar) value are built as pieces first, so the
-    entry length is the sum of their lengths, with no second measuring.
-    """
-    src("if v:")
-    with src:
+    def __init__(self, ctx: Emit, fresh: bool) -> None:
+        super().__init__(ctx)
+        self.fresh = fresh
+
+    def single(self, src: Source, f: FieldPlan, v: str) -> None:
+        _write_single(self.ctx, src, f, v, self.fresh)
+
+    def packed(self, src: Source, f: FieldPlan) -> None:
+        ctx = self.ctx
+        kind = row_of(f.type)
+        if f.width and kind.op != OP_BOOL:
+            fmt = (kind.struct_format or "")[1:]
+            src(f"_l = len(v) * {f.width}")
+            _put_len(ctx, src, f.tag, "_l", "n", "_l")
+            if kind.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
+                src("_t = sum(v)")
+                src("ap(_spack('<%df' % len(v), *v) if _t == _t else _f32pack(v))")
+            else:
+                src(f"ap(_spack('<%d{fmt}' % len(v), *v))")
+        elif kind.op == OP_BOOL:
+            src("_l = len(v)")
+            _put_len(ctx, src, f.tag, "_l", "n", "_l")
+            src("ap(bytes(map(bool, v)))")
+        else:
+            # the packed length is measured first: cheaper than caching it
+            src("_p = 0")
+            src("for x in v:")
+            with src:
+                src(f"_p += {size_expr(kind, 'x')}")
+            _put_len(ctx, src, f.tag, "_p", "n", "_p")
+            src("for x in v:")
+            with src:
+                src(f"ap({value_expr(ctx, kind, 'x')})")
+
+    def map(self, src: Source, f: FieldPlan) -> None:
+        """The entries of a map field in ascending key order ("Maps" in "Encoding").
+
+        Each entry's key and (scalar) value are built as pieces first, so the
+        entry length is the sum of their lengths, with no second measuring.
+        """
+        ctx = self.ctx
         src("for k in sorted(v):")
         with src:
             src("x = v[k]")
             _entry_piece(ctx, src, row_of(f.key), "k", 1, "_kb", f.utf8)
             if f.type == MESSAGE:
-                value_tag = wire.tag_bytes(2, wire.WIRE_LEN)
+                _check_class(ctx, src, f, "x")
                 src("_s = x._pbj_size")
-                if fresh:
-                    src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
+                src(f"if _s < 0: _s = size_{ctx.stem(f.sub)}(x)")
                 src(f"_e = len(_kb) + 1 + {_lensize_expr('_s')} + _s")
-                _put_len(ctx, src, f.tag, "_e", fresh, "_e")
-                src(f"ap(_kb)\nap({tagged_len(ctx, value_tag, '_s')})")
-                src(f"write_{ctx.stem(f.sub)}(x, ap)")
+                _put_len(ctx, src, f.tag, "_e", "n", "_e")
+                src(f"ap(_kb)\nap({tagged_len(ctx, wire.tag_bytes(2, wire.WIRE_LEN), '_s')})")
+                _check_written(src, f"write_{ctx.stem(f.sub)}(x, ap)")
             else:
                 _entry_piece(ctx, src, row_of(f.type), "x", 2, "_xb", f.utf8)
                 src("_e = len(_kb) + len(_xb)")
-                _put_len(ctx, src, f.tag, "_e", fresh, "_e")
+                _put_len(ctx, src, f.tag, "_e", "n", "_e")
                 src("ap(_kb)\nap(_xb)")
 
 
 def _write_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, members: tuple[int, ...],
                 fresh: bool) -> None:
-    """Emit the appends of write step ``(step, i, members)`` (:attr:`MessagePlan.writes`); counted in
-    ``n`` when ``fresh``."""
+    """Emit the appends of write step ``(step, i, members)`` (:attr:`MessagePlan.writes`), counted in ``n``."""
     if step == FIELD:
-        _write_field(ctx, src, plan, plan.fields[i], fresh)
+        emit_field(ctx, src, plan, plan.fields[i], _Writes(ctx, fresh))
     elif step == EXTENSIONS:
         lo, hi = plan.extension_ranges[i]
         src(f"# extensions {lo} to {hi - 1}")
@@ -532,13 +541,13 @@ def _write_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, me
             src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, parts, ap)")
         else:
             fn = ctx.extensions_helper("write_range")
-            src(f"if o._pbj_extensions: {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
+            src(f"if o._pbj_extensions: n += {fn}(o._pbj_extensions, {lo}, {hi}, ap)")
     elif len(plan.oneofs[i].members) <= _INLINE_ONEOF_MEMBERS:
         _write_oneof_inline(ctx, src, plan, i, members, fresh)
     elif fresh:
         _dispatch(ctx, src, plan, i, members, "write_fresh", "n += {fn}(v[1], parts, ap)")
     else:
-        _dispatch(ctx, src, plan, i, members, "write", "{fn}(v[1], ap)")
+        _dispatch(ctx, src, plan, i, members, "write", "n += {fn}(v[1], ap)")
 
 
 def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
@@ -548,17 +557,13 @@ def _emit_writer(ctx: Emit, plan: MessagePlan, fresh: bool) -> str:
     src = Source()
     src(f"def write_fresh_{stem}(o, parts, ap):" if fresh else f"def write_{stem}(o, ap):")
     with src:
-        if fresh:
-            src("n = 0")
+        src("n = 0")
         for step, i, members in plan.writes:
             _write_step(ctx, src, plan, step, i, members, fresh)
-        src("u = o._pbj_unknown")
+        _write_unknown(src, "o", "n")
         if fresh:
-            src("if u: ap(u); n += len(u)")
             src(f"{_set_size(ctx, plan)}(o, n)")
-            src("return n")
-        else:
-            src("if u: ap(u)")
+        src("return n")
     return src.text()
 
 
@@ -589,39 +594,34 @@ def _emit_wide(ctx: Emit, plan: MessagePlan, role: str) -> str:
         fn = ctx.scope.name(f"{role}_{stem}__{number}")
         steps(f"def {fn}({_ROW_ARGS[role]}):")
         with steps:
-            if role != "write":
-                steps("n = 0")
+            steps("n = 0")
             if role == "size":
                 _size_step(ctx, steps, plan, step, i, members)
             else:
                 _write_step(ctx, steps, plan, step, i, members, role == "write_fresh")
-            if role != "write":
-                steps("return n")
+            steps("return n")
         steps(f"{name}[{k}] = ({fn}, None)")
     src = Source()
     src(f"def {role}_{stem}({args}):")
     with src:
         src(f"# {len(plan.writes)} write steps: each is the function in its row of {name} (pbj.codec.wide)")
-        if role == "write":
-            src(f"for step, a in {name}:")
-            with src:
-                src("step(o, a, ap)")
+        src("n = 0")
+        src(f"for step, a in {name}:")
+        with src:
+            src(f"n += step({_ROW_ARGS[role].replace(', _', ', a')})")
+        if role == "size":
             src("u = o._pbj_unknown")
-            src("if u: ap(u)")
+            src("if u: n += len(u)")
         else:
-            src("n = 0")
-            src(f"for step, a in {name}:")
-            with src:
-                src(f"n += step({_ROW_ARGS[role].replace(', _', ', a')})")
-            src("u = o._pbj_unknown")
-            src("if u: n += len(u)" if role == "size" else "if u: ap(u); n += len(u)")
+            _write_unknown(src, "o", "n")
+        if role != "write":
             src(f"{_set_size(ctx, plan)}(o, n)")
-            src("return n")
+        src("return n")
     return src.text() + steps.text() if steps.lines else src.text()
 
 
 def emit_write(ctx: Emit, plan: MessagePlan) -> str:
-    """Source of ``write_<Name>(o, ap)`` (sizes cached)."""
+    """Source of ``write_<Name>(o, ap) -> int`` (sizes cached, each checked against the bytes written)."""
     return _emit_writer(ctx, plan, fresh=False)
 
 
@@ -633,7 +633,7 @@ def emit_write_fresh(ctx: Emit, plan: MessagePlan) -> str:
 def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
     """Source of the per-member size and write functions of every oneof, and their tables.
 
-    ``size_<Name>__<oneof>__<member>(v) -> int``, ``write_<Name>__<oneof>__<member>(v, ap)``
+    ``size_<Name>__<oneof>__<member>(v) -> int``, ``write_<Name>__<oneof>__<member>(v, ap) -> int``
     and ``write_fresh_<Name>__<oneof>__<member>(v, parts, ap) -> int`` handle the member's
     value ``v`` (the last two only for a oneof the writers do not handle inline); the
     tables ``size_<Name>__<oneof>``, ``write_<Name>__<oneof>`` and
@@ -658,17 +658,14 @@ def emit_oneof_members(ctx: Emit, plan: MessagePlan) -> str:
                 else:
                     _size_value(src, kind, "v", len(m.tag), utf8=m.utf8)
                 src("return n")
-            if "write" in fns:
-                src(f"def {fns['write']}(v, ap):")
-                with src:
-                    src(describe(m))
-                    _write_single(ctx, src, m, "v", False)
-                src(f"def {fns['write_fresh']}(v, parts, ap):")
-                with src:
-                    src(describe(m))
-                    src("n = 0")
-                    _write_single(ctx, src, m, "v", True)
-                    src("return n")
+            for role, fresh in (("write", False), ("write_fresh", True)):
+                if role in fns:
+                    src(f"def {fns[role]}(v, parts, ap):" if fresh else f"def {fns[role]}(v, ap):")
+                    with src:
+                        src(describe(m))
+                        src("n = 0")
+                        _write_single(ctx, src, m, "v", fresh)
+                        src("return n")
             for role, fn in fns.items():
                 src(f"{tables[role]}[{m.name!r}] = {fn}")
     return src.text() if src.lines else ""

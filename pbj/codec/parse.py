@@ -662,8 +662,10 @@ def _prefix(src: Source, p: _Parse) -> None:
         if len(raw) == 1:
             src(f"{loop} nt == {tag}:")
         else:
-            src(f"{loop} nt == {raw[0]} and " + " and ".join(f"data[pos + {i}] == {b}" for i, b in enumerate(raw)
-                                                             if i) + ":")
+            # the whole tag inside the message: a tag the input's end cuts is the loop's (which reads
+            # it as every tag is read, so the error of a cut tag is the same wherever it falls)
+            src(f"{loop} nt == {raw[0]} and pos + {len(raw) - 1} < end and "
+                + " and ".join(f"data[pos + {i}] == {b}" for i, b in enumerate(raw) if i) + ":")
         with src:
             src(f"start = pos; tag = {tag}; pos += {len(raw)}")
             for line in p.first.get(tag, p.cases[tag]):

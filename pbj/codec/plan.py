@@ -55,6 +55,20 @@ back into Python. Its fields and their meaning:
     :mod:`pbj.codec.extensions` at each ``EXTENSIONS`` step.
     ``message_set``: the class has ``message_set_wire_format`` (its
     extensions are message-set items).
+    ``slot_kinds``: per slot, what it holds while a message is decoded:
+    :data:`S_SINGULAR` (a field's value), :data:`S_REPEATED` (a repeated
+    field's tuple), :data:`S_MAP` (a map's ``FrozenMap``), :data:`S_ONEOF` (a
+    oneof's ``OneOf`` or ``None``); -1 for a slot no field holds (an engine
+    declines such a plan). ``slot_defaults``: per slot, its value when nothing
+    is on the wire: the field's ``default``, ``()``, ``EMPTY_MAP`` or ``None``.
+    ``extension_number``: the number of the extension whose hidden holder class
+    this is (:mod:`pbj.extensions`), else -1. ``extension_registry``: with
+    extension ranges, the class's registry of extensions (number -> extension,
+    the dict itself: an engine reads it at each decode, so extensions registered
+    later are read too), else ``None``. ``read_by_slot``: the attributes whose
+    class attribute gives a declared default when the field is unset (proto2
+    ``[default = ...]``, :mod:`pbj.schema.presence`): a writer reads them
+    through their slot, never as ``o.<name>``.
 
 ``FieldPlan``
     ``name``: the attribute name (a oneof member's name for a member);
@@ -92,6 +106,12 @@ back into Python. Its fields and their meaning:
     ``errors="surrogateescape"`` (each byte of an invalid sequence becomes
     U+DC80..U+DCFF) and the writers encode it back the same way, so the bytes
     round-trip exactly. Always true for other types.
+    ``key_tag``: a map's key tag (field 1 of the entry, the key's wire type),
+    else 0; ``value_tag``: a map's value tag bytes (field 2 of the entry), else
+    ``b""``; ``value_default``: a map's value when an entry has none (the zero
+    of a scalar, an enum's default member), else ``None`` (a message value: the
+    empty message). ``enum_members``: an enum field's (or map value's) members
+    by number (``{int: member}``), else ``None``.
 
 ``OneofPlan``
     ``name``: the attribute name; ``slot``: its slot; ``members``: field
@@ -108,12 +128,13 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from pbj import scalars, wire
-from pbj.schema import FieldInfo, MessageInfo, enum_default
+from pbj.schema import EMPTY_MAP, FieldInfo, MessageInfo, enum_default
 
 __all__ = [
     "BatchPlan", "MessagePlan", "FieldPlan", "OneofPlan", "build_batch", "build_message",
     "MESSAGE", "IMPLICIT", "EXPLICIT", "REPEATED", "PACKED", "MAP", "MEMBER",
-    "FIELD", "RUN", "EXTENSIONS", "VALUE", "PACKED_RUN", "GROUP_START", "row_of", "type_code",
+    "FIELD", "RUN", "EXTENSIONS", "VALUE", "PACKED_RUN", "GROUP_START", "S_SINGULAR", "S_REPEATED", "S_MAP",
+    "S_ONEOF", "row_of", "type_code",
 ]
 
 #: The type code of a message (the scalar codes are 0 to 15, ``enum`` 15).
@@ -125,6 +146,8 @@ IMPLICIT, EXPLICIT, REPEATED, PACKED, MAP, MEMBER = range(6)
 FIELD, RUN, EXTENSIONS = 0, 1, 2
 # parse forms
 VALUE, PACKED_RUN, GROUP_START = 0, 1, 2
+# slot kinds (what a slot holds while a message is decoded)
+S_SINGULAR, S_REPEATED, S_MAP, S_ONEOF = range(4)
 
 
 class FieldPlan(NamedTuple):
@@ -149,6 +172,10 @@ class FieldPlan(NamedTuple):
     oneof: int
     declared_default: Any = None
     utf8: bool = True
+    key_tag: int = 0
+    value_tag: bytes = b""
+    value_default: Any = None
+    enum_members: Any = None
 
 
 class OneofPlan(NamedTuple):
@@ -174,6 +201,11 @@ class MessagePlan(NamedTuple):
     leaf: bool
     extension_ranges: tuple[tuple[int, int], ...] = ()
     message_set: bool = False
+    slot_kinds: tuple[int, ...] = ()
+    slot_defaults: tuple[Any, ...] = ()
+    extension_number: int = -1
+    extension_registry: Any = None
+    read_by_slot: tuple[str, ...] = ()
 
 
 class BatchPlan(NamedTuple):
@@ -228,6 +260,14 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
         r = scalars.BY_CODE[code]
         width = r.width or (1 if r.op == scalars.OP_BOOL else 0)
     enum_cls = value_type if code == scalars.ENUM.code else None
+    key_tag, value_tag, value_default = 0, b"", None
+    if f.is_map and f.map_key is not None:
+        key_tag = wire.make_tag(1, scalars.SCALARS[f.map_key].wire_type)
+        value_tag = wire.tag_bytes(2, wire.WIRE_LEN if code == MESSAGE else scalars.BY_CODE[code].wire_type)
+        if code == scalars.ENUM.code:
+            value_default = enum_default(enum_cls)
+        elif code != MESSAGE:
+            value_default = scalars.BY_CODE[code].zero
     return FieldPlan(
         name=f.name, proto_name=f.proto_name or f.name, number=f.number, idx=index, slot=slot,
         label=label, type=code, group=f.group, tag=tag, end_tag=end_tag, width=width,
@@ -235,7 +275,8 @@ def _field(f: FieldInfo, index: int, slot: int, oneof: int, sub_index: Any) -> F
         closed=bool(getattr(enum_cls, "__pbj_closed__", False)),
         key=scalars.SCALARS[f.map_key].code if f.map_key is not None else -1,
         default=_default(f, code) if not f.is_map else None, oneof=oneof,
-        declared_default=f.default, utf8=f.utf8)
+        declared_default=f.default, utf8=f.utf8, key_tag=key_tag, value_tag=value_tag, value_default=value_default,
+        enum_members={int(m): m for m in enum_cls} if enum_cls is not None else None)
 
 
 def _dispatch(fields: tuple[FieldPlan, ...]) -> tuple[tuple[int, int, int], ...]:
@@ -284,6 +325,25 @@ def _writes(mi: MessageInfo, fields: tuple[FieldPlan, ...]) -> tuple:
     return tuple(out)
 
 
+def _slot_table(nslots: int, fields: tuple[FieldPlan, ...],
+                oneofs: tuple[OneofPlan, ...]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """``(slot_kinds, slot_defaults)`` (see the module docstring)."""
+    kinds: list[int] = [-1] * nslots
+    defaults: list[Any] = [None] * nslots
+    for o in oneofs:
+        kinds[o.slot] = S_ONEOF
+    for f in fields:
+        if f.oneof >= 0:
+            continue
+        if f.label == MAP:
+            kinds[f.slot], defaults[f.slot] = S_MAP, EMPTY_MAP
+        elif f.label in (REPEATED, PACKED):
+            kinds[f.slot], defaults[f.slot] = S_REPEATED, ()
+        else:
+            kinds[f.slot], defaults[f.slot] = S_SINGULAR, f.default
+    return tuple(kinds), tuple(defaults)
+
+
 def build_message(mi: MessageInfo, index: int, sub_index: Any) -> MessagePlan:
     """The plan of one resolved message class.
 
@@ -306,10 +366,15 @@ def build_message(mi: MessageInfo, index: int, sub_index: Any) -> MessagePlan:
         OneofPlan(o.name, slot_of[o.name], tuple(f.idx for f in fields if f.oneof == j))
         for j, o in enumerate(mi.oneofs))
     leaf = all(f.type != MESSAGE and f.label != MAP for f in fields) and not mi.extension_ranges
+    kinds, defaults = _slot_table(len(slots), fields, oneofs)
+    holder_of = mi.cls.__dict__.get("__pbj_extension__")  # a holder class: its extension
     return MessagePlan(idx=index, full_name=mi.full_name, cls=mi.cls, slots_class=mi.cls.__pbj_slots__,
                        slots=slots, fields=fields, writes=_writes(mi, fields), oneofs=oneofs,
                        dispatch=_dispatch(fields), leaf=leaf, extension_ranges=tuple(mi.extension_ranges),
-                       message_set=mi.message_set)
+                       message_set=mi.message_set, slot_kinds=kinds, slot_defaults=defaults,
+                       extension_number=holder_of.number if holder_of is not None else -1,
+                       extension_registry=mi.extensions if mi.extension_ranges else None,
+                       read_by_slot=tuple(f.name for f in fields if f.declared_default is not None and f.oneof < 0))
 
 
 def build_batch(infos: list[MessageInfo]) -> BatchPlan:

@@ -25,22 +25,30 @@ The output equals the forward writer's byte for byte.
 from __future__ import annotations
 
 from pbj import wire
-from pbj.codec.emit import INT_OPS, Emit, describe, describe_run, kind_of, presence_test, str_encode
+from pbj.codec.emit import (
+    INT_OPS,
+    Emit,
+    FieldShapes,
+    bytes_value,
+    describe,
+    emit_field,
+    emit_run_head,
+    kind_of,
+    str_encode,
+)
 from pbj.codec.plan import (
     EXPLICIT,
     EXTENSIONS,
     FIELD,
     IMPLICIT,
-    MAP,
     MESSAGE,
-    PACKED,
     FieldPlan,
     MessagePlan,
     row_of,
 )
 from pbj.codec.source import Source
 from pbj.codec.wide import is_row, is_wide, step_number
-from pbj.scalars import OP_BOOL, OP_BYTES, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
+from pbj.scalars import OP_BOOL, OP_FLOAT32, OP_STRING, OP_ZIGZAG, ScalarType
 
 __all__ = ["emit_write_reverse", "emit_reverse_oneof_members", "emit_reverse"]
 
@@ -137,7 +145,11 @@ def _put_len_value(ctx: Emit, src: Source, data: str, tag: bytes, rem: int) -> N
 
 
 def _put_message(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
-    """Emit the backwards write of a sub-message ``v``: body, length, tag (or end tag, body, tag)."""
+    """Emit the backwards write of a sub-message ``v``: body, length, tag (or end tag, body, tag).
+
+    A sub-message of another class than ``f``'s is refused (by identity: one whose field names
+    match would be written with its other fields dropped)."""
+    src(f"if {v}.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
     fn = f"write_reverse_{ctx.stem(f.sub)}"
     if f.group:
         _ensure(src, f"{_LEN_ROOM + rem}")
@@ -161,57 +173,54 @@ def _put_single(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None:
     kind = kind_of(f.type)
     if kind is None:
         _put_message(ctx, src, f, v, rem)
-    elif kind.op == OP_STRING:
-        src(f"_b = {str_encode(v, f.utf8)}")
+    elif kind.is_len:  # exact bytes: their len is what is stored
+        src(f"_b = {str_encode(v, f.utf8) if kind.op == OP_STRING else bytes_value(v)}")
         _put_len_value(ctx, src, "_b", f.tag, rem)
-    elif kind.op == OP_BYTES:
-        _put_len_value(ctx, src, v, f.tag, rem)
     else:
         _put_scalar(src, kind, v)
         _put_const(ctx, src, f.tag)
 
 
-def _put_field(ctx: Emit, src: Source, plan: MessagePlan, f: FieldPlan, rem: int) -> None:
-    src(describe(f))
-    src(f"v = {ctx.get(plan, f.name)}")
-    if f.label == MAP:
-        _put_map(ctx, src, f, rem)
-        return
-    kind = kind_of(f.type)
-    if f.label in (IMPLICIT, EXPLICIT):
-        src(f"if {presence_test(f, 'v')}:")
-        with src:
-            _put_single(ctx, src, f, "v", rem)
-        return
-    src("if v:")
-    with src:
-        if f.label == PACKED:
-            r = row_of(f.type)
-            if r.width:
-                src(f"_l = len(v) * {r.width}")
-                _ensure(src, f"_l + {_LEN_ROOM + rem}")
-                src(f"pos -= _l; _spack_into('<%d{(r.struct_format or '')[1:]}' % len(v), mv, pos, *v)")
-                if r.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
-                    src("_t = sum(v)")
-                    src("if _t != _t: mv[pos:pos + _l] = _f32pack(v)")
-            else:
-                _ensure(src, f"len(v) * {_scalar_room(r)} + {_LEN_ROOM + rem}")
-                src("_w = len(mv) - pos")
-                src("for x in reversed(v):")
-                with src:
-                    _put_scalar(src, r, "x")
-                src("_l = len(mv) - pos - _w")
-            _put_len(src, "_l")
-            _put_const(ctx, src, f.tag)
-        elif kind is None or kind.is_len:
-            src("for x in reversed(v):")
-            with src:
-                _put_single(ctx, src, f, "x", rem)
+class _Puts(FieldShapes):
+    """The reverse writer's shapes: the field's bytes, last first, in front of ``pos``; ``rem``
+    bytes of room stay made after them."""
+
+    loop = "for x in reversed(v):"
+
+    def __init__(self, ctx: Emit, rem: int) -> None:
+        super().__init__(ctx)
+        self.rem = rem
+
+    def single(self, src: Source, f: FieldPlan, v: str) -> None:
+        _put_single(self.ctx, src, f, v, self.rem)
+
+    def repeated(self, src: Source, f: FieldPlan) -> bool:
+        kind = kind_of(f.type)
+        if kind is not None and not kind.is_len:  # room for every value made once
+            _ensure(src, f"len(v) * {len(f.tag) + _scalar_room(kind)} + {self.rem}")
+        return False
+
+    def packed(self, src: Source, f: FieldPlan) -> None:
+        r = row_of(f.type)
+        if r.width:
+            src(f"_l = len(v) * {r.width}")
+            _ensure(src, f"_l + {_LEN_ROOM + self.rem}")
+            src(f"pos -= _l; _spack_into('<%d{(r.struct_format or '')[1:]}' % len(v), mv, pos, *v)")
+            if r.op == OP_FLOAT32:  # a NaN makes the sum a NaN; then each value keeps its bits
+                src("_t = sum(v)")
+                src("if _t != _t: mv[pos:pos + _l] = _f32pack(v)")
         else:
-            _ensure(src, f"len(v) * {len(f.tag) + _scalar_room(row_of(f.type))} + {rem}")
+            _ensure(src, f"len(v) * {_scalar_room(r)} + {_LEN_ROOM + self.rem}")
+            src("_w = len(mv) - pos")
             src("for x in reversed(v):")
             with src:
-                _put_single(ctx, src, f, "x", rem)
+                _put_scalar(src, r, "x")
+            src("_l = len(mv) - pos - _w")
+        _put_len(src, "_l")
+        _put_const(self.ctx, src, f.tag)
+
+    def map(self, src: Source, f: FieldPlan) -> None:
+        _put_map(self.ctx, src, f, self.rem)
 
 
 def _entry_room(kind: ScalarType, data: str | None) -> str:
@@ -247,30 +256,28 @@ def _put_entry_part(ctx: Emit, src: Source, kind: ScalarType | None, sub: int, v
 def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
     kkind = row_of(f.key)
     vkind = kind_of(f.type)
-    src("if v:")
+    src("for k in sorted(v, reverse=True):")
     with src:
-        src("for k in sorted(v, reverse=True):")
-        with src:
-            src("x = v[k]")
-            kdata = vdata = None
-            if kkind.op == OP_STRING:
-                src(f"_kb = {str_encode('k', f.utf8)}")
-                kdata = "_kb"
-            if vkind is not None and vkind.op == OP_STRING:
-                src(f"_xb = {str_encode('x', f.utf8)}")
-                vdata = "_xb"
-            elif vkind is not None and vkind.op == OP_BYTES:
-                vdata = "x"
-            key_room = _entry_room(kkind, kdata)
-            after_value = f"{key_room} + {_LEN_ROOM + 11 + rem}"
-            if vkind is not None:
-                _ensure(src, f"{_entry_room(vkind, vdata)} + {after_value}")
-            src("_w = len(mv) - pos")
-            _put_entry_part(ctx, src, vkind, f.sub, "x", vdata, 2, after_value)
-            _put_entry_part(ctx, src, kkind, -1, "k", kdata, 1, "")
-            src("_l = len(mv) - pos - _w")
-            _put_len(src, "_l")
-            _put_const(ctx, src, f.tag)
+        src("x = v[k]")
+        kdata = vdata = None
+        if kkind.op == OP_STRING:
+            src(f"_kb = {str_encode('k', f.utf8)}")
+            kdata = "_kb"
+        if vkind is None:
+            src(f"if x.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
+        elif vkind.is_len:
+            src(f"_xb = {str_encode('x', f.utf8) if vkind.op == OP_STRING else bytes_value('x')}")
+            vdata = "_xb"
+        key_room = _entry_room(kkind, kdata)
+        after_value = f"{key_room} + {_LEN_ROOM + 11 + rem}"
+        if vkind is not None:
+            _ensure(src, f"{_entry_room(vkind, vdata)} + {after_value}")
+        src("_w = len(mv) - pos")
+        _put_entry_part(ctx, src, vkind, f.sub, "x", vdata, 2, after_value)
+        _put_entry_part(ctx, src, kkind, -1, "k", kdata, 1, "")
+        src("_l = len(mv) - pos - _w")
+        _put_len(src, "_l")
+        _put_const(ctx, src, f.tag)
 
 
 def _table(ctx: Emit, plan: MessagePlan, j: int) -> str:
@@ -282,7 +289,7 @@ def _reverse_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, 
                   rem: int) -> None:
     """Emit the backwards write of write step ``(step, i, members)``; ``rem`` bytes of room stay made after it."""
     if step == FIELD:
-        _put_field(ctx, src, plan, plan.fields[i], rem)
+        emit_field(ctx, src, plan, plan.fields[i], _Puts(ctx, rem))
         return
     if step == EXTENSIONS:
         lo, hi = plan.extension_ranges[i]
@@ -294,15 +301,7 @@ def _reverse_step(ctx: Emit, src: Source, plan: MessagePlan, step: int, i: int, 
             if rem:
                 _ensure(src, str(rem))
         return
-    oneof = plan.oneofs[i]
-    src(describe_run(plan, i, members))
-    src(f"v = {ctx.get(plan, oneof.name)}")
-    if len(members) == len(oneof.members):
-        src("if v is not None:")
-    else:
-        names = ctx.const(frozenset(plan.fields[m].name for m in members),
-                          f"run_{ctx.stem(plan.idx)}__{oneof.name}_{plan.fields[members[0]].number}")
-        src(f"if v is not None and v[0] in {names}:")
+    emit_run_head(ctx, src, plan, i, members)
     with src:
         src(f"pos = {_table(ctx, plan, i)}[v[0]](v[1], rb, pos)")
         src("mv = rb.writer_view")
@@ -314,7 +313,7 @@ def _put_unknown(src: Source, rem: int) -> None:
     src("u = o._pbj_unknown")
     src("if u:")
     with src:
-        src("_l = len(u)")
+        src(f"u = {bytes_value('u')}; _l = len(u)")
         _ensure(src, f"_l + {rem}")
         src("pos -= _l; mv[pos:pos + _l] = u")
 

@@ -21,13 +21,31 @@ from typing import Any
 
 from pbj import scalars, wire
 from pbj.codec import float32
-from pbj.errors import DecodeError
+from pbj.errors import DecodeError, EncodeError
 from pbj.schema import EMPTY_MAP, FrozenMap, OneOf
 
-__all__ = ["MAX_DEPTH", "locate", "packed_varints", "group_failed"]
+__all__ = ["MAX_DEPTH", "StaleSize", "blob", "locate", "packed_varints", "group_failed"]
 
 #: The nesting limit of decoding (messages and groups), as Google's runtimes use.
 MAX_DEPTH = 100
+
+
+class StaleSize(Exception):
+    """Raised by a generated forward writer when a sub-message written after the length its cached
+    size gave added another number of bytes: the size was set by hand (``object.__setattr__``), or
+    a value changed since it was measured. Never leaves pbj: ``pbj.encode`` then forgets every size
+    cached in the message's tree and writes it again, measuring as it goes (``pbj.api``)."""
+
+
+def blob(v: Any) -> bytes:
+    """The bytes of bytes-like ``v`` as the buffer protocol gives them (all of them, in C order),
+    as exact ``bytes``: ``len`` of the result is their size, whatever ``v``'s own ``len`` says (a
+    ``bytes`` subclass, a ``memoryview`` of wider items, a strided one).
+
+    Raises:
+        TypeError: ``v`` supports no buffer protocol (the caller names the field).
+    """
+    return memoryview(v).tobytes()
 
 
 def _reason(exc: BaseException) -> str:
@@ -217,6 +235,10 @@ def _helpers() -> dict[str, Any]:
         "_spack": struct.pack,
         "_B0": b"\x00",
         "_B1": b"\x01",
+        "_utf8": str.encode,
+        "_blob": blob,
+        "_StaleSize": StaleSize,
+        "_EncodeError": EncodeError,
         # reverse writer
         "_rvar": wire.rev_varint,
         "_spack_into": struct.pack_into,

@@ -22,10 +22,10 @@ function's work for its field or step:
 
 ``size(o, a) -> int``
     The bytes the step takes (tags included), 0 when nothing is written.
-``write(o, a, ap) -> None``
-    Appends the step's pieces.
+``write(o, a, ap) -> int``
+    Appends the step's pieces, returning the bytes appended.
 ``write_fresh(o, a, parts, ap) -> int``
-    As ``write``, returning the bytes appended (and caching the sizes it learns).
+    As ``write``, caching the sizes it learns.
 ``write_reverse(o, a, rb, pos) -> pos``
     Writes the step's bytes so that they end at ``pos``, through the writer protocol of
     :mod:`pbj.codec.buffer`, and returns where they begin.
@@ -48,6 +48,7 @@ from typing import Any
 from pbj import scalars, wire
 from pbj.codec import float32
 from pbj.codec.plan import EXPLICIT, EXTENSIONS, FIELD, IMPLICIT, MESSAGE, FieldPlan, MessagePlan, row_of
+from pbj.codec.runtime import blob
 
 __all__ = ["WIDE_STEPS", "is_wide", "is_row", "scalar_row", "value_bytes"]
 
@@ -76,8 +77,10 @@ def is_row(f: FieldPlan) -> bool:
 def value_bytes(row: scalars.ScalarType, utf8: bool = True) -> Callable[[Any], bytes]:
     """``value_bytes(row)(v)``: the bytes of one value ``v`` of scalar ``row``, without a tag.
 
-    A LEN value (``string``, ``bytes``) comes with its length. ``utf8`` false: a string is
-    encoded with ``surrogateescape`` (see :mod:`pbj.codec.plan`).
+    A LEN value (``string``, ``bytes``) comes with its length, that of the bytes written: a string
+    is encoded by ``str.encode`` itself (not the value's own ``encode``), a bytes value read
+    through the buffer protocol unless it is exactly ``bytes`` (:func:`pbj.codec.runtime.blob`).
+    ``utf8`` false: a string is encoded with ``surrogateescape`` (see :mod:`pbj.codec.plan`).
 
     Raises (from the returned function):
         EncodeError: an integer outside its type's range.
@@ -88,13 +91,17 @@ def value_bytes(row: scalars.ScalarType, utf8: bool = True) -> Callable[[Any], b
     op = row.op
     if op == scalars.OP_STRING:
         errors = "strict" if utf8 else "surrogateescape"
+        encode = str.encode
 
         def string(v: Any) -> bytes:
-            b = v.encode("utf-8", errors)
+            b = encode(v, "utf-8", errors)
             return venc(len(b)) + b
         return string
     if op == scalars.OP_BYTES:
-        return lambda v: venc(len(v)) + v
+        def data(v: Any) -> bytes:
+            b = v if v.__class__ is bytes else blob(v)
+            return venc(len(b)) + b
+        return data
     if op == scalars.OP_ZIGZAG:
         zz = wire.zigzag32 if row.bits == 32 else wire.zigzag64
         return lambda v: venc(zz(v))
@@ -110,10 +117,10 @@ def value_bytes(row: scalars.ScalarType, utf8: bool = True) -> Callable[[Any], b
     return pack
 
 
-def _getter(plan: MessagePlan, name: str) -> Callable[[Any], Any]:
+def _getter(plan: MessagePlan, name: str, raw: bool) -> Callable[[Any], Any]:
     """What reads field ``name`` of an instance: its slot for a field with a declared default
-    (the attribute gives the default when the slot holds ``None``), else the attribute."""
-    if name in getattr(plan.cls, "__pbj_defaults__", ()):
+    (``raw``: the attribute gives the default when the slot holds ``None``), else the attribute."""
+    if raw:
         return plan.slots_class.__dict__[name].__get__  # type: ignore[no-any-return]
     return operator.attrgetter(name)
 
@@ -128,26 +135,24 @@ def _put(rb: Any, pos: int, piece: bytes) -> int:
     return pos
 
 
-# The row functions, one set per presence rule; ``a`` is the row's ``(get, tag, value)``.
+def _append(ap: Any, piece: bytes) -> int:
+    """Append ``piece`` through ``ap``; returns its size (what the forward writers count)."""
+    ap(piece)
+    return len(piece)
+
+
+# The row functions, one set per presence rule; ``a`` is the row's ``(get, tag, value)``. The
+# forward writers' rows return the bytes they append (``write_fresh`` caches nothing: a scalar has
+# no size of its own to cache, so it is ``write`` with the arguments of its role).
 
 def _size_set(o: Any, a: tuple) -> int:
     v = a[0](o)
     return 0 if v is None else len(a[1]) + len(a[2](v))
 
 
-def _write_set(o: Any, a: tuple, ap: Any) -> None:
+def _write_set(o: Any, a: tuple, ap: Any) -> int:
     v = a[0](o)
-    if v is not None:
-        ap(a[1] + a[2](v))
-
-
-def _write_fresh_set(o: Any, a: tuple, parts: Any, ap: Any) -> int:
-    v = a[0](o)
-    if v is None:
-        return 0
-    piece = a[1] + a[2](v)
-    ap(piece)
-    return len(piece)
+    return 0 if v is None else _append(ap, a[1] + a[2](v))
 
 
 def _write_reverse_set(o: Any, a: tuple, rb: Any, pos: int) -> int:
@@ -160,19 +165,9 @@ def _size_nonzero(o: Any, a: tuple) -> int:
     return len(a[1]) + len(a[2](v)) if v else 0
 
 
-def _write_nonzero(o: Any, a: tuple, ap: Any) -> None:
+def _write_nonzero(o: Any, a: tuple, ap: Any) -> int:
     v = a[0](o)
-    if v:
-        ap(a[1] + a[2](v))
-
-
-def _write_fresh_nonzero(o: Any, a: tuple, parts: Any, ap: Any) -> int:
-    v = a[0](o)
-    if not v:
-        return 0
-    piece = a[1] + a[2](v)
-    ap(piece)
-    return len(piece)
+    return _append(ap, a[1] + a[2](v)) if v else 0
 
 
 def _write_reverse_nonzero(o: Any, a: tuple, rb: Any, pos: int) -> int:
@@ -188,19 +183,9 @@ def _size_float(o: Any, a: tuple) -> int:
     return len(a[1]) + len(a[2](v)) if v or _copysign(1.0, v) < 0.0 else 0  # -0.0 is written, 0.0 is not
 
 
-def _write_float(o: Any, a: tuple, ap: Any) -> None:
+def _write_float(o: Any, a: tuple, ap: Any) -> int:
     v = a[0](o)
-    if v or _copysign(1.0, v) < 0.0:
-        ap(a[1] + a[2](v))
-
-
-def _write_fresh_float(o: Any, a: tuple, parts: Any, ap: Any) -> int:
-    v = a[0](o)
-    if not v and _copysign(1.0, v) > 0.0:
-        return 0
-    piece = a[1] + a[2](v)
-    ap(piece)
-    return len(piece)
+    return _append(ap, a[1] + a[2](v)) if v or _copysign(1.0, v) < 0.0 else 0
 
 
 def _write_reverse_float(o: Any, a: tuple, rb: Any, pos: int) -> int:
@@ -208,16 +193,25 @@ def _write_reverse_float(o: Any, a: tuple, rb: Any, pos: int) -> int:
     return _put(rb, pos, a[1] + a[2](v)) if v or _copysign(1.0, v) < 0.0 else pos
 
 
+def _fresh(write: Callable[[Any, tuple, Any], int]) -> Callable[[Any, tuple, Any, Any], int]:
+    """The ``write_fresh`` row function of a scalar rule: its ``write`` one, called with that role's arguments."""
+    def write_fresh(o: Any, a: tuple, parts: Any, ap: Any) -> int:
+        return write(o, a, ap)
+    return write_fresh
+
+
 #: presence rule -> role -> row function.
 _ROW_FUNCTIONS: dict[str, dict[str, Callable[..., Any]]] = {
-    rule: {role: globals()[f"_{role}_{rule}"] for role in ("size", "write", "write_fresh", "write_reverse")}
+    rule: {"size": globals()[f"_size_{rule}"], "write": globals()[f"_write_{rule}"],
+           "write_fresh": _fresh(globals()[f"_write_{rule}"]), "write_reverse": globals()[f"_write_reverse_{rule}"]}
     for rule in ("set", "nonzero", "float")
 }
 _VALUES: dict[tuple[int, bool], Callable[[Any], bytes]] = {}
 
 
-def scalar_row(plan: MessagePlan, f: FieldPlan) -> tuple[dict[str, Callable[..., Any]], tuple]:
-    """The row of singular scalar field ``f`` of ``plan`` (see the module docstring).
+def scalar_row(plan: MessagePlan, f: FieldPlan, raw: bool = False) -> tuple[dict[str, Callable[..., Any]], tuple]:
+    """The row of singular scalar field ``f`` of ``plan`` (see the module docstring); ``raw``: the
+    field declares a default, and is read through its slot (:func:`pbj.codec.emit.raw_names`).
 
     Returns:
         ``(functions, argument)``: role -> row function (``size``, ``write``, ``write_fresh``,
@@ -230,4 +224,4 @@ def scalar_row(plan: MessagePlan, f: FieldPlan) -> tuple[dict[str, Callable[...,
     if value is None:
         value = _VALUES[f.type, f.utf8] = value_bytes(row, f.utf8)
     rule = "set" if f.label == EXPLICIT else "float" if row.is_float else "nonzero"
-    return _ROW_FUNCTIONS[rule], (_getter(plan, f.name), f.tag, value)
+    return _ROW_FUNCTIONS[rule], (_getter(plan, f.name, raw), f.tag, value)

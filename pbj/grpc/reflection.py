@@ -161,8 +161,19 @@ async def reflect_async(channel: Any, *, host: str = "", timeout: float | None =
         except StopIteration as done:
             return _load(done.value)
         except grpc.aio.AioRpcError as exc:
-            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED:
+            if exc.code() is not grpc.StatusCode.UNIMPLEMENTED and not _ended_unread(exc):
                 raise
             if i + 1 == len(REFLECTION_PACKAGES):
                 raise ReflectionError(NO_REFLECTION) from exc
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _ended_unread(exc: Any) -> bool:
+    """Whether an aio call failed because the server ended it before reading a request.
+
+    A server without the method answers at once; when grpcio's aio client is still sending the
+    request then, the send fails and grpcio reports ``INTERNAL`` ("Failed execute_batch") in place
+    of the server's status. A reflection server reads its requests, so for the probe this is
+    the answer of a server that does not serve that version.
+    """
+    return exc.code() is grpc.StatusCode.INTERNAL and "execute_batch" in (exc.debug_error_string() or "")

@@ -9,6 +9,7 @@ plain optional field. Messages of Google's well-known types are the classes of
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from types import SimpleNamespace
 from typing import Any
@@ -186,9 +187,15 @@ def build_namespace(fds: Any, only: Iterable[str] | None = None) -> tuple[Namesp
     namespace = Namespace(messages, enums, index.files, extensions, services)
     # each class and service of this load knows its namespace: pbj.options_of and pbj.to_google read
     # the descriptors (options, custom options) the classes were built from
-    for name, owned in (*messages.items(), *enums.items()):
+    for name, owned in messages.items():
         if known.get(name) is not owned:
             type.__setattr__(owned, "__pbj_namespace__", namespace)
+    # an enum holds it weakly: its members outlive a load in places pbj does not own, and through a
+    # strong reference they would keep every class of the load alive (pbj.schema.records.namespace_of)
+    reference = weakref.ref(namespace)
+    for name, owned in enums.items():
+        if known.get(name) is not owned:
+            type.__setattr__(owned, "__pbj_namespace__", reference)
     for svc in services.values():
         setattr(svc, "__pbj_namespace__", namespace)  # noqa: B010 (a dunder the Service class does not declare)
     return namespace, known

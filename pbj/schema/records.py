@@ -8,6 +8,7 @@ the construction checks and the tools read the schema from it only.
 from __future__ import annotations
 
 import enum
+import weakref
 from typing import Any
 
 import attrs
@@ -151,6 +152,18 @@ def json_name_of(proto_name: str) -> str:
 def is_message(obj: Any) -> bool:
     """True if ``obj`` is a pbj message class or instance."""
     return getattr(obj, "__pbj_info__", None) is not None
+
+
+def namespace_of(owner: Any) -> Any:
+    """The :class:`pbj.Namespace` a loaded class, enum or service came from, or None (declared in
+    Python, or an enum whose load has gone).
+
+    A message class and a service hold their namespace; an enum holds it weakly (an enum member
+    lives on in places that outlive a load, and must not keep the load's classes alive with it).
+    """
+    ns = owner.__dict__.get("__pbj_namespace__") if isinstance(owner, type) else getattr(owner, "__pbj_namespace__",
+                                                                                             None)
+    return ns() if isinstance(ns, weakref.ref) else ns
 
 
 def enum_default(enum_cls: Any) -> Any:

@@ -20,6 +20,7 @@ import attrs
 
 from pbj.errors import PbjError, format_path
 from pbj.schema import info, is_message
+from pbj.schema.records import namespace_of
 from pbj.validation.messages import FieldPath, ViolationMessage
 
 __all__ = ["Violation", "ValidationError", "field_path_text", "pbj_path"]
@@ -174,7 +175,7 @@ def pbj_value(root: Any, value: Any) -> Any:
     from pbj.wellknown import WELL_KNOWN
 
     full = desc().type_name
-    ns = type(root).__dict__.get("__pbj_namespace__")
+    ns = namespace_of(type(root))
     cls = WELL_KNOWN.get(full) or (ns.messages.get(full) if ns is not None else None)
     return value if cls is None else decode(cls, value.to_binary())
 

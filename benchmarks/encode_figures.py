@@ -1,0 +1,275 @@
+"""The encode figures of one run, pbj against Google's upb, on this checkout and on others (before
+and after a change): instructions (callgrind) and thread CPU time, ratios printed.
+
+Cells, all on pbj's native engine against ``google.protobuf`` with the upb backend, inputs from
+the checkout's own ``pbj/data``:
+
+* ``fds fresh`` / ``fds cached``: ``pbj.encode`` of the shipped HAPI ``FileDescriptorSet``
+  (``descriptor.proto``, proto2, ``required`` fields), just decoded / written once before;
+  ``fds upb``: ``SerializeToString`` of the same set just parsed by upb;
+* ``block fwd fresh`` / ``block rev fresh``: ``pbj.encode(block)`` and ``pbj.encode(block,
+  reverse=True)`` of the shipped Hedera block just decoded; ``block upb``: upb's, just parsed;
+* ``hot user`` / ``hot alias``: a small message with its size cached (``pbj.bench.hot_pbj``'s
+  transaction body), written as a user writes it (``pbj.encode(o)`` in a function, ``pbj`` a
+  global) and through a local alias (``enc = pbj.encode``) as benchmark harnesses do.
+
+CPU time: ``time.thread_time`` around each batch (fresh objects made outside it), the garbage
+collector off, best of ``--runs`` (median printed beside it). Instructions: the same batches in a
+process under valgrind's callgrind, each between two calls of ``getppid`` (``--dump-before``, as
+:mod:`pbj.bench.instructions` marks regions), divided by the batch's size.
+
+    python -m benchmarks.encode_figures                          # this checkout
+    python -m benchmarks.encode_figures --against main           # and main, built in a temporary copy
+    python -m benchmarks.encode_figures --checkout DIR --json out.json
+
+Needs ``protobuf`` (upb) and valgrind (``--no-instructions`` to time only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pbj  # the checkout's: workers run with PYTHONPATH set to it
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[1]
+FDS_TYPE = "google.protobuf.FileDescriptorSet"
+BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
+BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
+#: (cell, objects per batch) for time and instructions
+CELLS = {"fds fresh": 4, "fds cached": 4, "fds upb": 4, "block fwd fresh": 2, "block rev fresh": 2,
+         "block upb": 2, "hot user": 20000, "hot alias": 20000}
+RATIOS = (("fds fresh", "fds upb"), ("fds cached", "fds upb"), ("block fwd fresh", "block upb"),
+          ("block rev fresh", "block upb"), ("hot user", "hot alias"))
+
+
+def _inputs():
+    """(name -> (make a batch of n objects, write one)) on the imported pbj (the checkout's)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    from pbj.bench import hot_pbj, hot_values
+
+    data = Path(pbj.__file__).parent / "data"
+    hapi = (data / "hapi-v0.55.0.binpb").read_bytes()
+    block = gzip.decompress((data / BLOCK_FILE).read_bytes())
+    schema = descriptor_pb2.FileDescriptorSet()
+    schema.file.add().ParseFromString(descriptor_pb2.DESCRIPTOR.serialized_pb)
+    fds = pbj.load_descriptor_set(schema.SerializeToString())[FDS_TYPE]
+    block_cls = pbj.load_descriptor_set(hapi)[BLOCK_TYPE]
+    pool = descriptor_pool.DescriptorPool()
+    for fd in descriptor_pb2.FileDescriptorSet.FromString(hapi).file:
+        pool.Add(fd)
+    g_block = message_factory.GetMessageClass(pool.FindMessageTypeByName(BLOCK_TYPE))
+    hot = hot_pbj.build_hot(hot_values.HOT_VALUE)
+    pbj.encode(hot)
+
+    def fresh(cls, raw):
+        return lambda n: [pbj.decode(cls, raw) for _ in range(n)]
+
+    def cached(cls, raw):
+        def make(n):
+            objs = [pbj.decode(cls, raw) for _ in range(n)]
+            for o in objs:
+                pbj.encode(o)
+            return objs
+        return make
+
+    def encode(o):
+        return pbj.encode(o)
+
+    def reverse(o):
+        return pbj.encode(o, reverse=True)
+
+    def serialize(o):
+        return o.SerializeToString()
+
+    assert encode(pbj.decode(fds, hapi)) == hapi and reverse(pbj.decode(block_cls, block)) == block
+    return {
+        "fds fresh": (fresh(fds, hapi), encode),
+        "fds cached": (cached(fds, hapi), encode),
+        "fds upb": (lambda n: [descriptor_pb2.FileDescriptorSet.FromString(hapi) for _ in range(n)], serialize),
+        "block fwd fresh": (fresh(block_cls, block), encode),
+        "block rev fresh": (fresh(block_cls, block), reverse),
+        "block upb": (lambda n: [g_block.FromString(block) for _ in range(n)], serialize),
+        "hot user": (lambda n: [hot] * n, user),
+        "hot alias": (lambda n: [hot] * n, alias),
+    }
+
+
+def user(objs: list) -> None:
+    """``pbj.encode`` as users write it: the module global ``pbj``, then its attribute, per call."""
+    for o in objs:
+        pbj.encode(o)
+
+
+def alias(objs: list) -> None:
+    """``pbj.encode`` through a local alias, as benchmark harnesses call it."""
+    enc = pbj.encode
+    for o in objs:
+        enc(o)
+
+
+def _batch(cell: str, write, objs) -> None:
+    if cell.startswith("hot"):
+        write(objs)  # the loop is the cell's own (user / alias)
+    else:
+        for o in objs:
+            write(o)
+
+
+def time_worker(runs: int) -> dict:
+    """Microseconds per object of every cell, best and median of ``runs``."""
+    from google.protobuf.internal import api_implementation
+
+    assert api_implementation.Type() == "upb", api_implementation.Type()
+    pbj.use_engine("native")
+    inputs = _inputs()
+    out = {}
+    for cell, (make, write) in inputs.items():
+        _batch(cell, write, make(1))  # warm: compiled, specialised
+    times: dict[str, list[float]] = {cell: [] for cell in inputs}
+    for _ in range(runs):
+        for cell, (make, write) in inputs.items():
+            n = CELLS[cell]
+            objs = make(n)
+            gc.collect()
+            gc.disable()
+            t = time.thread_time()
+            _batch(cell, write, objs)
+            times[cell].append((time.thread_time() - t) * 1e6 / n)
+            gc.enable()
+            del objs
+    for cell, v in times.items():
+        out[cell] = {"best": min(v), "median": statistics.median(v)}
+    return out
+
+
+def count_worker(labels_file: Path) -> None:
+    """Under callgrind: one batch of each cell between two marks; writes the labels."""
+    pbj.use_engine("native")
+    inputs = _inputs()
+    for cell, (make, write) in inputs.items():
+        _batch(cell, write, make(1))
+    gc.collect()
+    gc.disable()
+    labels = []
+    for cell, (make, write) in inputs.items():
+        objs = make(CELLS[cell])
+        os.getppid()
+        labels.append("setup " + cell)
+        _batch(cell, write, objs)
+        os.getppid()
+        labels.append(cell)
+        del objs
+    labels_file.write_text(json.dumps(labels))
+
+
+def _env(checkout: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(checkout), "PYTHONHASHSEED": "0"}
+
+
+def _worker_cmd(*args: str) -> list[str]:
+    return [sys.executable, str(HERE), *args]
+
+
+def measure(checkout: Path, runs: int, instructions: bool) -> dict:
+    """The cells on ``checkout`` (its pbj, built in place): CPU time and, if asked, instructions."""
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or checkout.name
+    got = subprocess.run(_worker_cmd("--time-worker", str(runs)), env=_env(checkout), cwd=checkout, check=True,
+                         capture_output=True, text=True)
+    result = {"checkout": str(checkout), "commit": head, "cpu_us": json.loads(got.stdout.splitlines()[-1])}
+    if instructions:
+        from pbj.bench.instructions import read_dumps, valgrind
+
+        program = valgrind()
+        if program is None:
+            raise SystemExit("valgrind not found (--no-instructions to time only)")
+        with tempfile.TemporaryDirectory() as tmp:
+            out, labels = Path(tmp) / "cg.out", Path(tmp) / "labels.json"
+            subprocess.run([program, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
+                            f"--log-file={tmp}/valgrind.log", *_worker_cmd("--count-worker", str(labels))],
+                           env=_env(checkout), cwd=checkout, check=True)
+            dumps, names = read_dumps(out), json.loads(labels.read_text())
+            result["instructions"] = {name: ir / CELLS[name] for name, ir in zip(names, dumps, strict=False)
+                                      if name in CELLS}
+    return result
+
+
+def _copy_of(ref: str, folder: Path) -> Path:
+    """``ref`` of this repository, exported into ``folder`` and its native engine built there."""
+    dest = folder / ref.replace("/", "_")
+    dest.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=dest, check=True,
+                   capture_output=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], capture_output=True,
+                            text=True).stdout.strip()
+    (dest / ".commit").write_text(f"{ref} {commit}")
+    return dest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkout", type=Path, action="append", default=[],
+                        help="a checkout to measure, its pbj built in place (default: this one)")
+    parser.add_argument("--against", action="append", default=[], help="a git ref of this repository to measure too")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-instructions", action="store_true")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--time-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--count-worker", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.time_worker:
+        print(json.dumps(time_worker(args.time_worker)))
+        return
+    if args.count_worker:
+        count_worker(args.count_worker)
+        return
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores ({platform.processor() or 'cpu'}), "
+               f"{platform.platform()}; CPython {platform.python_version()}; load average at start "
+               f"{os.getloadavg()[0]:.1f}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        checkouts = (args.checkout or [ROOT]) + [_copy_of(ref, Path(tmp)) for ref in args.against]
+        for c in checkouts:
+            r = measure(c.resolve(), args.runs, not args.no_instructions)
+            if (c / ".commit").exists():
+                r["commit"] = (c / ".commit").read_text()
+            rows.append(r)
+            print(json.dumps(r), file=sys.stderr, flush=True)
+    print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.1f}\n")
+    print("| checkout | cell | CPU µs/object best [median] | instructions/object |")
+    print("|---|---|---|---|")
+    for r in rows:
+        for cell in CELLS:
+            t, ir = r["cpu_us"][cell], r.get("instructions", {}).get(cell)
+            print(f"| {r['commit']} | {cell} | {t['best']:,.2f} [{t['median']:,.2f}] | "
+                  f"{'' if ir is None else f'{ir:,.0f}'} |")
+    print("\n| checkout | ratio | CPU (best) | CPU (median) | instructions |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        for a, b in RATIOS:
+            ta, tb = r["cpu_us"][a], r["cpu_us"][b]
+            ins = r.get("instructions", {})
+            ir = f"{ins[a] / ins[b]:.3f}" if a in ins and b in ins else ""
+            print(f"| {r['commit']} | {a} / {b} | {ta['best'] / tb['best']:.2f} | "
+                  f"{ta['median'] / tb['median']:.2f} | {ir} |")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
