@@ -25,7 +25,7 @@ from pbj.engines import CURRENT
 from pbj.errors import DecodeError, EncodeError, PbjError
 from pbj.required import FREE, GENERATION, check_decode, check_encode, native_steps
 from pbj.schema import OneOf, info, is_message
-from pbj.schema.resolve import class_needed
+from pbj.schema.resolve import class_needed, message_needed
 from pbj.schema.values import none_problem, problem
 
 __all__ = ["encode", "decode", "encoded_size", "write_reverse", "DEFAULT_MAX_DEPTH", "decoder_of", "encoder_of"]
@@ -36,10 +36,10 @@ T = TypeVar("T")
 DEFAULT_MAX_DEPTH = MAX_DEPTH
 
 
-def _codec(obj: Any):
+def _codec(obj: Any, call: str):
     cls = type(obj)
     if not is_message(cls):
-        raise TypeError(f"{cls.__name__} is not a pbj message")
+        raise message_needed(obj, call)
     return codec_of(cls)
 
 
@@ -74,7 +74,7 @@ def encode(obj: Any, *, reverse: bool = False, allow_partial: bool = False) -> b
     """
     codec = getattr(obj.__class__, "__pbj_codec__", None)  # compiled already: the common case
     if codec is None:
-        codec = _codec(obj)
+        codec = _codec(obj, "pbj.encode")
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     if reverse is not False and reverse is not True:
@@ -140,7 +140,7 @@ def encoded_size(obj: Any, *, allow_partial: bool = False) -> int:
         TypeError: ``obj`` is not a pbj message.
         EncodeError: as for :func:`encode`.
     """
-    codec = _codec(obj)
+    codec = _codec(obj, "pbj.encoded_size")
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     size = obj._pbj_size
@@ -178,7 +178,7 @@ def write_reverse(obj: Any, buf: ReverseBuffer, *, allow_partial: bool = False) 
         RuntimeError: ``buf`` is being written already (by another thread, or
             re-entrantly on this one): a buffer holds one write at a time.
     """
-    codec = _codec(obj)
+    codec = _codec(obj, "pbj.write_reverse")
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     pos = buf.writer_begin()

@@ -24,15 +24,29 @@ Needs Google's ``protobuf`` package (``pip install protobuf``); this module impo
 from __future__ import annotations
 
 import threading
+import types
 import weakref
 from collections.abc import Iterable
 from typing import Any
 
 from pbj.api import decode, encode
+from pbj.errors import SchemaError
 from pbj.schema import info, is_message
 from pbj.schema.records import namespace_of
+from pbj.schema.resolve import message_needed
 
-__all__ = ["from_google", "to_google", "load_google", "google_class"]
+__all__ = ["from_google", "to_google", "load_google", "google_class", "NotInPoolError"]
+
+
+class NotInPoolError(SchemaError, KeyError):
+    """A Google ``DescriptorPool`` or ``_pb2`` module has no type of the name asked for.
+
+    A :class:`pbj.SchemaError` naming the type (``cls_name``); a ``KeyError`` too, as the
+    pool's own lookups raise.
+    """
+
+    __str__ = Exception.__str__  # one line, not KeyError's quoted repr
+
 
 _lock = threading.RLock()
 # id(pool) -> (pool, {full name: pbj class}): the classes each Google pool's messages decode into.
@@ -62,6 +76,11 @@ def _is_pool(obj: Any) -> bool:
     return isinstance(obj, (descriptor_pool.DescriptorPool, type(descriptor_pool.Default())))
 
 
+def _schema_files(fd: Any) -> set[str]:
+    """The names of file ``fd`` and of every file it imports, transitively."""
+    return {f.name for f in _file_closure([fd])}
+
+
 def _file_closure(files: Iterable[Any]) -> list[Any]:
     """Every ``FileDescriptor`` of ``files`` and of what they import, each after its imports."""
     out: list[Any] = []
@@ -88,6 +107,8 @@ def _files_of(source: Any, names: Iterable[str] | None) -> tuple[Any, list[Any]]
     from google.protobuf.message import Message
 
     if _is_pool(source):
+        if isinstance(names, str):
+            names = [names]
         if not names:
             raise TypeError("load_google(pool) needs names=: the file names or full names of messages and enums "
                             "to load (a DescriptorPool cannot list what it holds)")
@@ -110,6 +131,9 @@ def _files_of(source: Any, names: Iterable[str] | None) -> tuple[Any, list[Any]]
             fd = item.DESCRIPTOR.file
         elif isinstance(getattr(item, "DESCRIPTOR", None), gdesc.FileDescriptor):
             fd = item.DESCRIPTOR  # a _pb2 module
+        if fd is None and isinstance(item, types.ModuleType) and item.__name__.endswith("_pb2_grpc"):
+            raise TypeError(f"load_google takes the _pb2 module ({item.__name__.removesuffix('_grpc')}), "
+                            f"not the gRPC stubs module {item.__name__}")
         if fd is None:
             raise TypeError(f"load_google takes a _pb2 module, a Google descriptor, message class or message, or a "
                             f"DescriptorPool with names=, not {item!r}")
@@ -132,7 +156,7 @@ def _pool_file(pool: Any, name: str) -> Any:
             return find(name.lstrip(".")).file
         except KeyError:
             continue
-    raise KeyError(f"the DescriptorPool has no file, message, enum or service named {name!r}")
+    raise NotInPoolError(f"the DescriptorPool has no file, message, enum or service named {name!r}", cls_name=name)
 
 
 def load_google(source: Any, names: Iterable[str] | None = None) -> Any:
@@ -152,14 +176,15 @@ def load_google(source: Any, names: Iterable[str] | None = None) -> Any:
             message class or message, or a list of these (from one pool); or a
             ``google.protobuf.descriptor_pool.DescriptorPool`` with ``names``.
         names: with a pool: file names (``"pkg/user.proto"``) or full names of messages,
-            enums or services; their files are loaded.
+            enums or services (one name: a ``str``); their files are loaded.
 
     Returns:
         The :class:`pbj.Namespace` of the loaded files.
 
     Raises:
-        TypeError: ``source`` is none of these, or a pool comes without ``names``.
-        KeyError: a name is not in the pool.
+        TypeError: ``source`` is none of these (a ``_pb2_grpc`` module: its ``_pb2`` module is
+            meant), or a pool comes without ``names``.
+        NotInPoolError: a name is not in the pool (a :class:`pbj.SchemaError` and a ``KeyError``).
         ValueError: the items of a list come from different pools.
         SchemaError: pbj refuses the schema (as :func:`pbj.load_descriptor_set`).
         ImportError: Google's ``protobuf`` package is not installed.
@@ -270,7 +295,8 @@ def google_class(cls: type, target: Any = None) -> Any:
 
     Raises:
         TypeError: ``cls`` is not a pbj message class, or ``target`` is none of these.
-        KeyError: the pool or module has no message of that full name.
+        NotInPoolError: the pool has no message of that full name, or the module's file (with
+            what it imports) has none (a :class:`pbj.SchemaError` and a ``KeyError``).
         ImportError: Google's ``protobuf`` package is not installed.
     """
     if target is None:
@@ -293,7 +319,11 @@ def google_class(cls: type, target: Any = None) -> Any:
     try:
         desc = pool.FindMessageTypeByName(full)
     except KeyError:
-        raise KeyError(f"the DescriptorPool has no message {full}") from None
+        raise NotInPoolError(f"the DescriptorPool has no message {full}", cls_name=full) from None
+    if target is not None and not _is_pool(target) and desc.file.name not in _schema_files(target.DESCRIPTOR):
+        # a module's pool (often the default one) holds every module's types: only this module's schema counts
+        raise NotInPoolError(f"the module {getattr(target, '__name__', target)!r} ({target.DESCRIPTOR.name}) has no "
+                             f"message {full}: it is in {desc.file.name}; pass that file's _pb2 module", cls_name=full)
     gcls = message_factory.GetMessageClass(desc)
     if target is None:
         _OWN_CLASSES[cls] = gcls
@@ -358,7 +388,8 @@ def to_google(obj: Any, target: Any = None, /) -> Any:
     Raises:
         TypeError: ``obj`` is not a pbj message; ``target`` is not one of these; a Google
             class given as ``target`` describes another message.
-        KeyError: the pool or module has no message of ``obj``'s full name.
+        NotInPoolError: the pool has no message of ``obj``'s full name, or the module's file (with
+            what it imports) has none (a :class:`pbj.SchemaError` and a ``KeyError``).
         EncodeError: a proto2 ``required`` field of ``obj`` is not set.
         SchemaError: a declared class cannot be described (see :func:`pbj.descriptor_writer.describe`).
         ImportError: Google's ``protobuf`` package is not installed.
@@ -375,7 +406,7 @@ def _first_to(obj: Any, target: Any) -> Any:
 
     cls = type(obj)
     if not is_message(cls) or isinstance(obj, type):
-        raise TypeError(f"to_google takes a pbj message, not {cls.__name__}")
+        raise message_needed(obj, "pbj.to_google")
     if isinstance(target, type) and issubclass(target, Message):
         if target.DESCRIPTOR.full_name != info(cls).full_name:
             raise TypeError(f"{target.__name__} is the message {target.DESCRIPTOR.full_name}, not "

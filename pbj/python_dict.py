@@ -30,7 +30,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pbj.schema import FrozenMap, OneOf, info, is_message
+from pbj.schema.constructor import build_unvalidated
 from pbj.schema.records import FieldInfo
+from pbj.schema.resolve import message_needed
 
 __all__ = ["to_python", "from_python"]
 
@@ -67,7 +69,7 @@ def to_python(obj: Any, /) -> dict[str, Any]:
     """
     cls = type(obj)
     if not is_message(cls) or isinstance(obj, type):
-        raise TypeError(f"to_python takes a pbj message, not {cls.__name__}")
+        raise message_needed(obj, "pbj.to_python")
     mi = info(cls)
     out: dict[str, Any] = {}
     for f in mi.fields:
@@ -163,4 +165,4 @@ def from_python(cls: type[T], value: Mapping[str, Any], /) -> T:
             kwargs[oneof_name] = OneOf(f.name, _field_in(f, v, where))
     if extensions:
         kwargs["_pbj_extensions"] = extensions
-    return cls(**kwargs)
+    return build_unvalidated(cls, kwargs)

@@ -247,7 +247,7 @@ def test_errors():
         pbj.arrow.to_arrow([])
     with pytest.raises(TypeError, match=r"messages\[1\] is a Leaf, not a Row"):
         pbj.arrow.to_arrow([Row(), Leaf()])
-    with pytest.raises(TypeError, match="not a pbj message class"):
+    with pytest.raises(TypeError, match="takes a pbj message class, not the class int"):
         pbj.arrow.arrow_schema(int)
     with pytest.raises(ValueError, match="enums must be one of"):
         pbj.arrow.arrow_schema(Row, enums="names")
@@ -260,6 +260,30 @@ def test_errors():
         pbj.arrow.from_arrow(table.set_column(7, "leaf", pa.array([1, 2, 3, 4])), Row)
     with pytest.raises(TypeError, match=r"pyarrow\.Table"):
         pbj.arrow.from_arrow([1], Row)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda: pbj.arrow.decode_to_arrow(Leaf, b"\x0a\x01a"),
+     "pbj.arrow.decode_to_arrow: payloads must be an iterable of bytes, not bytes (for one payload: [payload])"),
+    (lambda: pbj.arrow.decode_to_arrow(Leaf, [b"", 7]), "pbj.arrow.decode_to_arrow: payloads[1] is int, not bytes"),
+    (lambda: pbj.arrow.decode_to_arrow(Leaf, 7),
+     "pbj.arrow.decode_to_arrow: payloads must be an iterable of bytes, not int (for one payload: [payload])"),
+    (lambda: pbj.arrow.arrow_schema(Leaf()),
+     "pbj.arrow.arrow_schema takes a message class, not a Leaf message: pbj.arrow.arrow_schema(Leaf, ...)"),
+    (lambda: pbj.arrow.to_arrow(Leaf()), "pbj.arrow.to_arrow takes a list of messages, not one Leaf message: "
+                                         "to_arrow([msg])"),
+    (lambda: pbj.arrow.to_arrow([Leaf()], Leaf()),
+     "pbj.arrow.to_arrow takes a message class, not a Leaf message: pbj.arrow.to_arrow(Leaf, ...)"),
+    (lambda: pbj.arrow.from_arrow(pbj.arrow.to_arrow([Leaf()]), Leaf()),
+     "pbj.arrow.from_arrow takes a message class, not a Leaf message: pbj.arrow.from_arrow(Leaf, ...)"),
+])
+def test_a_message_for_a_class_or_one_item_for_a_list_is_a_type_error_saying_so(call, text):
+    """pbj's own TypeError, not one from deep inside (len() of an int, a weak reference, iterating a message)."""
+    with pytest.raises(TypeError) as err:
+        call()
+    assert str(err.value) == text
+    assert pbj.arrow.decode_to_arrow(Leaf, iter([memoryview(b"\x0a\x01a")])).to_pylist() == [
+        {"label": "a", "weight": 0.0}]
 
 
 @pbj.message(syntax="proto2")

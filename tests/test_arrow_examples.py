@@ -123,6 +123,31 @@ def test_pbj_parquet_errors(tmp_path, capsys):
     assert err[-1] == "pbj: error: partition by 'kind': the keys are block, date"
 
 
+def test_pbj_parquet_refuses_a_schema_without_block_items_and_an_empty_folder(blocks, tmp_path, capsys):
+    """One ``pbj: error:`` line and exit status 1 (no traceback, no "wrote 0 rows"): a --schema
+    without BlockItem, a folder holding no block files; a 0-byte block file is skipped, not a block."""
+    file = b"\x0a\x07a.proto" + b"\x22\x03\x0a\x01M"  # a FileDescriptorSet of one file with message M
+    schema = tmp_path / "m.binpb"
+    schema.write_bytes(b"\x0a" + bytes([len(file)]) + file)
+    assert main(["parquet", str(blocks[0]), str(tmp_path / "o1"), "--no-progress", "--schema", str(schema)]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"pbj: error: {schema} holds no {ITEM_TYPE}: give a "
+                                                    "FileDescriptorSet of Hedera's block stream (or the default, "
+                                                    "the HAPI set shipped with pbj)"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a block")
+    assert main(["parquet", str(empty), str(tmp_path / "o2"), "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"pbj: error: {empty} holds no block files (*.blk, *.blk.gz)\n")
+    (empty / "4.blk").write_bytes(b"")
+    good = blocks[0] / f"{1:036d}.blk"
+    (empty / good.name).write_bytes(good.read_bytes())
+    assert main(["parquet", str(empty), str(tmp_path / "o3"), "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == "pbj: skipped 4.blk: empty file (0 bytes; a block has at least its header)"
+    assert out.startswith("wrote 30 rows of 1 blocks") and "skipped 1 files" in out
+
+
 def test_a_truncated_file_is_one_line_and_skipped(blocks, tmp_path, capsys):
     """A .blk.gz cut short: one line on stderr (no traceback), the other blocks written, exit status 1."""
     folder = blocks[0]
@@ -134,9 +159,19 @@ def test_a_truncated_file_is_one_line_and_skipped(blocks, tmp_path, capsys):
     (mixed / "000000000000000000000000000000000002.blk.gz").write_bytes(whole[:len(whole) // 2])
     assert main(["parquet", str(mixed), str(tmp_path / "out"), "--no-progress", "--split"]) == 1
     out, err = capsys.readouterr()
-    assert err.splitlines() == ["pbj: skipped 000000000000000000000000000000000002.blk.gz: truncated gzip data "
-                                "(the file ends before the end of its stream)"]
+    assert err.splitlines()[0] == ("pbj: skipped 000000000000000000000000000000000002.blk.gz: truncated gzip data "
+                                   "(the file ends before the end of its stream)")
+    assert all(line.startswith("pbj: warning: ") for line in err.splitlines()[1:])  # the good block's unknown fields
     assert "skipped 1 files" in out and (tmp_path / "out" / "transaction_result").is_dir()
+
+
+def test_pbj_parquet_says_unknown_fields_as_one_warning_line(blocks, tmp_path, capsys):
+    """The UnknownFieldsWarning of the shipped block's BlockStreamInfo: one ``pbj: warning:`` line, no source line."""
+    assert main(["parquet", str(blocks[0]), str(tmp_path / "o"), "--no-progress"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["pbj: warning: 19 unknown fields (461 bytes) in com.hedera.hapi.node.state.blockstream."
+                   "BlockStreamInfo are no columns of the table and are left out (pbj.encode of the messages "
+                   "keeps them)"]
 
 
 def test_fees_by_transaction_type(blocks, kinds):

@@ -343,6 +343,10 @@ def test_a_reply_of_another_type_and_a_request_of_another_type():
             c.Unary(Reply())
         with pytest.raises(TypeError, match="not str"):
             list(c.Bidi(["text"]))
+        from google.protobuf import timestamp_pb2
+        with pytest.raises(TypeError, match=r"EchoRequest message, not Timestamp \(a Google protobuf message: "
+                                            r"convert it with pbj\.from_google\)"):
+            c.Unary(timestamp_pb2.Timestamp())
 
 
 def test_a_grpc_rpc_error_raised_by_a_shared_handler():

@@ -190,11 +190,60 @@ def test_errors_name_what_is_wrong() -> None:
     ec.compile_oracle()
     with pytest.raises(TypeError, match=r"is the message proto.Everything, not pbjtest.Leaf"):
         pg.to_google(ec.Leaf(), google_class("proto.Everything"))
-    with pytest.raises(KeyError, match=r"the DescriptorPool has no message pbjtest\.Leaf"):
+    with pytest.raises(pbj.SchemaError, match=r"^pbjtest\.Leaf: the DescriptorPool has no message pbjtest\.Leaf$"):
         pg.to_google(ec.Leaf(), descriptor_pool.DescriptorPool())
     with pytest.raises(TypeError, match="needs names="):
         pg.load_google(descriptor_pool.Default())
-    with pytest.raises(KeyError, match=r"no file, message, enum or service named 'no\.Such'"):
+    with pytest.raises(KeyError, match=r"no file, message, enum or service named 'no\.Such'"):  # also a KeyError
         pg.load_google(descriptor_pool.Default(), ["no.Such"])
     with pytest.raises(TypeError, match=r"load_google takes a _pb2 module"):
         pg.load_google(42)
+
+
+def test_one_name_a_module_without_the_type_and_a_grpc_stubs_module() -> None:
+    """load_google(pool, names="a.B") loads one name; to_google(msg, module) takes a type of that module's
+    schema only (its file and what it imports), though the module's pool holds other modules' types too."""
+    import types
+
+    from google.protobuf import any_pb2, timestamp_pb2, type_pb2
+
+    ec.compile_oracle()
+    ns = pg.load_google(descriptor_pool.Default(), names="pbjtest.Leaf")
+    assert "pbjtest.Leaf" in ns.messages
+    with pytest.raises(pbj.SchemaError, match=r"^no\.Such: the DescriptorPool has no file, message, enum or service "
+                                              r"named 'no\.Such'$"):
+        pg.load_google(descriptor_pool.Default(), names="no.Such")
+    with pytest.raises(pbj.SchemaError) as err:
+        pg.to_google(ec.Leaf(), timestamp_pb2)
+    assert str(err.value) == ("pbjtest.Leaf: the module 'google.protobuf.timestamp_pb2' "
+                              "(google/protobuf/timestamp.proto) has no message pbjtest.Leaf: it is in features.proto; "
+                              "pass that file's _pb2 module")
+    assert isinstance(err.value, KeyError)
+    anything = pbj.wellknown.Any(type_url="t/x", value=b"1")
+    assert pg.to_google(anything, type_pb2) == any_pb2.Any(type_url="t/x", value=b"1")  # type.proto imports any.proto
+    stubs = types.ModuleType("shop_pb2_grpc")
+    with pytest.raises(TypeError, match=r"^load_google takes the _pb2 module \(shop_pb2\), not the gRPC stubs "
+                                        r"module shop_pb2_grpc$"):
+        pg.load_google(stubs)
+
+
+def test_a_google_message_where_a_pbj_message_goes_says_how_to_convert_it() -> None:
+    """pbj's calls refuse a Google message (or class) with what to do: pbj.from_google (pbj.load_google)."""
+    from google.protobuf import timestamp_pb2
+
+    from pbj.validation import validate
+
+    g = timestamp_pb2.Timestamp(seconds=5)
+    hint = " (a Google protobuf message: convert it with pbj.from_google)"
+    for call, run in [("pbj.encode", pbj.encode), ("pbj.encoded_size", pbj.encoded_size), ("pbj.to_json", pbj.to_json),
+                      ("pbj.to_dict", pbj.to_dict), ("pbj.to_text", pbj.to_text), ("pbj.to_python", pbj.to_python),
+                      ("pbj.validate", validate), ("pbj.to_google", pg.to_google)]:
+        with pytest.raises(TypeError) as err:
+            run(g)
+        assert str(err.value) == f"{call} takes a pbj message, not Timestamp{hint}"
+    with pytest.raises(TypeError) as err:
+        pbj.decode(timestamp_pb2.Timestamp, b"")
+    assert str(err.value) == ("pbj.decode takes a pbj message class, not the class Timestamp (a Google protobuf "
+                              "message class: load its schema with pbj.load_google)")
+    with pytest.raises(TypeError, match=r"^pbj\.encode takes a pbj message, not int$"):  # no hint for the rest
+        pbj.encode(1)

@@ -229,6 +229,28 @@ def test_validate_on_build_checks_construction_and_replace_not_decoding() -> Non
     assert item(qty=3).qty == 3
 
 
+def test_validate_on_build_leaves_every_parser_unvalidated() -> None:
+    """ProtoJSON, text format, from_dict, from_python and unpickling read data as decode does: unchecked."""
+    import pickle
+
+    ns = vc.namespace()
+    item = ns[f"{vc.PKG}.Item"]
+    bad = item(id="", qty=3)
+    validate_on_build(item)
+    try:
+        with pytest.raises(ValidationError):
+            item(id="", qty=3)
+        assert pbj.from_json(item, pbj.to_json(bad)) == bad
+        assert pbj.from_dict(item, pbj.to_dict(bad)) == bad
+        assert pbj.from_text(item, pbj.to_text(bad)) == bad
+        assert from_python(item, {"qty": 3}) == bad
+        assert pickle.loads(pickle.dumps(bad)) == bad
+        with pytest.raises(pbj.JSONError):  # the constructor's own checks still apply
+            pbj.from_json(item, '{"qty": "x"}')
+    finally:
+        validate_on_build(item, enabled=False)
+
+
 def test_validate_on_build_of_a_namespace_and_bad_arguments() -> None:
     ns = vc.namespace()
     validate_on_build(ns)
@@ -264,6 +286,24 @@ def test_a_rule_that_does_not_compile_is_a_schema_error(tmp_path) -> None:
     ns = pbj.load_proto(tmp_path / "bad.proto", include=[tmp_path, PROTO_INCLUDE, GOOGLE_PROTOS])
     with pytest.raises(pbj.SchemaError, match=r"pbjtest\.bad\.Bad: a buf\.validate rule does not compile"):
         violations(ns["pbjtest.bad.Bad"](s="a"))
+
+
+def test_a_cel_type_error_is_a_value_error_when_a_message_is_validated(tmp_path) -> None:
+    """As docs/validation.md says: protovalidate finds a CEL type error when the rule runs, not at load."""
+    (tmp_path / "typed.proto").write_text(textwrap.dedent("""
+        syntax = "proto3";
+        package pbjtest.typed;
+        import "buf/validate/validate.proto";
+        message Typed {
+          int32 n = 1 [(buf.validate.field).cel = {id: "x", message: "m", expression: "this.size() > 0"}];
+        }
+    """))
+    from tests.oracle import GOOGLE_PROTOS
+
+    ns = pbj.load_proto(tmp_path / "typed.proto", include=[tmp_path, PROTO_INCLUDE, GOOGLE_PROTOS])
+    with pytest.raises(ValueError, match=r"^pbjtest\.typed\.Typed: a buf\.validate rule failed to run: ") as err:
+        violations(ns["pbjtest.typed.Typed"](n=1))
+    assert not isinstance(err.value, pbj.SchemaError)
 
 
 def test_violation_is_a_frozen_record() -> None:

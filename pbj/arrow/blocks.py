@@ -44,7 +44,7 @@ import pyarrow.dataset as ds
 import pbj
 from pbj import wire
 from pbj.arrow.convert import decode_to_arrow
-from pbj.errors import DecodeError
+from pbj.errors import DecodeError, SchemaError
 
 pc: Any = pyarrow.compute  # its functions are made at import: no static checker sees them
 
@@ -95,11 +95,14 @@ def read_block(path: str | os.PathLike) -> bytes:
     """The bytes of one block file, gunzipped when they start with gzip's magic.
 
     Raises:
-        BlockFileError: the file cannot be read, or its gzip data is truncated or damaged (one line).
+        BlockFileError: the file cannot be read, is empty (0 bytes: a block has at least its header),
+            or its gzip data is truncated or damaged (one line).
     """
     p = Path(path)
     try:
         data = p.read_bytes()
+        if not data:
+            raise BlockFileError(f"{p.name}: empty file (0 bytes; a block has at least its header)")
         return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
     except EOFError:
         raise BlockFileError(f"{p.name}: truncated gzip data (the file ends before the end of its stream)") from None
@@ -229,7 +232,9 @@ def blocks_to_parquet(folder: str | os.PathLike, out: str | os.PathLike, *, sche
 
     Raises:
         ValueError: a partition key is not one of :data:`PARTITIONS` (or ``kind`` with ``split``).
-        OSError: the dataset cannot be written.
+        SchemaError: ``schema`` holds no ``BlockItem`` (:data:`ITEM_TYPE`).
+        DecodeError: ``schema`` is not a ``FileDescriptorSet``.
+        OSError: the dataset cannot be written, or ``schema`` cannot be read.
     """
     for key in partition:
         if key not in PARTITIONS or (key == "kind" and split is not None):
@@ -237,6 +242,9 @@ def blocks_to_parquet(folder: str | os.PathLike, out: str | os.PathLike, *, sche
             raise ValueError(f"partition by {key!r}: the keys are {', '.join(allowed)}")
     set_path = schema if schema is not None else resources.files("pbj") / "data" / "hapi-v0.55.0.binpb"
     ns = pbj.load_descriptor_set(Path(str(set_path)).read_bytes())
+    if ITEM_TYPE not in ns.messages:
+        raise SchemaError(f"{set_path} holds no {ITEM_TYPE}: give a FileDescriptorSet of Hedera's block stream "
+                          "(or the default, the HAPI set shipped with pbj)")
     item_cls = ns[ITEM_TYPE]
     files = block_files(folder)
     target = Path(out)

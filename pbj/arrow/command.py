@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,15 @@ def _run(args: argparse.Namespace) -> int:
         require_pyarrow()
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    from pbj.arrow.blocks import SPLIT_PATHS, blocks_to_parquet
+    from pbj.arrow.blocks import SPLIT_PATHS, block_files, blocks_to_parquet
+    from pbj.arrow.lost import UnknownFieldsWarning
+    from pbj.errors import PbjError
 
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UserError(f"{folder} is not a folder")
+    if not block_files(folder):
+        raise UserError(f"{folder} holds no block files (*.blk, *.blk.gz)")
     split = None if args.split is None else (args.split or list(SPLIT_PATHS))
     partition = [k.strip() for k in args.partition.split(",") if k.strip()]
 
@@ -51,10 +56,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(("\n" if not args.no_progress else "") + f"pbj: skipped {reason}\n")
 
     try:
-        written = blocks_to_parquet(folder, args.out, schema=args.schema, split=split, partition=partition,
-                                    progress=not args.no_progress, large_types=args.large_types,
-                                    enums=args.enums, on_skip=skip)
-    except ValueError as exc:
+        with warnings.catch_warnings(record=True) as caught:  # this command's process only: said as pbj's lines below
+            warnings.simplefilter("always", UnknownFieldsWarning)
+            written = blocks_to_parquet(folder, args.out, schema=args.schema, split=split, partition=partition,
+                                        progress=not args.no_progress, large_types=args.large_types,
+                                        enums=args.enums, on_skip=skip)
+        _say_warnings(caught)
+    except (ValueError, PbjError) as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"{exc.filename or args.out}: {exc.strerror or exc}") from None
@@ -63,3 +71,17 @@ def _run(args: argparse.Namespace) -> int:
           f"({len(written.files):,} Parquet files{kinds})" +
           (f"; skipped {len(written.skipped)} files" if written.skipped else ""))
     return 1 if written.skipped else 0
+
+
+def _say_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each distinct warning text once, as one ``pbj: warning: ...`` line on stderr (no source line);
+    warnings not pbj's go back to Python's warning machinery."""
+    from pbj.arrow.lost import UnknownFieldsWarning
+
+    said: set[str] = set()
+    for w in caught:
+        if not issubclass(w.category, UnknownFieldsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+        elif str(w.message) not in said:
+            said.add(str(w.message))
+            sys.stderr.write(f"pbj: warning: {w.message}\n")

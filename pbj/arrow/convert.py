@@ -17,6 +17,7 @@ import pyarrow as pa
 from pbj.arrow.lost import counting
 from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.schema import info, is_message
+from pbj.schema.resolve import class_needed, google_hint, message_needed
 
 __all__ = ["to_arrow", "from_arrow", "decode_to_arrow", "widen"]
 
@@ -68,7 +69,8 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
         (a member no message sets has an empty table).
 
     Raises:
-        TypeError: ``cls`` is not a message class, a message is not of class
+        TypeError: ``messages`` is one message (not a list of them) or not
+            iterable, ``cls`` is not a message class, a message is not of class
             ``cls``, or ``messages`` is empty and ``cls`` not given.
         ValueError: an option is not one of its values, or a split path does
             not resolve (:func:`pbj.arrow.split.split_plan`).
@@ -77,16 +79,21 @@ def to_arrow(messages: Iterable[Any], cls: type | None = None, *, enums: str = "
             ``Duration``, a ``string`` holding bytes that are not UTF-8),
             with the field path.
     """
+    if is_message(messages) and not isinstance(messages, type):
+        name = type(messages).__qualname__
+        raise TypeError(f"pbj.arrow.to_arrow takes a list of messages, not one {name} message: to_arrow([msg])")
+    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
+        raise message_needed(messages, "pbj.arrow.to_arrow", "a list of messages")
     rows = list(messages)
     if cls is None:
         if not rows:
             raise TypeError("to_arrow needs cls= for an empty list of messages")
         cls = type(rows[0])
     if not (isinstance(cls, type) and is_message(cls)):
-        raise TypeError(f"{cls!r} is not a pbj message class")
+        raise class_needed(cls, "pbj.arrow.to_arrow")
     for i, m in enumerate(rows):
         if type(m) is not cls:
-            raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}")
+            raise TypeError(f"messages[{i}] is a {type(m).__qualname__}, not a {cls.__qualname__}{google_hint(m)}")
     options = Options(enums, well_known_types, recursion_depth)
     if split is not None:
         from pbj.arrow.split import split_plan, tables_of_messages
@@ -166,7 +173,7 @@ def from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: b
             first offending row).
     """
     if not (isinstance(cls, type) and is_message(cls)):
-        raise TypeError(f"{cls!r} is not a pbj message class")
+        raise class_needed(cls, "pbj.arrow.from_arrow")
     batches = record_batches(data, "from_arrow")
     options = Options(enums, well_known_types, recursion_depth)
     plan = plan_of(cls, options)
@@ -307,7 +314,8 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         ``dict`` of tables as :func:`to_arrow` gives).
 
     Raises:
-        TypeError: ``cls`` is not a pbj message class, a payload is not
+        TypeError: ``cls`` is not a pbj message class, ``payloads`` is one
+            payload (not a list of them) or not iterable, a payload is not
             bytes-like, or ``max_depth`` is not an int.
         ValueError: an option is not one of its values, or ``max_depth`` is negative.
         DecodeError: a payload is not a valid encoding (protobuf.dev
@@ -319,15 +327,14 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
     from pbj.depth import check_max_depth
 
     if not (isinstance(cls, type) and is_message(cls)):
-        raise TypeError(f"{cls!r} is not a pbj message class")
+        raise class_needed(cls, "pbj.arrow.decode_to_arrow")
+    payloads = _payload_list(payloads)
     options = Options(enums, well_known_types, recursion_depth)
     if unknown_fields not in ("warn", "ignore"):
         raise ValueError(f"unknown_fields must be 'warn' or 'ignore', got {unknown_fields!r}")
     depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
     if depth is not DEFAULT_MAX_DEPTH:
         check_max_depth(depth, "decode_to_arrow")
-    if not isinstance(payloads, list | tuple):  # read once: the fallback may need them again
-        payloads = list(payloads)
     if split is not None:
         from pbj.arrow.split import split_plan, tables_of_payloads
 
@@ -345,6 +352,18 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
     return widen(table) if large_types else table
 
 
+def _payload_list(payloads: Any) -> Sequence[Any]:
+    """``payloads`` as a list or tuple (read once: the fallback may need them again).
+
+    Raises:
+        TypeError: ``payloads`` is one payload (bytes-like or ``str``), or not iterable.
+    """
+    if isinstance(payloads, bytes | bytearray | memoryview | str) or not isinstance(payloads, Iterable):
+        raise TypeError(f"pbj.arrow.decode_to_arrow: payloads must be an iterable of bytes, not "
+                        f"{type(payloads).__qualname__} (for one payload: [payload])")
+    return payloads if isinstance(payloads, list | tuple) else list(payloads)
+
+
 #: The input bytes decoded into one record batch at most (a column's offsets stay far from 2**31-1).
 PART_BYTES = 1 << 30
 
@@ -354,7 +373,11 @@ def _parts(payloads: Sequence[Any]) -> list[int]:
     ends = []
     total = 0
     for i, p in enumerate(payloads):
-        size = len(p) if not isinstance(p, memoryview) else p.nbytes
+        try:
+            size = len(p) if not isinstance(p, memoryview) else p.nbytes
+        except TypeError:
+            raise TypeError(f"pbj.arrow.decode_to_arrow: payloads[{i}] is {type(p).__qualname__}, not bytes"
+                            f"{google_hint(p)}") from None
         if total and total + size > PART_BYTES:
             ends.append(i)
             total = 0

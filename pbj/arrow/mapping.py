@@ -56,8 +56,9 @@ import attrs
 import pyarrow as pa
 
 from pbj.arrow import columns as col
-from pbj.schema import FieldInfo, OneofInfo, info
+from pbj.schema import FieldInfo, OneofInfo, info, is_message
 from pbj.schema.presence import DeclaredDefault
+from pbj.schema.resolve import class_needed
 
 __all__ = ["ENUMS_AS", "Options", "arrow_schema", "plan_of", "partial_plan_of", "column_of", "maps_to_struct",
            "WRAPPERS", "DEFAULT_RECURSION_DEPTH"]
@@ -110,6 +111,8 @@ def plan_of(cls: type, options: Options) -> col.Struct:
         TypeError: ``cls`` is not a pbj message class.
         SchemaError: a forward reference of the class cannot be resolved.
     """
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise class_needed(cls, "pbj.arrow")
     info(cls)
     with _lock:
         per_class = _plans.setdefault(cls, {})
@@ -179,6 +182,8 @@ def arrow_schema(cls: type, *, enums: str = "name", well_known_types: bool = Tru
         ValueError: an option is not one of its values.
         SchemaError: a forward reference of the class cannot be resolved.
     """
+    if not (isinstance(cls, type) and is_message(cls)):
+        raise class_needed(cls, "pbj.arrow.arrow_schema")
     plan = plan_of(cls, Options(enums, well_known_types, recursion_depth))
     return pa.schema(plan.fields, metadata={"pbj.message": info(cls).full_name})
 

@@ -48,6 +48,7 @@ from pbj.connect.server import method_info
 from pbj.grpc._common import MethodLookup
 from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
+from pbj.schema.resolve import message_needed
 
 __all__ = ["ClientSync", "Client", "protocol_type"]
 
@@ -173,8 +174,10 @@ def _headers(headers: Any) -> Any:
 
 
 def _wrong_request(request: Any, m: Method) -> TypeError:
-    what = f"a {info(type(request)).full_name} message" if is_message(type(request)) else type(request).__qualname__
-    return TypeError(f"{m.path[1:]} takes a {info(m.input).full_name} message, not {what}")
+    if is_message(type(request)):
+        return TypeError(f"{m.path[1:]} takes a {info(m.input).full_name} message, "
+                         f"not a {info(type(request)).full_name} message")
+    return message_needed(request, m.path[1:], f"a {info(m.input).full_name} message")
 
 
 def _checked(request: Any, m: Method) -> Any:

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pbj.schema.constructor import build_unvalidated
 from pbj.schema.presence import stored_values
 
 __all__ = ["REGISTRY_MODULE", "register", "loads_alive", "latest_loaded", "registry_module", "message_reduce",
@@ -184,8 +185,9 @@ def _rebuild(cls: Any, full_name: str, values: tuple, unknown: bytes, extensions
         # Pickled where the schema did not know a field this one knows: read those fields as
         # the parser would ("Message Merging": the bytes of the unknown fields come last).
         from pbj.api import decode, encode
-        return decode(cls, encode(cls(**fields, **more), allow_partial=True) + unknown, allow_partial=True)
-    return cls(**fields, _pbj_unknown=unknown, **more)
+        known = encode(build_unvalidated(cls, {**fields, **more}), allow_partial=True)
+        return decode(cls, known + unknown, allow_partial=True)
+    return build_unvalidated(cls, {**fields, "_pbj_unknown": unknown, **more})
 
 
 def _reads_some_of(cls: Any, unknown: bytes) -> bool:

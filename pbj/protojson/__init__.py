@@ -48,7 +48,7 @@ from pbj.protojson.values import is_message_class
 from pbj.protojson.wellknown_forms import SPECIAL_FORMS
 from pbj.required import FREE, check_decode, check_encode
 from pbj.schema import is_message
-from pbj.schema.resolve import class_needed
+from pbj.schema.resolve import class_needed, message_needed
 
 __all__ = ["JSONError", "to_dict", "from_dict", "to_json", "from_json", "register_types", "type_registry",
            "MAX_DEPTH", "SPECIAL_FORMS", "TIMESTAMP_MIN_SECONDS", "TIMESTAMP_MAX_SECONDS", "DURATION_MAX_SECONDS"]
@@ -126,7 +126,7 @@ def to_dict(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
         (always_print_fields_with_no_presence, preserving_proto_field_name, use_integers_for_enums))
     cls = type(obj)
     if not is_message(cls):
-        raise TypeError(f"{cls.__name__} is not a pbj message")
+        raise message_needed(obj, "pbj.to_dict")
     if not allow_partial and getattr(obj, FREE, None) is not obj.__class__:
         check_encode(obj)
     conv = converter((emit_defaults, proto_names, enums_as_numbers, False), cls)
@@ -198,6 +198,8 @@ def to_json(obj: Any, *, emit_defaults: bool = False, proto_names: bool = False,
     emit_defaults, proto_names, enums_as_numbers = _output_options(
         "pbj.to_json", (emit_defaults, proto_names, enums_as_numbers),
         (always_print_fields_with_no_presence, preserving_proto_field_name, use_integers_for_enums))
+    if not is_message(type(obj)):
+        raise message_needed(obj, "pbj.to_json")
     value = to_dict(obj, emit_defaults=emit_defaults, proto_names=proto_names, enums_as_numbers=enums_as_numbers,
                     allow_partial=allow_partial)
     separators = (",", ":") if indent is None else (",", ": ")

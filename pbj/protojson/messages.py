@@ -22,6 +22,7 @@ from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
 from pbj.schema import FieldInfo, OneOf, info, stored
+from pbj.schema.constructor import build_unvalidated
 from pbj.schema.name_rules import json_conflict
 from pbj.schema.values import did_you_mean
 
@@ -407,7 +408,7 @@ def build_reader(cls: type, conv: cattrs.Converter, opts: Options):
             given[attr] = k
             kw[attr] = x if member is None else OneOf(member, x)
         try:
-            return cls(**kw)
+            return build_unvalidated(cls, kw)
         except (TypeError, ValueError) as exc:  # pragma: no cover - readers check every value
             raise JSONError(f"cannot build {name}: {exc}") from None
 

@@ -41,7 +41,7 @@ from pbj.schema.resolve import resolve
 from pbj.schema.values import FLOAT_MAX, FLOAT_MIN_NORMAL, construct_field, construct_oneof
 from pbj.wire import check_fields
 
-__all__ = ["init_source", "compile_init", "bootstrap_init"]
+__all__ = ["init_source", "compile_init", "bootstrap_init", "build_unvalidated", "PLAIN_INIT"]
 
 #: Oneofs with at most this many members test their members inline; larger ones call the slow path.
 _INLINE_MEMBERS = 8
@@ -380,3 +380,26 @@ def bootstrap_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+#: The class attribute where :func:`pbj.validate_on_build` keeps a class's own checking ``__init__``
+#: while a validating one is installed in its place.
+PLAIN_INIT = "__pbj_unvalidated_init__"
+
+
+def build_unvalidated(cls: type, kwargs: dict[str, Any]) -> Any:
+    """An instance of message class ``cls`` built from ``kwargs`` by its checking ``__init__``,
+    but not the ``buf.validate`` check :func:`pbj.validate_on_build` may have put in front of it.
+
+    Every parser (ProtoJSON, text format, ``from_dict``/``from_python``, unpickling) builds through
+    this, as ``decode`` builds without ``__init__`` at all: reading data never validates.
+
+    Raises:
+        TypeError, ValueError: as the class's constructor, naming class, field and value.
+    """
+    plain = cls.__dict__.get(PLAIN_INIT)
+    if plain is None:
+        return cls(**kwargs)
+    obj: Any = object.__new__(cls)
+    plain(obj, **kwargs)
+    return obj

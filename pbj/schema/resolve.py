@@ -17,7 +17,7 @@ from pbj.scalars import MAP_KEY_NAMES, SCALAR_NAMES
 from pbj.schema.records import FieldInfo, MessageInfo, is_message
 
 __all__ = ["resolve", "info", "fields", "replace", "unknown_fields", "check_type", "scalar_name_problem", "type_text",
-           "class_needed"]
+           "class_needed", "message_needed", "is_google_message", "google_hint"]
 
 M = TypeVar("M")
 
@@ -110,15 +110,41 @@ def type_text(t: Any) -> str:
     return repr(t)
 
 
+def is_google_message(obj: Any) -> bool:
+    """Whether ``obj`` is a message or message class of Google's ``protobuf`` runtime (by its
+    ``DESCRIPTOR`` and ``SerializeToString``, without importing ``protobuf``)."""
+    t = obj if isinstance(obj, type) else type(obj)
+    return hasattr(t, "DESCRIPTOR") and callable(getattr(t, "SerializeToString", None))
+
+
+def google_hint(obj: Any) -> str:
+    """What to do with ``obj`` when it is a Google protobuf message or class (with a leading space), else ``""``."""
+    if not is_google_message(obj):
+        return ""
+    if isinstance(obj, type):
+        return " (a Google protobuf message class: load its schema with pbj.load_google)"
+    return " (a Google protobuf message: convert it with pbj.from_google)"
+
+
+def message_needed(obj: Any, call: str, wanted: str = "a pbj message") -> TypeError:
+    """The error of ``call`` (``"pbj.encode"`` …) given ``obj`` where a message goes (``wanted``
+    says which): what was given, in a few words, and for a Google protobuf message how to convert it."""
+    what = f"the class {obj.__qualname__}" if isinstance(obj, type) else type(obj).__qualname__
+    return TypeError(f"{call} takes {wanted}, not {what}{google_hint(obj)}")
+
+
 def class_needed(obj: Any, call: str) -> TypeError:
     """The error of ``call`` (``"pbj.decode"`` …) given ``obj`` where a message class goes: for a
     message instance, the call written with its class; else what was given, in a few words
-    (never an object's whole repr)."""
+    (never an object's whole repr), and for a Google protobuf message how to get a pbj class."""
     if is_message(obj) and not isinstance(obj, type):
         name = type(obj).__qualname__
         return TypeError(f"{call} takes a message class, not a {name} message: {call}({name}, ...)")
     if isinstance(obj, type):
-        return TypeError(f"{call} takes a pbj message class, not the class {obj.__qualname__}")
+        return TypeError(f"{call} takes a pbj message class, not the class {obj.__qualname__}{google_hint(obj)}")
+    if is_google_message(obj):
+        return TypeError(f"{call} takes a pbj message class, not a {type(obj).__qualname__} message"
+                         f"{google_hint(type(obj))}")
     text = repr(obj)
     return TypeError(f"{call} takes a pbj message class, not {type(obj).__qualname__} "
                      f"{text if len(text) <= 40 else text[:37] + '...'}")

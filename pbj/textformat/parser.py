@@ -43,6 +43,7 @@ from pbj.depth import check_max_depth
 from pbj.extensions import Extension
 from pbj.protojson.registry import resolve_any
 from pbj.schema import OneOf, enum_default, is_message
+from pbj.schema.constructor import build_unvalidated
 from pbj.schema.resolve import class_needed
 from pbj.schema.values import did_you_mean
 from pbj.textformat.errors import TextError
@@ -191,7 +192,7 @@ class _Parser(TokenReader):
             values["_pbj_extensions"] = {ext: v[extension_plan(ext).attr] for ext, v in extensions.items()}
         if unknown:
             values["_pbj_unknown"] = b"".join(unknown)
-        return cls(**values)
+        return build_unvalidated(cls, values)
 
     def field(self, p: FieldPlan, values: dict, name: str, start: int) -> None:
         """Read the value(s) of field ``p`` after its name (``name`` at ``start``) into ``values``."""

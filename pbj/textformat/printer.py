@@ -42,6 +42,7 @@ from pbj.depth import too_deep
 from pbj.errors import DecodeError, EncodeError
 from pbj.protojson.registry import resolve_any
 from pbj.schema import is_message, stored, unknown_fields
+from pbj.schema.resolve import message_needed
 from pbj.textformat.escapes import escape_bytes, escape_text
 from pbj.textformat.extensions import check_namespace, extension_plan
 from pbj.textformat.numbers import FLOAT32_MAX, format_double, format_float, to_float32
@@ -92,7 +93,7 @@ def to_text(obj: Any, *, one_line: bool = False, print_unknown_fields: bool = Fa
             recursion limit, naming its depth (:mod:`pbj.depth`).
     """
     if not is_message(obj) or isinstance(obj, type):
-        raise TypeError(f"to_text() needs a pbj message instance, got {type(obj).__name__}")
+        raise message_needed(obj, "pbj.to_text")
     check_namespace(extensions)
     printer = _Printer(one_line, print_unknown_fields, expand_any, utf8)
     out: list[str] = []

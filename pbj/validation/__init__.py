@@ -32,6 +32,8 @@ from pbj.api import decode
 from pbj.errors import SchemaError
 from pbj.google import to_google
 from pbj.schema import info, is_message
+from pbj.schema.constructor import PLAIN_INIT
+from pbj.schema.resolve import message_needed
 from pbj.validation.messages import ViolationMessage
 from pbj.validation.records import ValidationError, Violation, violation_of
 
@@ -72,14 +74,16 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
     Raises:
         TypeError: ``msg`` is not a pbj message.
         SchemaError: a rule of the schema does not compile (protovalidate's ``CompilationError``: a
-            CEL expression with an error, a rule on a field of another type), naming the message.
-        ValueError: a CEL rule fails while it runs (protovalidate's ``EvaluationError``).
+            CEL expression with a syntax error, a rule on a field of another type), naming the message.
+        ValueError: a CEL rule fails while it runs (protovalidate's ``EvaluationError``), naming the
+            message; a type error in a CEL expression (``this.size()`` on an ``int32``) is one: CEL
+            expressions' types are checked as they run, never when the schema is loaded.
         EncodeError: a proto2 ``required`` field of ``msg`` is not set.
         ImportError: ``protovalidate`` (or Google's ``protobuf``) is not installed.
     """
     pv = _protovalidate()
     if not is_message(msg) or isinstance(msg, type):
-        raise TypeError(f"pbj.validate takes a pbj message, not {type(msg).__name__}")
+        raise message_needed(msg, "pbj.validate")
     gmsg = to_google(msg)
     try:
         found = pv.collect_violations(gmsg, fail_fast=fail_fast)
@@ -116,9 +120,10 @@ def validate(msg: M, /, *, fail_fast: bool = False) -> M:
 def validate_on_build(target: Any, /, enabled: bool = True) -> None:
     """Validate every message of ``target`` when it is built (its constructor, ``pbj.replace``).
 
-    Decoding (``pbj.decode``, ``pbj.from_json`` ...) and unpickling do not validate: data read from
-    the wire is checked where the program chooses, with :func:`validate`. ``copy.copy`` and
-    ``copy.deepcopy`` of a loaded message build through the constructor, so they do.
+    Reading data does not validate (``pbj.decode``, ``pbj.from_json``, ``pbj.from_dict``,
+    ``pbj.from_python``, ``pbj.from_text``, unpickling: they build with the class's own checking
+    ``__init__``): data read from the wire is checked where the program chooses, with :func:`validate`.
+    ``copy.copy`` and ``copy.deepcopy`` of a loaded message build through the constructor, so they do.
 
     Args:
         target: a :class:`pbj.Namespace` (each of its message classes) or one message class.
@@ -139,11 +144,11 @@ def validate_on_build(target: Any, /, enabled: bool = True) -> None:
 
 
 def _switch(cls: type, enabled: bool) -> None:
-    plain = cls.__dict__.get("__pbj_unvalidated_init__")
+    plain = cls.__dict__.get(PLAIN_INIT)
     if not enabled:
         if plain is not None:
             type.__setattr__(cls, "__init__", plain)
-            type.__delattr__(cls, "__pbj_unvalidated_init__")
+            type.__delattr__(cls, PLAIN_INIT)
         return
     if plain is not None:
         return
@@ -157,5 +162,5 @@ def _switch(cls: type, enabled: bool) -> None:
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     __init__.__doc__ = plain.__doc__
-    type.__setattr__(cls, "__pbj_unvalidated_init__", plain)
+    type.__setattr__(cls, PLAIN_INIT, plain)
     type.__setattr__(cls, "__init__", __init__)
