@@ -25,7 +25,7 @@ native = Extension(
     "pbj._native._engine",
     sources=[f"pbj/_native/{name}.c" for name in SOURCES],
     depends=["pbj/_native/engine.h", "pbj/_native/compat.h", "pbj/_native/read.h", "pbj/_native/walk.h",
-             "pbj/_native/values.h", "pbj/_native/msvc.h"],
+             "pbj/_native/values.h", "pbj/_native/arrow_abi.h", "pbj/_native/msvc.h"],
     extra_compile_args=["-std=c11", "-O2"],
     optional=True,
 )
@@ -34,7 +34,7 @@ native = Extension(
 arrow_encode = Extension(
     "pbj._native._arrow",
     sources=["pbj/_native/arrow_encode.c"],
-    depends=["pbj/_native/engine.h", "pbj/_native/msvc.h"],
+    depends=["pbj/_native/engine.h", "pbj/_native/arrow_abi.h", "pbj/_native/msvc.h"],
     extra_compile_args=["-std=c11", "-O2"],
     optional=True,
 )

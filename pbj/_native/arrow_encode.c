@@ -31,33 +31,7 @@
 
 #include "engine.h"
 
-/* ---- the Arrow C Data Interface (arrow.apache.org/docs/format/CDataInterface.html) ---- */
-#ifndef ARROW_C_DATA_INTERFACE
-#define ARROW_C_DATA_INTERFACE
-struct ArrowSchema {
-    const char *format;
-    const char *name;
-    const char *metadata;
-    int64_t flags;
-    int64_t n_children;
-    struct ArrowSchema **children;
-    struct ArrowSchema *dictionary;
-    void (*release)(struct ArrowSchema *);
-    void *private_data;
-};
-struct ArrowArray {
-    int64_t length;
-    int64_t null_count;
-    int64_t offset;
-    int64_t n_buffers;
-    int64_t n_children;
-    const void **buffers;
-    struct ArrowArray **children;
-    struct ArrowArray *dictionary;
-    void (*release)(struct ArrowArray *);
-    void *private_data;
-};
-#endif
+#include "arrow_abi.h"
 
 #define EPLAN_CAPSULE "pbj.native.arrow_encode_plan"
 #define MAX_LEVEL NATIVE_MAX_LEVEL
