@@ -21,6 +21,15 @@ from pbj.codec import codec_of
 pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 
 
+@pytest.fixture(autouse=True)
+def _on_the_native_engine():
+    """These tests are about the native engine: they run on it whatever engine the suite runs on."""
+    before = pbj.engine()
+    pbj.use_engine("native")
+    yield
+    pbj.use_engine(before)
+
+
 @pbj.message
 class Leaf:
     n: int = pbj.field(1, "int32")
