@@ -38,6 +38,7 @@ import pyarrow as pa
 from pbj import scalars
 from pbj.arrow import columns as col
 from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
+from pbj.arrow.native import Unsupported
 from pbj.codec import plan as P
 from pbj.codec.compiler import codec_of
 from pbj.schema import info, is_message
@@ -53,10 +54,6 @@ _LAYOUT = (*(scalars.SCALARS[n].code for n in ("double", "float", "int64", "uint
                                                 "bool", "string", "bytes", "uint32", "sfixed32", "sfixed64",
                                                 "sint32", "sint64")),
            scalars.ENUM.code, P.MESSAGE, P.IMPLICIT, P.EXPLICIT, P.REPEATED, P.PACKED, P.MAP, P.MEMBER)
-
-
-class _Unsupported(Exception):
-    """A class the native writer does not take; the text says why."""
 
 
 _plans: weakref.WeakKeyDictionary[type, dict[Options, Any]] = weakref.WeakKeyDictionary()
@@ -89,14 +86,14 @@ def writer_plan(cls: type, options: Options) -> Any:
         from pbj.required import reaches_required
 
         if reaches_required(cls):
-            raise _Unsupported(f"{info(cls).full_name} can reach a required field (pbj.encode checks them)")
+            raise Unsupported(f"{info(cls).full_name} can reach a required field (pbj.encode checks them)")
         flat = _Flat()
         flat.struct(plan_of(cls, options), "")
         try:
             built: Any = module.plan(tuple(flat.nodes), _LAYOUT)
         except ValueError as exc:
-            raise _Unsupported(f"the writer refused the plan ({exc})") from None
-    except _Unsupported as exc:
+            raise Unsupported(f"the writer refused the plan ({exc})") from None
+    except Unsupported as exc:
         built = str(exc)
     with _lock:
         return _plans.setdefault(cls, {}).setdefault(options, built)
@@ -247,7 +244,7 @@ class _Flat:
         mp = codec_of(column.cls).plan
         position = {attr: i for i, attr in enumerate(column.attrs)}
         if len(position) != len(column.columns):
-            raise _Unsupported(f"{mp.full_name}: the column plan has no attribute names")
+            raise Unsupported(f"{mp.full_name}: the column plan has no attribute names")
         by_name = {f.name: f for f in mp.fields}
         children: list[int] = []
         for attr, name, child in zip(column.attrs, column.names, column.columns, strict=True):
@@ -255,7 +252,7 @@ class _Flat:
             if isinstance(child, col.Oneof):
                 fields = [by_name.get(m) for m in child.members]
                 if any(f is None for f in fields):
-                    raise _Unsupported(f"{mp.full_name}.{attr}: a member has no field in the codec plan")
+                    raise Unsupported(f"{mp.full_name}.{attr}: a member has no field in the codec plan")
                 oneof = self.reserve()
                 members = [self.single(mc, f, f"{here}.{mn}")  # type: ignore[arg-type]
                            for mc, f, mn in zip(child.columns, fields, child.names, strict=True)]
@@ -264,7 +261,7 @@ class _Flat:
                 continue
             f = by_name.get(attr)
             if f is None:
-                raise _Unsupported(f"{mp.full_name}.{attr}: no field of the codec plan")
+                raise Unsupported(f"{mp.full_name}.{attr}: no field of the codec plan")
             children.append(self.field(child, f, here))
         steps = []
         for f in mp.fields:  # field-number order: the writers' order
@@ -313,14 +310,14 @@ class _Flat:
                 which = 0 if g.name == column.seconds else 1
                 want = scalars.SCALARS["int64" if which == 0 else "int32"].code
                 if g.type != want or g.label not in (P.IMPLICIT, P.EXPLICIT):
-                    raise _Unsupported(f"{mp.full_name}.{g.name} is not the int64/int32 of the well-known type")
+                    raise Unsupported(f"{mp.full_name}.{g.name} is not the int64/int32 of the well-known type")
                 steps.append((which, -1, g.number, g.label, 0))
             return self.add((_TIME, P.MESSAGE, nullable, (), tuple(steps),
                              (int(isinstance(column, col.Duration)),), path))
         if isinstance(column, col.Wrapper):
             mp = codec_of(column.cls).plan
             if len(mp.fields) != 1 or mp.fields[0].label not in (P.IMPLICIT, P.EXPLICIT):
-                raise _Unsupported(f"{mp.full_name} is not a wrapper of one scalar value")
+                raise Unsupported(f"{mp.full_name} is not a wrapper of one scalar value")
             g = mp.fields[0]
             me = self.reserve()
             value = self.single(column.value, g, path)
@@ -330,7 +327,7 @@ class _Flat:
             return self.add((_ENCODED, P.MESSAGE, nullable, (), (), (), path))
         if isinstance(column, col.Present):
             return self.add((_PRESENT, P.MESSAGE, nullable, (), (), (), path))
-        raise _Unsupported(f"{path}: a {type(column).__name__} column")
+        raise Unsupported(f"{path}: a {type(column).__name__} column")
 
 
 def messages_of_encodings(cls: type, encodings: Sequence[bytes], first_row: int) -> list[Any]:
