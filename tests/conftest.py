@@ -50,6 +50,25 @@ def pytest_unconfigure(config) -> None:
         shutil.rmtree(_OWN_CACHE[0], ignore_errors=True)
 
 
+def _native_engine_built() -> bool:
+    import pbj._native
+
+    return pbj._native.available()
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Run the ``static`` checks once: a second run of the selection on the pure-Python engine
+    (``PBJ_ENGINE=python`` where the native engine is built) skips them, since they read the source
+    and run no codec; where the native engine is not built they run on the pure-Python engine."""
+    if os.environ.get("PBJ_ENGINE") != "python" or not _native_engine_built():
+        return
+    skip = pytest.mark.skip(reason="a check of the source, the same on both engines: the run without "
+                                   "PBJ_ENGINE=python makes it")
+    for item in items:
+        if item.get_closest_marker("static") is not None:
+            item.add_marker(skip)
+
+
 #: A test's ``record_property`` name for lines to print in the run's closing summary.
 SUMMARY_PROPERTY = "pbj_summary"
 

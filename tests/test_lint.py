@@ -15,8 +15,9 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
-                                reason="ruff is not installed: pip install -e '.[test]'")
+pytestmark = [pytest.mark.engine_independent,
+              pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
+                                 reason="ruff is not installed: pip install -e '.[test]'")]
 
 
 def _ruff(*args: str, cwd=REPO) -> subprocess.CompletedProcess:

@@ -35,7 +35,8 @@ from pbj.codec import codec_of
 from pbj.schema import info
 from tests.native_switches import engine_with
 
-pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
+pytestmark = [pytest.mark.engine_independent,
+              pytest.mark.skipif(not _native.available(), reason="the native engine is not built")]
 
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                        HealthCheck.filter_too_much])

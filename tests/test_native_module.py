@@ -24,6 +24,8 @@ import pytest
 from pbj import _native
 from pbj.codec import codec_of
 
+pytestmark = pytest.mark.engine_independent
+
 NATIVE = Path(_native.__file__).parent
 SOURCES = sorted([*NATIVE.glob("*.c"), *NATIVE.glob("*.h")])
 #: CPython's table types: records the interpreter reads (never written by the engine after they are built)

@@ -18,7 +18,8 @@ from fuzz.native_checks import _python_decode, same_error
 from pbj import _native, api
 from pbj.codec import codec_of
 
-pytestmark = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
+pytestmark = [pytest.mark.engine_independent,
+              pytest.mark.skipif(not _native.available(), reason="the native engine is not built")]
 
 
 @pytest.fixture(autouse=True)

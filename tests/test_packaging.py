@@ -7,6 +7,8 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
+
 from tests.conftest import REPO
 
 LICENSE_FILES = ["LICENSE", "NOTICE", "pbj/data/NOTICE", "pbj/data/conformance/NOTICE", "pbj/data/protovalidate/NOTICE"]
@@ -22,6 +24,7 @@ def test_pyproject_declares_an_spdx_license_and_a_setuptools_that_reads_it():
     assert all(f in notice for f in LICENSE_FILES[2:])
 
 
+@pytest.mark.engine_independent
 def test_wheel_metadata_carries_the_license_files(tmp_path):
     code = ("import setuptools.build_meta as b, sys; "
             "print(b.prepare_metadata_for_build_wheel(sys.argv[1]))")

@@ -28,6 +28,8 @@ import yaml
 import pbj
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.engine_independent
+
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 TOOLS = REPO / ".ci" / "release-tools.txt"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
