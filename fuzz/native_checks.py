@@ -23,7 +23,7 @@ from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import OneOf, info, is_message
 
-__all__ = ["identical", "check_same", "check_writers", "native_decode", "same_error", "STATS"]
+__all__ = ["identical", "check_same", "check_counting", "check_writers", "native_decode", "same_error", "STATS"]
 
 
 def identical(a, b) -> bool:
@@ -105,6 +105,7 @@ def check_same(cls, data: bytes, engine=None):
         native = (engine or _native._engine).decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH)
     except pbj.DecodeError as exc:
         native = exc
+    check_counting(codec.native, data, native, engine)
     python = _python_decode(cls, data)
     if native is None:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
         STATS["declined"] += 1
@@ -121,6 +122,23 @@ def check_same(cls, data: bytes, engine=None):
     STATS["agree_value"] += 1
     check_writers(cls, data)
     return native
+
+
+def check_counting(plan, data: bytes, decoded, engine=None) -> None:
+    """The walker's counting sink (``count_values``, count.c) on the input ``decoded`` came from: it refuses
+    with the same DecodeError, declines (``None``) the same input, and otherwise counts a number
+    of values (0: an empty packed run) under (message class, field name) keys."""
+    try:
+        counts = (engine or _native._engine).count_values(plan, data, pbj.DEFAULT_MAX_DEPTH)
+    except pbj.DecodeError as exc:
+        assert isinstance(decoded, pbj.DecodeError) and same_error(exc, decoded), (exc, decoded, data)
+        return
+    assert not isinstance(decoded, pbj.DecodeError), f"count_values accepts what decode refuses ({decoded}): {data!r}"
+    if decoded is None:
+        assert counts is None, counts
+        return
+    assert type(counts) is dict and all(
+        is_message(k[0]) and type(k[1]) is str and type(n) is int and n >= 0 for k, n in counts.items()), counts
 
 
 def _encode_python(obj) -> bytes:
