@@ -41,18 +41,26 @@ KEEP_GOING = os.environ.get("PBJ_FUZZ_KEEP_GOING") == "1"
 _STATS_EVERY = int(os.environ.get("PBJ_FUZZ_STATS", "0") or 0)
 
 
+#: PBJ_FUZZ_ORACLE_EVERY=N: every input runs the native engine's own checks (fuzz.native_checks.check_native:
+#: the engine's decode, the walker's counting sink, the entry points, every native writer, the round
+#: trip), and one input in N also the pure-Python engine as the oracle (check_same: its decoder and
+#: writers must agree, value for value, error for error). 1 (the default): every input, both.
+ORACLE_EVERY = max(1, int(os.environ.get("PBJ_FUZZ_ORACLE_EVERY", "1") or 1))
+
+
 def one_input(data: bytes, targets, seeds) -> None:
     """Run one fuzz input (see the module docstring); a failing input is saved first."""
-    from fuzz.native_checks import check_same
+    from fuzz.native_checks import check_native, check_same
 
     t, message = pick(data, targets, seeds)
     _COUNT[0] += 1
     if _STATS_EVERY and _COUNT[0] % _STATS_EVERY == 0:
-        from fuzz.native_checks import STATS
+        from fuzz.native_checks import NATIVE_STATS, STATS
 
-        print(f"native fuzz: {_COUNT[0]:,} inputs, {_FAULTS[0]} faults: {STATS}", file=sys.stderr, flush=True)
+        print(f"native fuzz: {_COUNT[0]:,} inputs, {_FAULTS[0]} faults; native checks {NATIVE_STATS}; "
+              f"with the Python engine (1 in {ORACLE_EVERY}) {STATS}", file=sys.stderr, flush=True)
     try:
-        check_same(t.cls, message)
+        (check_same if _COUNT[0] % ORACLE_EVERY == 0 else check_native)(t.cls, message)
     except Exception:
         _FAULTS[0] += 1
         path = T.save_failure(f"native-{t.name}", message)

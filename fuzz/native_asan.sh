@@ -60,5 +60,5 @@ if [ -z "${PBJ_FUZZ_HARNESS:-}" ] && [ -z "$(ls -A "$corpus")" ]; then
 fi
 echo "+ native fuzz on the sanitized build in $work: $*" >&2
 PBJ_FUZZ_STATS="${PBJ_FUZZ_STATS:-10000}" PBJ_FUZZ_SEEDS="${PBJ_FUZZ_SEEDS:-20}" \
-    sanitized "${PBJ_FUZZ_HARNESS:-fuzz/fuzz_native.py}" -print_final_stats=1 -len_control=0 -max_len=512 -detect_leaks=0 \
+    sanitized "${PBJ_FUZZ_HARNESS:-fuzz/fuzz_native.py}" -print_final_stats=1 -len_control=0 -max_len=512 -detect_leaks=0 -keep_seed=1 \
     -artifact_prefix="$PBJ_FUZZ_CRASHES/" "$@" "$corpus"
