@@ -6,7 +6,8 @@
  * Every value the walker reads is counted under its class and field: a scalar, each element of a
  * packed run, a string, a sub-message (and the values inside it, under its own class), a map entry.
  * A singular sub-message that occurs again is counted again (its occurrences are walked, merged,
- * as they are for pbj.decode). Unknown fields are not counted. An input that is not a valid
+ * as they are for pbj.decode). Unknown fields and extensions are not counted (extensions are read,
+ * as pbj.decode reads them, and refused alike). An input that is not a valid
  * encoding raises the DecodeError pbj.decode raises (the walker's error exit); None: valid input
  * the walker leaves to Python (nesting deeper than the engine's own limit).
  *
@@ -120,9 +121,11 @@ static int count_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int
     return keep > 0 ? add(fr, f, 1) : 0;
 }
 
+/* the message's registered extensions are read (not counted), so that an invalid one is refused as
+ * pbj.decode refuses it */
 static int count_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
 {
-    return 0;
+    return pbj_check_extensions(c, m, &wf->unk, depth);
 }
 
 /* the elements of repeated field f in this message so far (not the call's count: messages of one
