@@ -123,6 +123,25 @@ def test_field_numbers_from_2_pow_28_get_a_native_plan():
     assert pbj.encode(value) == pbj.encode(value, reverse=True) == data
 
 
+def test_a_map_key_past_its_entry_is_not_in_the_path():
+    """The pure-Python parser's error path read a map entry's key whose length runs past the entry
+    (pbj.codec.runtime._map_key) and named the rest of the input as the key; the native engine names
+    no key (fuzz/native_asan.sh, field case dec-map-missing-key-or-value)."""
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Named:
+        m: pbj.FrozenMap[str, int] = pbj.map_field(1, "string", "int32")
+
+    data = b"\x0a\x03\x0a\xff\xff" + b"\xff" * 7 + b"\x01" + b"\x01k\x12\x01v"  # the key's length: 10 bytes
+    with pytest.raises(pbj.DecodeError) as python:
+        codec_of(Named).parse(data, 0, len(data), 100, None)
+    assert python.value.path == ["m"] and python.value.offset == 0
+    with pytest.raises(pbj.DecodeError) as either:
+        pbj.decode(Named, data)
+    assert either.value.path == ["m"] and str(either.value) == str(python.value)
+
+
 def test_map_entry_with_an_unknown_field_is_kept_whole():
     """The first fault (upb as oracle): the entry goes to the unknown fields, not into the map."""
     t = T.target("maps")

@@ -142,6 +142,8 @@ def _map_key(data: Any, start: int, kind: str) -> tuple | None:
             else:
                 key, pos = wire.read_varint(data, pos)
                 key = narrow(key, row)
+            if pos > end:  # a key that runs past its entry is not the entry's: none can be read
+                return None
     except Exception:
         return None
     return None if key is None else (key,)
