@@ -23,7 +23,8 @@ from pbj import _native
 from pbj.codec import codec_of
 from pbj.schema import OneOf, info, is_message
 
-__all__ = ["identical", "check_same", "check_writers", "native_decode", "same_error", "STATS"]
+__all__ = ["identical", "check_same", "check_native", "check_counting", "check_writers", "native_decode", "same_error",
+           "STATS", "NATIVE_STATS"]
 
 
 def identical(a, b) -> bool:
@@ -93,18 +94,75 @@ def check_entry(cls, data: bytes):
         assert _outcome(pbj.encode, got[1]) == _outcome(api.python_encode, want[1])
 
 
+#: Counts of :func:`check_native`'s outcomes.
+NATIVE_STATS = {"value": 0, "error": 0, "declined": 0}
+
+
+def check_native(cls, data: bytes, engine=None):
+    """The native engine's own checks of one input, with no Python decoder or writer (the lean mode of
+    ``fuzz/fuzz_native.py``; :func:`check_same` adds the pure-Python engine as the oracle).
+
+    Decoded by the engine (``decode``), by the walker's counting sink (:func:`check_counting`) and by
+    ``pbj.decode`` (entry.c): the same value or the same DecodeError. A value is hashable and is written
+    by the native forward writer (fresh, then with sizes cached), the reverse writer (into the engine's
+    storage, fresh, and into ``ReverseBuffer``s that must grow at every point) and ``pbj.encode``: the
+    same bytes, which decode again to a value written to the same bytes. Returns the engine's decode:
+    the value, the DecodeError, or ``None`` (valid input left to Python)."""
+    e = engine or _native._engine
+    plan = codec_of(cls).native
+    assert plan is not None, f"the native engine declines {cls.__name__}"
+    try:
+        native = e.decode(plan, data, pbj.DEFAULT_MAX_DEPTH)
+    except pbj.DecodeError as exc:
+        native = exc
+    check_counting(plan, data, native, engine)
+    try:
+        entry = pbj.decode(cls, data)
+    except pbj.DecodeError as exc:
+        entry = exc
+    if native is None:
+        NATIVE_STATS["declined"] += 1
+        return None
+    if isinstance(native, pbj.DecodeError):
+        assert isinstance(entry, pbj.DecodeError) and same_error(entry, native), (entry, native, data)
+        NATIVE_STATS["error"] += 1
+        return native
+    assert type(native) is cls and native._pbj_size == -1, native
+    assert isinstance(hash(native), int)
+    fresh = e.decode(plan, data, pbj.DEFAULT_MAX_DEPTH)
+    out = e.encode(plan, native)
+    assert type(out) is bytes and native._pbj_size == len(out), (out, native._pbj_size)
+    assert e.encode(plan, native) == out                          # sizes cached
+    assert e.write_reverse(plan, fresh) == out                    # fresh, into the engine's own storage
+    _reverse_into_buffers(e, plan, native, out)
+    if isinstance(entry, pbj.DecodeError):  # only a missing required field (pbj.decode checks them)
+        assert entry.offset is None and "required" in entry.reason, (entry, native)
+    else:
+        assert type(entry) is cls and pbj.encode(entry) == out and pbj.encode(entry, reverse=True) == out
+    back = e.decode(plan, out, pbj.DEFAULT_MAX_DEPTH)
+    assert type(back) is cls and e.encode(plan, back) == out, (back, out)
+    NATIVE_STATS["value"] += 1
+    return native
+
+
+def _reverse_into_buffers(e, plan, value, expected: bytes) -> None:
+    for capacity in (1, 7, 4096):                                # growth at every point, and none
+        buf = pbj.ReverseBuffer(capacity)
+        buf.write_bytes(b"tail")
+        pos = buf.writer_begin()
+        end = e.write_reverse(plan, value, buf, pos)
+        assert end is not None
+        buf.writer_commit(end)
+        assert buf.to_bytes() == expected + b"tail"
+
+
 def check_same(cls, data: bytes, engine=None):
     """Decode ``data`` with both engines; assert they agree; return the value (or None).
 
     ``engine``: the native engine's module object to decode with (default ``pbj._native._engine``;
-    tests pass one made with test switches, ``tests/native_switches.py``)."""
+    tests pass one made with test switches, ``tests/native_switches.py``). Runs :func:`check_native` first."""
+    native = check_native(cls, data, engine)
     check_entry(cls, data)
-    codec = codec_of(cls)
-    assert codec.native is not None, f"the native engine declines {cls.__name__}"
-    try:
-        native = (engine or _native._engine).decode(codec.native, data, pbj.DEFAULT_MAX_DEPTH)
-    except pbj.DecodeError as exc:
-        native = exc
     python = _python_decode(cls, data)
     if native is None:  # valid input the engine leaves to Python (deep nesting); api.decode falls back
         STATS["declined"] += 1
@@ -115,12 +173,27 @@ def check_same(cls, data: bytes, engine=None):
         STATS["agree_error"] += 1
         return None
     assert not isinstance(python, pbj.DecodeError), f"native accepted what Python refuses ({python}): {data!r}"
-    assert identical(native, python), (native, python)
-    assert native._pbj_size == -1
-    assert isinstance(hash(native), int)  # hashable (equal hashes cannot be asked for: hash(nan) is per object)
+    assert identical(native, python), (native, python)  # (check_native hashed and wrote it)
     STATS["agree_value"] += 1
     check_writers(cls, data)
     return native
+
+
+def check_counting(plan, data: bytes, decoded, engine=None) -> None:
+    """The walker's counting sink (``count_values``, count.c) on the input ``decoded`` came from: it refuses
+    with the same DecodeError, declines (``None``) the same input, and otherwise counts a number
+    of values (0: an empty packed run) under (message class, field name) keys."""
+    try:
+        counts = (engine or _native._engine).count_values(plan, data, pbj.DEFAULT_MAX_DEPTH)
+    except pbj.DecodeError as exc:
+        assert isinstance(decoded, pbj.DecodeError) and same_error(exc, decoded), (exc, decoded, data)
+        return
+    assert not isinstance(decoded, pbj.DecodeError), f"count_values accepts what decode refuses ({decoded}): {data!r}"
+    if decoded is None:
+        assert counts is None, counts
+        return
+    assert type(counts) is dict and all(
+        is_message(k[0]) and type(k[1]) is str and type(n) is int and n >= 0 for k, n in counts.items()), counts
 
 
 def _encode_python(obj) -> bytes:
@@ -168,14 +241,7 @@ def check_writers(cls, data: bytes) -> None:
     assert _native._engine.encode(codec.native, a) == expected  # sizes cached by the Python writer
     assert _encode_python(b) == expected                         # sizes cached by the native writer
     assert _native._engine.write_reverse(codec.native, b) == expected  # into the engine's own storage
-    for capacity in (1, 7, 4096):                                # growth at every point, and none
-        buf = pbj.ReverseBuffer(capacity)
-        buf.write_bytes(b"tail")
-        pos = buf.writer_begin()
-        end = _native._engine.write_reverse(codec.native, a, buf, pos)
-        assert end is not None
-        buf.writer_commit(end)
-        assert buf.to_bytes() == expected + b"tail"
+    _reverse_into_buffers(_native._engine, codec.native, a, expected)
 
 
 # ------------------------------------------------ Python code running in the middle of a native write

@@ -37,6 +37,7 @@ import gzip
 import struct
 import sys
 import tempfile
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -235,6 +236,80 @@ def native_seeds() -> dict[str, list[bytes]]:
     m.Extensions[ext["x_ext"]].a = 12
     return {"x": [g.SerializeToString(deterministic=True), x(a=1, z=2).SerializeToString()],
             "set": [m.SerializeToString(deterministic=True)]}
+
+
+#: The conformance suite's test messages, fuzzed by the native harness (every scalar, packed and
+#: unpacked lists, maps of every key type, oneofs, groups, nested and recursive messages, proto2 and proto3).
+CONFORMANCE_MESSAGES = ("protobuf_test_messages.proto3.TestAllTypesProto3",
+                        "protobuf_test_messages.proto2.TestAllTypesProto2")
+
+
+@functools.cache
+def conformance_targets() -> tuple[Target, ...]:
+    """``TestAllTypesProto3`` and ``TestAllTypesProto2`` of ``../shared/protos/google``, loaded from protoc's set."""
+    from tests.oracle import google_class, suite_set
+
+    out = []
+    for suite, full_name in zip(("proto3", "proto2"), CONFORMANCE_MESSAGES, strict=True):
+        cls = pbj.load_descriptor_set(suite_set(suite))[full_name]
+        codec_of(cls)
+        out.append(Target(f"conformance-{suite}", cls, google_class(full_name)))
+    return tuple(out)
+
+
+def _fields(raw: bytes) -> Iterator[tuple[int, int, bytes | int]]:
+    """(field number, wire type, value) of each field of a valid encoding: a LEN field's bytes, a varint's number."""
+    pos = 0
+    while pos < len(raw):
+        tag, pos = wire.read_tag(raw, pos)
+        number, kind = tag >> 3, tag & 7
+        if kind == 2:
+            n, pos = wire.read_varint(raw, pos)
+            yield number, kind, raw[pos:pos + n]
+            pos += n
+        elif kind == 0:
+            n, pos = wire.read_varint(raw, pos)
+            yield number, kind, n
+        else:
+            raise ValueError(f"wire type {kind} in a conformance request")
+
+
+def conformance_seeds(shared: Path) -> dict[str, list[bytes]]:
+    """The binary payloads of every conformance request (``conformance/vectors.jsonl``) for each test message.
+
+    A ``ConformanceRequest`` is read with :mod:`pbj.wire` alone: ``protobuf_payload`` (field 1) and
+    ``message_type`` (field 4); the payloads include the runner's invalid inputs (truncations,
+    overlong varints, bad UTF-8, wrong wire types)."""
+    import json
+
+    by_type: dict[str, list[bytes]] = {name: [] for name in CONFORMANCE_MESSAGES}
+    for line in (shared / "conformance" / "vectors.jsonl").read_text().splitlines():
+        request = {n: v for n, _, v in _fields(bytes.fromhex(json.loads(line)["request_hex"]))}
+        if 1 in request and request.get(4, b"").decode() in by_type:
+            by_type[request[4].decode()].append(request[1])
+    targets = zip(conformance_targets(), CONFORMANCE_MESSAGES, strict=True)
+    return {t.name: by_type[full_name] for t, full_name in targets}
+
+
+def case_targets(shared: Path) -> tuple[tuple[Target, list[bytes]], ...]:
+    """One target per binary case of ``../shared/cases/field-cases*.jsonl`` (its own schema, loaded with
+    ``pbj.load_proto``), with the case's bytes (``input_hex``, ``bytes_hex``, ``reencoded_hex``) as seeds."""
+    import json
+
+    out = []
+    folder = Path(tempfile.mkdtemp(prefix="pbj-fuzz-cases-"))
+    for name in ("field-cases.jsonl", "field-cases-r2.jsonl"):
+        for line in (shared / "cases" / name).read_text().splitlines():
+            case = json.loads(line)
+            raw = [bytes.fromhex(case[k]) for k in ("input_hex", "bytes_hex", "reencoded_hex") if k in case]
+            if not raw or case.get("mode") == "json_parse":
+                continue
+            path = folder / f"{case['id']}.proto"
+            path.write_text(case["proto"])
+            cls = pbj.load_proto([path])[case["message"]]
+            codec_of(cls)
+            out.append((Target(f"case-{case['id']}", cls, None), raw))
+    return tuple(out)
 
 
 def google_class_of(t: Target) -> type:

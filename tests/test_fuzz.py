@@ -211,6 +211,50 @@ def test_ci_runs_every_property_test_deterministically():
         assert not [f for f in forcing if f in text], path.name
 
 
+def test_native_harness_refuses_a_build_that_is_not_the_sanitized_one(monkeypatch):
+    """fuzz/native_asan.sh names its sanitized copy (PBJ_FUZZ_SANITIZED); the harness stops on any other
+    build (it once fuzzed the repository's own build: the copy was never imported)."""
+    from fuzz.fuzz_native import check_engine
+    from pbj import _native
+
+    if not _native.available():
+        pytest.skip("the native engine is not built")
+    monkeypatch.setenv("PBJ_FUZZ_SANITIZED", "/nowhere/pbj/_native/")
+    with pytest.raises(SystemExit, match="not the sanitized build in /nowhere"):
+        check_engine()
+    monkeypatch.setenv("PBJ_FUZZ_SANITIZED", str(_native._engine.__file__).rsplit("/", 1)[0] + "/")
+    check_engine()
+
+
+def test_native_lean_checks_run_the_native_engine_alone():
+    """check_native (every input of the lean mode) decodes and writes with the native engine only:
+    no generated Python parser or writer runs, and it agrees with check_same on what it saw."""
+    from fuzz.native_checks import NATIVE_STATS, check_native
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    if not _native.available():
+        pytest.skip("the native engine is not built")
+    t = T.target("node")
+    value = t.cls(name="a", children=(t.cls(name="b"), t.cls(name="b")))
+    data = pbj.encode(value)
+    codec = codec_of(t.cls)
+    before = dict(NATIVE_STATS)
+    parse, write, write_fresh = codec.parse, codec.write, codec.write_fresh
+    def refuse(*args):
+        raise AssertionError("a Python parser or writer ran")
+    engine = pbj.engine()
+    try:
+        pbj.use_engine("native")  # pbj.decode too, whatever engine the suite runs on
+        codec.parse = codec.write = codec.write_fresh = refuse
+        assert check_native(t.cls, data) == value
+        assert isinstance(check_native(t.cls, data + b"\xff"), pbj.DecodeError)
+    finally:
+        codec.parse, codec.write, codec.write_fresh = parse, write, write_fresh
+        pbj.use_engine(engine)
+    assert NATIVE_STATS["value"] == before["value"] + 1 and NATIVE_STATS["error"] == before["error"] + 1
+
+
 # ---------------------------------------------------------------- long runs
 
 @pytest.mark.slow

@@ -2,7 +2,9 @@
 
 A file's name says which check replays it: ``decode-<target>-…`` runs
 :func:`fuzz.targets.check_decode` on the named target (``maps``, ``node``,
-``proto2``, ``blockitem`` …), ``json-<target>-…`` runs
+``proto2``, ``blockitem`` …), ``native-<target>-…`` runs
+:func:`fuzz.native_checks.check_same` (the native engine against the Python one) on the
+target of ``fuzz/fuzz_native.py`` it names, ``json-<target>-…`` runs
 :func:`fuzz.targets.check_json` on that target's class, ``loader-…`` runs
 :func:`fuzz.targets.check_loader`. New failures from a long run land in
 ``fuzz/crashes/`` (see ``fuzz/README.md``); once fixed, move them here.
@@ -37,8 +39,118 @@ def test_replay(path):
         T.check_json(T.target(rest.split("-")[0]).cls, data)
     elif kind == "loader":
         T.check_loader(data)
+    elif kind == "native":
+        from fuzz.native_checks import check_same
+        from pbj import _native
+
+        if not _native.available():
+            pytest.skip("the native engine is not built")
+        name = rest.rsplit("-", 1)[0]  # field cases' target names hold dashes
+        check_same(next(t for t in _native_targets() if t.name == name).cls, data)
     else:
         pytest.fail(f"{path.name}: unknown check {kind!r}")
+
+
+def _native_targets():
+    """fuzz/fuzz_native.py's targets, without loading every schema it has for the usual ones."""
+    return T.decode_targets() + T.native_targets() + T.conformance_targets()
+
+
+def test_counting_sink_names_the_failing_element():
+    """A repeated sub-message that fails inside: count_values (the walker's counting sink) gave the
+    index of the element after it in the path (it counted the element before walking it); the path
+    is the one pbj.decode and the Python parser give."""
+    from fuzz.native_checks import same_error
+    from pbj import _native, api
+    from pbj.codec import codec_of
+
+    if not _native.available():
+        pytest.skip("the native engine is not built")
+
+    @pbj.message
+    class Kid:
+        name: str = pbj.field(1, "string")
+
+    @pbj.message
+    class Kids:
+        kids: tuple[Kid, ...] = pbj.field(2, Kid, repeated=True)
+
+    data = b"\x12\x00\x12\x02\x0a\x00\x12\x03\x0a\x01\xff"  # kids[2].name is not UTF-8
+    with pytest.raises(pbj.DecodeError) as python:
+        api.python_decode(Kids, data)
+    assert python.value.path == ["kids", 2, "name"] and python.value.offset == 8
+    with pytest.raises(pbj.DecodeError) as counted:
+        _native._engine.count_values(codec_of(Kids).native, data, 100)
+    assert same_error(counted.value, python.value), (counted.value.path, python.value.path)
+    assert _native._engine.count_values(codec_of(Kids).native, data[:6], 100) == {(Kids, "kids"): 2, (Kid, "name"): 1}
+
+    @pbj.message
+    class Tree:  # nested messages of one class: each has its own elements (the sink counted per class)
+        kids: tuple[Tree, ...] = pbj.field(1, "Tree", repeated=True)
+        name: str = pbj.field(2, "string")
+
+    data = b"\x0a\x04\x0a\x00\x0a\x00" b"\x0a\x05\x0a\x03\x12\x01\xff"  # kids[1].kids[0].name is not UTF-8
+    with pytest.raises(pbj.DecodeError) as python:
+        api.python_decode(Tree, data)
+    assert python.value.path == ["kids", 1, "kids", 0, "name"]
+    with pytest.raises(pbj.DecodeError) as counted:
+        _native._engine.count_values(codec_of(Tree).native, data, 100)
+    assert same_error(counted.value, python.value), (counted.value.path, python.value.path)
+
+
+def test_field_numbers_from_2_pow_28_get_a_native_plan():
+    """A field number of 2**28 or more has a tag past 2**31: plan.c read each tag of the dispatch table
+    into an int, got a negative number and declined the class (the field case
+    ``enc-field-numbers-above-2-pow-28`` of ../shared/cases ran on the Python engine only)."""
+    from fuzz.native_checks import check_same
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    if not _native.available():
+        pytest.skip("the native engine is not built")
+
+    @pbj.message
+    class Wide:
+        a: int = pbj.field(1, "int32")
+        b: int = pbj.field(268435456, "int32")
+        c: str = pbj.field(536870911, "string")
+        d: tuple[int, ...] = pbj.field(300000000, "sint32", repeated=True)
+
+    assert codec_of(Wide).native is not None
+    data = bytes.fromhex("0801" "8080808008" "ffffffffffffffffff01" "82b0b4f808" "020203" "faffffff0f0178")
+    value = check_same(Wide, data)  # both engines decode it alike, and every writer gives the same bytes
+    assert value == Wide(a=1, b=-1, c="x", d=(1, -2))
+    assert pbj.encode(value) == pbj.encode(value, reverse=True) == data
+
+
+@pytest.mark.parametrize("data", [
+    b"\x1a\x03\x0a\xff\xff" + b"\xff" * 7 + b"\x01" + b"\x01k\x12\x01v",  # a key length of 10 bytes, past the entry
+    b"\x08\x07\x1a\x07\x0a\x03",                                           # the entry and its key cut by the end
+    b"\x12\x02\x08\xff\x01",                                                 # a uint32 key's varint runs on
+], ids=["key-length-past-entry", "entry-cut", "varint-past-entry"])
+def test_a_map_key_past_its_entry_is_not_in_the_path(data):
+    """An error inside a map entry names the entry's key in its path only when the key lies inside the
+    entry: the Python parser's error path (runtime._map_key) named the rest of the input as the key of
+    an entry whose key length ran past it, the native one (walk.c map_key) a key cut at the input's end
+    (an empty string), or none through a negative length; both now read it alike (fuzz/native_asan.sh,
+    field cases dec-map-missing-key-or-value and dec-open-enum-unknown-value)."""
+    from fuzz.native_checks import same_error
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Named:
+        n: int = pbj.field(1, "int32")
+        m: pbj.FrozenMap[int, int] = pbj.map_field(2, "uint32", "int32")
+        s: pbj.FrozenMap[str, int] = pbj.map_field(3, "string", "int32")
+
+    with pytest.raises(pbj.DecodeError) as python:
+        codec_of(Named).parse(data, 0, len(data), 100, None)
+    assert python.value.path in (["m"], ["s"]), python.value.path
+    if _native.available():
+        with pytest.raises(pbj.DecodeError) as native:
+            _native._engine.decode(codec_of(Named).native, data, 100)
+        assert same_error(native.value, python.value), (native.value.path, python.value.path)
 
 
 def test_map_entry_with_an_unknown_field_is_kept_whole():

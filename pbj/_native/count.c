@@ -6,7 +6,8 @@
  * Every value the walker reads is counted under its class and field: a scalar, each element of a
  * packed run, a string, a sub-message (and the values inside it, under its own class), a map entry.
  * A singular sub-message that occurs again is counted again (its occurrences are walked, merged,
- * as they are for pbj.decode). Unknown fields are not counted. An input that is not a valid
+ * as they are for pbj.decode). Unknown fields and extensions are not counted (extensions are read,
+ * as pbj.decode reads them, and refused alike). An input that is not a valid
  * encoding raises the DecodeError pbj.decode raises (the walker's error exit); None: valid input
  * the walker leaves to Python (nesting deeper than the engine's own limit).
  *
@@ -19,6 +20,7 @@
 typedef struct {
     PyObject *counts;   /* the call's dict, borrowed */
     NMessage *m;
+    Py_ssize_t *here;   /* per field of m: the values counted in this message (an error path's index) */
 } Counter;
 
 static int count_message(Ctx *c, PyObject *counts, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
@@ -27,6 +29,7 @@ static int count_message(Ctx *c, PyObject *counts, NMessage *m, const uint8_t *p
 /* counts[(class, name)] += n */
 static int add(Counter *k, NField *f, Py_ssize_t n)
 {
+    k->here[f - k->m->fields] += n;
     PyObject *key = PyTuple_Pack(2, (PyObject *)k->m->cls, f->name);
     if (!key) return -1;
     PyObject *was = PyDict_GetItemWithError(k->counts, key);
@@ -73,8 +76,9 @@ static int count_sub(Ctx *c, void *fr, NMessage *m, NField *f, int fidx, const u
                      const uint8_t **after)
 {
     Counter *k = fr;
-    if (mode == PBJ_SUB_FIRST && add(k, f, 1) < 0) return -1;
-    if (mode == PBJ_SUB_FIRST || (mode == PBJ_SUB_MAP && nmore == 0))
+    if (mode == PBJ_SUB_FIRST)  /* counted once walked: while it is, the elements before it are its index */
+        return count_message(c, k->counts, f->subm, p, e, depth, group_end, after, NULL, 0) < 0 ? -1 : add(k, f, 1);
+    if (mode == PBJ_SUB_MAP && nmore == 0)
         return count_message(c, k->counts, f->subm, p, e, depth, group_end, after, NULL, 0);
     /* all the occurrences of one (merged, or superseded and checked): the first was walked and
      * counted when it came, each later one counted then (count_repeat): the later ones are walked */
@@ -117,20 +121,19 @@ static int count_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int
     return keep > 0 ? add(fr, f, 1) : 0;
 }
 
+/* the message's registered extensions are read (not counted), so that an invalid one is refused as
+ * pbj.decode refuses it */
 static int count_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
 {
-    return 0;
+    return pbj_check_extensions(c, m, &wf->unk, depth);
 }
 
+/* the elements of repeated field f in this message so far (not the call's count: messages of one
+ * class nest, and each has its own elements) */
 static Py_ssize_t count_count(void *fr, NMessage *m, NField *f)
 {
     Counter *k = fr;
-    PyObject *key = PyTuple_Pack(2, (PyObject *)m->cls, f->name);
-    PyObject *was = key ? PyDict_GetItemWithError(k->counts, key) : NULL;
-    Py_XDECREF(key);
-    Py_ssize_t n = was ? PyLong_AsSsize_t(was) : 0;
-    PyErr_Clear();
-    return n;
+    return k->here[f - m->fields];
 }
 
 static const PbjSink COUNTS = {
@@ -149,8 +152,16 @@ static const PbjSink COUNTS = {
 static int count_message(Ctx *c, PyObject *counts, NMessage *m, const uint8_t *p, const uint8_t *end, int depth,
                          uint32_t group_end, const uint8_t **after, const Span *more, Py_ssize_t nmore)
 {
-    Counter k = {counts, m};
-    return pbj_walk(&COUNTS, c, m, &k, p, end, depth, group_end, after, more, nmore);
+    Py_ssize_t stack_here[16];
+    Counter k = {counts, m, stack_here};
+    if (m->nfields > 16 && !(k.here = PyMem_Calloc(m->nfields, sizeof(Py_ssize_t)))) {
+        c->declined = 1;  /* no memory: declined, as the walker declines it */
+        return -1;
+    }
+    if (k.here == stack_here) memset(stack_here, 0, sizeof(stack_here));
+    int r = pbj_walk(&COUNTS, c, m, &k, p, end, depth, group_end, after, more, nmore);
+    if (k.here != stack_here) PyMem_Free(k.here);
+    return r;
 }
 
 /* count_values(plan, data: bytes, max_depth) -> {(class, field name): count}, or None (declined) */

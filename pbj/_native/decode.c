@@ -445,6 +445,18 @@ static inline __attribute__((always_inline)) int obj_end(Ctx *c, void *fr, WalkF
     return s->result ? 0 : -1;
 }
 
+/* read.h: the registered extensions among the unknown fields of a message of m decoded and dropped,
+ * for a sink that makes no objects (count.c): the same errors as pbj.decode's. 0 or -1 */
+int pbj_check_extensions(Ctx *c, NMessage *m, UBuf *unk, int depth)
+{
+    if (m->ext_off < 0 || !unk->len || !m->registry || !PyDict_GET_SIZE(m->registry)) return 0;
+    PyObject *holders = NULL;
+    int r = pbj_ext_take(c, m, unk, depth, &holders, decode_spans);
+    Py_XDECREF(holders);
+    if (c->young) release_young(c, 0);  /* what the holders' decode made goes with them */
+    return r;
+}
+
 static const PbjSink OBJECTS = {
     .value = obj_value,
     .packed = obj_packed,

@@ -71,7 +71,18 @@ static int get_int(PyObject *t, Py_ssize_t i, int *out)
 {
     long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
     if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < INT_MIN || v > INT_MAX) return -1;  /* never cut down to another number */
     *out = (int)v;
+    return 0;
+}
+
+/* a tag of the dispatch table: up to (MAX_FIELD_NUMBER << 3) | 7, past INT_MAX from field number 2**28 */
+static int get_tag_number(PyObject *t, Py_ssize_t i, uint32_t *out)
+{
+    long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v <= 0 || v > (long long)(((uint64_t)MAX_FIELD_NUMBER << 3) | 7)) return -1;
+    *out = (uint32_t)v;
     return 0;
 }
 
@@ -240,16 +251,17 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
     uint32_t max_tag = 0;
     for (int i = 0; i < m->ndispatch; i++) {
         PyObject *d = PyTuple_GET_ITEM(dispatch, i);
-        int tag, field, form;
-        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || get_int(d, 0, &tag) < 0
+        uint32_t tag;
+        int field, form;
+        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) != 3 || get_tag_number(d, 0, &tag) < 0
             || get_int(d, 1, &field) < 0 || get_int(d, 2, &form) < 0) goto fail;
-        if (field < 0 || field >= m->nfields || tag <= 0) goto fail;
-        m->dispatch[i].tag = (uint32_t)tag;
+        if (field < 0 || field >= m->nfields) goto fail;
+        m->dispatch[i].tag = tag;
         m->dispatch[i].field = field;
         if (form != F_VALUE && form != F_PACKED_RUN && form != F_GROUP_START) goto fail;
         m->dispatch[i].form = form;
-        if ((uint32_t)tag > max_tag) max_tag = (uint32_t)tag;
-        if (i > 0 && m->dispatch[i - 1].tag >= (uint32_t)tag) goto fail;  /* sorted, unique */
+        if (tag > max_tag) max_tag = tag;
+        if (i > 0 && m->dispatch[i - 1].tag >= tag) goto fail;  /* sorted, unique */
     }
     m->lut_size = max_tag < 4096 ? (int)max_tag + 1 : 4096;
     m->lut = PyMem_Calloc(m->lut_size, sizeof(int16_t));

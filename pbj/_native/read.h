@@ -51,6 +51,9 @@ typedef PyObject *(*PbjDecodeSpans)(Ctx *c, NMessage *m, const uint8_t *p, const
  * extension ranges) into its registered extensions (*holders: a new tuple, sorted by number, each
  * decoded with `decode`) and the rest (left in unk), as pbj.extensions.wire.take does */
 int pbj_ext_take(Ctx *c, NMessage *m, UBuf *unk, int depth, PyObject **holders, PbjDecodeSpans decode);
+/* decode.c: pbj_ext_take with decode.c's decoder, the holders dropped (a sink that makes no objects
+ * refuses what pbj.decode refuses in an extension). 0 or -1 */
+int pbj_check_extensions(Ctx *c, NMessage *m, UBuf *unk, int depth);
 int pbj_skip_field(Ctx *c, const uint8_t **pp, const uint8_t *end, uint32_t tag, int depth);
 PyObject *pbj_len_value(int type, const uint8_t *p, const uint8_t *e);
 /* share.c: one object for every repeated sub-message of a decode call (LEN values of at most

@@ -394,7 +394,8 @@ static int path_add(Ctx *c, PyObject *part)  /* steals */
 }
 
 /* The key of the map entry whose tag is at `start`, as a 1-tuple (runtime._map_key: the last key
- * the entry holds, read again; None when there is none or it cannot be read) */
+ * the entry holds, read again; None when there is none or it cannot be read, as when it runs past
+ * the entry's end) */
 static PyObject *map_key(const uint8_t *data, Py_ssize_t size, Py_ssize_t start, NField *f)
 {
     PyRead r = {data, size, NULL};
@@ -415,26 +416,26 @@ static PyObject *map_key(const uint8_t *data, Py_ssize_t size, Py_ssize_t start,
         switch (f->key) {
         case T_STRING:
             if (py_varint(&r, &pos, &v) < 0) goto none;
-            if (pos + (Py_ssize_t)v > size) v = (uint64_t)(size - pos);
+            if (pos > end || v > (uint64_t)(end - pos)) goto none;  /* past its entry: not its key */
             k = PyUnicode_DecodeUTF8((const char *)data + pos, (Py_ssize_t)v, NULL);
             pos += (Py_ssize_t)v;
             break;
         case T_FIXED32: case T_SFIXED32: {
             uint32_t w;
-            if (pos + 4 > size) goto none;
+            if (pos + 4 > end) goto none;
             memcpy(&w, data + pos, 4);
             pos += 4;
             k = f->key == T_FIXED32 ? PyLong_FromUnsignedLong(w) : PyLong_FromLong((int32_t)w);
             break;
         }
         case T_FIXED64: case T_SFIXED64:
-            if (pos + 8 > size) goto none;
+            if (pos + 8 > end) goto none;
             memcpy(&v, data + pos, 8);
             pos += 8;
             k = f->key == T_FIXED64 ? PyLong_FromUnsignedLongLong(v) : PyLong_FromLongLong((int64_t)v);
             break;
         default:
-            if (py_varint(&r, &pos, &v) < 0) goto none;
+            if (py_varint(&r, &pos, &v) < 0 || pos > end) goto none;
             switch (f->key) {
             case T_BOOL: k = Py_NewRef(v ? Py_True : Py_False); break;
             case T_INT32: k = PyLong_FromLong((int32_t)(uint32_t)v); break;

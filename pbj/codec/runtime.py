@@ -118,7 +118,8 @@ def _map_key(data: Any, start: int, kind: str) -> tuple | None:
 
     Runs only on the error path: it reads the entry again and returns the last
     key it holds (the key may follow the value), or ``None`` if there is none
-    or it cannot be read.
+    or it cannot be read (it runs past the entry's end). ``pbj/_native/walk.c``
+    ``map_key`` reads it the same way.
     """
     row = scalars.row(kind)
     try:
@@ -142,6 +143,8 @@ def _map_key(data: Any, start: int, kind: str) -> tuple | None:
             else:
                 key, pos = wire.read_varint(data, pos)
                 key = narrow(key, row)
+            if pos > end:  # a key that runs past its entry is not the entry's: none can be read
+                return None
     except Exception:
         return None
     return None if key is None else (key,)
