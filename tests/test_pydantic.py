@@ -228,7 +228,8 @@ def test_the_schema_carries_every_name_pbj_reads_and_no_python_attribute_name() 
     for doc in (pbj.to_dict(full), pbj.to_dict(full, proto_names=True)):
         assert len(doc) == 7 and pbj.from_dict(OddNames, doc) == full
         check.validate({"value": doc})
-    for refused in ({"Private": 1, "_private": 2}, {"": 1, "_": 1}, {"if": 1, "lambda": "x"}, {"if_": 1, "lambda": "x"}, {"if": 1, "if_": 1},
+    for refused in ({"Private": 1, "_private": 2}, {"": 1, "_": 1}, {"if": 1, "lambda": "x"},
+                    {"if_": 1, "lambda": "x"}, {"if": 1, "if_": 1},
                     {"class_": 1}, {"klass": 1}, {"f__attrs_attrs__": 1}):
         assert list(check.iter_errors({"value": refused})), refused
         with pytest.raises(pbj.JSONError):  # pbj refuses each too
