@@ -247,3 +247,38 @@ def test_a_google_message_where_a_pbj_message_goes_says_how_to_convert_it() -> N
                               "message class: load its schema with pbj.load_google)")
     with pytest.raises(TypeError, match=r"^pbj\.encode takes a pbj message, not int$"):  # no hint for the rest
         pbj.encode(1)
+
+
+@pbj.message(full_name="pbjtest.interop.Part", syntax="proto2")
+class _Part:
+    a: int | None = pbj.field(1, "int32", required=True)
+    b: int | None = pbj.field(2, "int32", optional=True)
+
+
+@pbj.message(full_name="pbjtest.interop.Whole", syntax="proto2")
+class _Whole:
+    name: str | None = pbj.field(1, "string", required=True)
+    part: _Part | None = pbj.field(2, _Part)
+
+
+def test_a_message_missing_a_required_field_converts_as_googles_runtime_keeps_it() -> None:
+    """Google's runtime builds a partial message and refuses it only in SerializeToString: both conversions
+    carry it as it is; pbj.encode and SerializeToString of the result refuse it, the partial writers write it."""
+    from google.protobuf.message import EncodeError as GoogleEncodeError
+
+    partial = _Whole(part=_Part(b=1))
+    g = pg.to_google(partial)
+    assert not g.IsInitialized() and sorted(g.FindInitializationErrors()) == ["name", "part.a"]
+    assert g.part.b == 1 and not g.HasField("name")
+    with pytest.raises(GoogleEncodeError):
+        g.SerializeToString()
+    assert g.SerializePartialToString() == pbj.encode(partial, allow_partial=True) == b"\x12\x02\x10\x01"
+    back = pg.from_google(g)
+    assert type(back) is _Whole and back == partial
+    with pytest.raises(pbj.EncodeError, match=r"required fields not set: \$\.name, \$\.part\.a"):
+        pbj.encode(back)
+    built = type(g)()
+    built.part.b = 1
+    assert pg.from_google(built) == partial  # a partial message built with Google's API
+    whole = _Whole(name="n", part=_Part(a=2))
+    assert pg.to_google(whole).IsInitialized() and pg.from_google(pg.to_google(whole)) == whole
