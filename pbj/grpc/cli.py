@@ -291,7 +291,11 @@ def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
     details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     name = code.name if code is not None else "ERROR"
     if code is grpc.StatusCode.UNAVAILABLE:
-        return CallError(f"{target} is unavailable: {details}")
+        hint = ""
+        if "Failed parsing HTTP/2" in details or "http1.x server" in details:  # grpcio's words for an HTTP/1.1 answer
+            hint = (" (the server answers HTTP/1.1, which gRPC cannot use: for a Connect or gRPC-Web server add "
+                    "--protocol connect or --protocol grpc-web)")
+        return CallError(f"{target} is unavailable: {details}{hint}")
     return CallError(f"{name}: {details}{_rich_details(exc, ns)}")
 
 
