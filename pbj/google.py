@@ -8,6 +8,14 @@ thing exactly: the wire format. So every conversion goes through the message's b
 ``FromString``. Nothing is lost on the way: unknown fields, extensions, presence and the
 order of repeated values travel in the bytes ("Encoding"; "Unknown Fields").
 
+A proto2 message missing a ``required`` field converts, both ways, as it is: Google's runtime
+lets a program build such a message, and refuses it only when it is serialized
+(``SerializeToString`` raises, ``SerializePartialToString`` does not; ``IsInitialized`` says
+which). The conversions copy one in-memory message into another, so they write and read the
+partial bytes (``allow_partial``), as Google's ``CopyFrom`` copies a partial message; the
+check stays where both runtimes put it: :func:`pbj.encode` and ``SerializeToString`` of the
+result refuse it ("Language Guide (proto2)", "Required").
+
 Which pbj class a Google message becomes: the class pbj loaded from the same descriptors.
 :func:`load_google` reads the ``FileDescriptorProto`` of each file a ``_pb2`` module (or a
 pool's file) holds, with every file it imports, and loads them as
@@ -244,28 +252,22 @@ def from_google(message: Any, /) -> Any:
 
     Returns:
         A pbj message; ``pbj.encode`` of it gives the bytes Google's deterministic
-        serialization gives.
+        serialization gives. A message missing a proto2 ``required`` field (``IsInitialized()``
+        false) converts as it is (``SerializePartialToString``, then ``pbj.decode`` with
+        ``allow_partial``): ``pbj.encode`` of the result raises ``EncodeError`` naming the
+        missing fields, as Google's ``SerializeToString`` does, and ``pbj.encode(...,
+        allow_partial=True)`` writes it.
 
     Raises:
         TypeError: ``message`` is not a Google message.
         DecodeError: pbj refuses the bytes (cannot happen for a message Google serialized,
             except one nested deeper than pbj's depth limit, 100 levels).
-        EncodeError: a proto2 ``required`` field is not set (Google's ``SerializeToString`` refuses it too).
         ImportError: Google's ``protobuf`` package is not installed.
     """
     cls = _FROM.get(type(message))
     if cls is None:
         cls = _first_from(message)
-    try:
-        data = message.SerializeToString()
-    except Exception as exc:
-        from google.protobuf.message import EncodeError as GoogleEncodeError
-
-        if not isinstance(exc, GoogleEncodeError):
-            raise
-        from pbj.errors import EncodeError
-        raise EncodeError(f"{message.DESCRIPTOR.full_name}: {exc}") from None
-    return decode(cls, data)
+    return decode(cls, message.SerializePartialToString(), allow_partial=True)
 
 
 def _first_from(message: Any) -> Any:
@@ -375,7 +377,10 @@ def to_google(obj: Any, target: Any = None, /) -> Any:
 
     ``pbj.encode(obj)`` parsed by the Google class of the same full name (see
     :func:`google_class` for how ``target`` chooses it); unknown fields and extensions come
-    along in the bytes.
+    along in the bytes. A message missing a proto2 ``required`` field converts as it is
+    (``pbj.encode(obj, allow_partial=True)``), as Google's runtime lets a program build it: the
+    result's ``IsInitialized()`` is false, its ``SerializeToString`` raises Google's
+    ``EncodeError`` and ``SerializePartialToString`` writes it.
 
     Args:
         obj: a pbj message.
@@ -390,14 +395,15 @@ def to_google(obj: Any, target: Any = None, /) -> Any:
             class given as ``target`` describes another message.
         NotInPoolError: the pool has no message of ``obj``'s full name, or the module's file (with
             what it imports) has none (a :class:`pbj.SchemaError` and a ``KeyError``).
-        EncodeError: a proto2 ``required`` field of ``obj`` is not set.
+        EncodeError: a field of ``obj`` holds a value its type cannot encode (set by hand past the
+            constructor's checks), with its path.
         SchemaError: a declared class cannot be described (see :func:`pbj.descriptor_writer.describe`).
         ImportError: Google's ``protobuf`` package is not installed.
     """
     entry = _TO.get((type(obj), id(target)))
-    if entry is not None and entry[0] is target:
-        return entry[1].FromString(encode(obj))
-    return _first_to(obj, target).FromString(encode(obj))
+    gcls = entry[1] if entry is not None and entry[0] is target else _first_to(obj, target)
+    # allow_partial: as Google's runtime, which never checks required fields when it parses (upb, python)
+    return gcls.FromString(encode(obj, allow_partial=True))
 
 
 def _first_to(obj: Any, target: Any) -> Any:

@@ -3,8 +3,13 @@
 What ``pbj.to_json`` writes and ``pbj.from_json`` reads, field by field (protobuf.dev
 "ProtoJSON Format", its type table), as JSON Schema 2020-12 (the dialect of OpenAPI 3.1):
 
-* an object whose keys are the fields' ``json_name`` (``additionalProperties: false``);
-  ``from_json`` also reads the ``.proto`` names, which the schema leaves out;
+* an object whose keys are the fields' ``json_name`` (``additionalProperties: false``), and
+  also their ``.proto`` names where those differ ("ProtoJSON Format": parsers accept both the
+  lowerCamelCase name and the original proto field name; ``from_json`` does,
+  ``to_json(proto_names=True)`` writes them), never both for one field. A ``.proto`` name
+  another field uses as its JSON name is that field's (as ``from_json`` reads it). Names that
+  pbj renames in Python (``class`` -> ``class_``, ``_private``, ``__init__`` -> ``f__init__``)
+  are keys by their schema names: the attribute names never appear;
 * 32-bit integers as ``integer`` with their range; 64-bit integers as a decimal ``string``
   (ProtoJSON writes them so, as JavaScript's numbers hold 53 bits), a number also read;
 * ``float``/``double`` as ``number``, or the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
@@ -127,17 +132,23 @@ def message_schema(cls: type, ref: Callable[[type], dict[str, Any]]) -> dict[str
     special = WELL_KNOWN_SCHEMAS.get(mi.full_name)
     if special is not None:
         return dict(special)
+    fields = mi.all_fields()
     props: dict[str, Any] = {}
-    for f in mi.all_fields():
-        schema = _field(f, ref)
-        props[f.json_name or f.name] = {"anyOf": [schema, {"type": "null"}]}
+    for f in fields:  # JSON names first: a JSON name wins over another field's .proto name
+        props.setdefault(f.json_name, {"anyOf": [_field(f, ref), {"type": "null"}]})
+    spellings: dict[int, list[str]] = {f.number: [f.json_name] for f in fields}
+    for f in fields:
+        name = f.proto_name or f.name
+        if name not in props:
+            props[name] = {**props[f.json_name], "description": f"The .proto name of field {f.json_name!r}."}
+            spellings[f.number].append(name)
     out: dict[str, Any] = {"type": "object", "title": mi.full_name.rpartition(".")[2] or mi.full_name,
                            "description": f"The protobuf message {mi.full_name}, in its ProtoJSON form.",
                            "properties": props, "additionalProperties": False}
-    exclusive = []
-    for o in mi.oneofs:
-        keys = [m.json_name or m.name for m in o.members]
-        exclusive += [{"required": [a, b]} for i, a in enumerate(keys) for b in keys[i + 1:]]
+    # at most one key of each group: a field's two spellings; every spelling of a oneof's members
+    groups = [spellings[f.number] for f in mi.fields if len(spellings[f.number]) > 1]
+    groups += [[k for m in o.members for k in spellings[m.number]] for o in mi.oneofs]
+    exclusive = [{"required": [a, b]} for keys in groups for i, a in enumerate(keys) for b in keys[i + 1:]]
     if exclusive:
         out["not"] = {"anyOf": exclusive}
     if mi.extension_ranges:

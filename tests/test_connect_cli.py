@@ -67,7 +67,8 @@ def test_a_schema_file_and_a_server_without_reflection(tmp_path, capsys):
         assert (status, json.loads(out)) == (0, {"text": "f"})
         status, _, err = call(capsys, url, "--list", "--protocol", "grpc-web")
         assert (status, err) == (1, f"pbj: error: {url} does not serve reflection: give the schema with "
-                                    "--descriptor-set or --proto\n")
+                                    "--descriptor-set or --proto; if its services are mounted below a path, end the "
+                                    "target with it: http://HOST:PORT/PREFIX\n")  # a plain 404: no route, or no path
 
 
 def test_an_unreachable_server_and_arguments_that_do_not_go_together(capsys):

@@ -7,12 +7,15 @@ protoc made for its schema and back: ``from_google(to_google(p, G))`` is ``p`` a
 sees it), and the Google message made from that pbj message again serializes (deterministically)
 to the same bytes; the same through the pool pbj builds for the class itself (``to_google(p)``),
 which converts back into the very class ``p`` came from. 3 to 10 messages per schema in the default
-selection (the conformance messages' values cost the most to draw), 1,000 with ``-m slow``.
+selection (the conformance messages' values cost the most to draw), 1,000 with ``-m slow`` (drawn
+by tests/random_messages.py from seeds hypothesis draws: the same kinds of values, ~30x cheaper).
 """
 
 from __future__ import annotations
 
 import gzip
+import math
+import random
 import textwrap
 from functools import cache
 from typing import Any
@@ -27,6 +30,7 @@ from pbj.options import options_of
 from pbj.schema import info
 from pbj.testing import equivalent, values
 from tests import everything_classes as ec
+from tests import random_messages
 from tests.conftest import SHARED, SUMMARY_PROPERTY
 from tests.oracle import google_class, suite_set
 
@@ -99,11 +103,28 @@ def test_random_messages_convert_exactly_both_ways(case: tuple) -> None:
     assert _run(case, examples) == examples
 
 
+def _run_seeded(case: tuple, examples: int) -> int:
+    """As :func:`_run`, each message drawn by tests/random_messages.py from a seed hypothesis draws."""
+    cls, gcls = _classes(case)
+    seen = [0]
+
+    @settings(max_examples=examples, deadline=None, database=None)
+    @given(st.integers(0, (1 << 64) - 1))
+    def run(seed: int) -> None:
+        check(cls, gcls, random_messages.message(cls, random.Random(seed), max_depth=2))
+        seen[0] += 1
+
+    run()
+    return seen[0]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 @pytest.mark.parametrize("case", CASES)
 def test_1000_random_messages_convert_exactly_both_ways(case: tuple, record_property) -> None:
-    n = _run(case, 1000)
+    """1,000 messages per schema, from a seeded generator: pbj.testing.values' hypothesis draws cost
+    minutes of CPU per 1,000 messages of the conformance schemas, the conversions seconds."""
+    n = _run_seeded(case, 1000)
     assert n == 1000
     name = case[-1] if case[0] == "loaded" else info(case[1]).full_name
     record_property(SUMMARY_PROPERTY, f"google interop, {name}: {n} messages exact both ways on the "
@@ -247,3 +268,55 @@ def test_a_google_message_where_a_pbj_message_goes_says_how_to_convert_it() -> N
                               "message class: load its schema with pbj.load_google)")
     with pytest.raises(TypeError, match=r"^pbj\.encode takes a pbj message, not int$"):  # no hint for the rest
         pbj.encode(1)
+
+
+@pbj.message(full_name="pbjtest.interop.Part", syntax="proto2")
+class _Part:
+    a: int | None = pbj.field(1, "int32", required=True)
+    b: int | None = pbj.field(2, "int32", optional=True)
+
+
+@pbj.message(full_name="pbjtest.interop.Whole", syntax="proto2")
+class _Whole:
+    name: str | None = pbj.field(1, "string", required=True)
+    part: _Part | None = pbj.field(2, _Part)
+
+
+def test_a_message_missing_a_required_field_converts_as_googles_runtime_keeps_it() -> None:
+    """Google's runtime builds a partial message and refuses it only in SerializeToString: both conversions
+    carry it as it is; pbj.encode and SerializeToString of the result refuse it, the partial writers write it."""
+    from google.protobuf.message import EncodeError as GoogleEncodeError
+
+    partial = _Whole(part=_Part(b=1))
+    g = pg.to_google(partial)
+    assert not g.IsInitialized() and sorted(g.FindInitializationErrors()) == ["name", "part.a"]
+    assert g.part.b == 1 and not g.HasField("name")
+    with pytest.raises(GoogleEncodeError):
+        g.SerializeToString()
+    assert g.SerializePartialToString() == pbj.encode(partial, allow_partial=True) == b"\x12\x02\x10\x01"
+    back = pg.from_google(g)
+    assert type(back) is _Whole and back == partial
+    with pytest.raises(pbj.EncodeError, match=r"required fields not set: \$\.name, \$\.part\.a"):
+        pbj.encode(back)
+    built = type(g)()
+    built.part.b = 1
+    assert pg.from_google(built) == partial  # a partial message built with Google's API
+    whole = _Whole(name="n", part=_Part(a=2))
+    assert pg.to_google(whole).IsInitialized() and pg.from_google(pg.to_google(whole)) == whole
+
+
+def test_the_seeded_generator_of_the_long_runs_reaches_every_field_member_and_edge() -> None:
+    """tests/random_messages.py (the 1,000-message runs' generator) sets every field to more than one
+    value, picks every oneof member and none, writes unknown fields, and reaches the float edges."""
+    for cls in DECLARED:
+        drawn = [random_messages.message(cls, random.Random(seed)) for seed in range(100)]
+        mi = info(cls)
+        for f in mi.fields:
+            assert len({repr(getattr(m, f.name)) for m in drawn}) > 1, (cls, f.name)
+        for o in mi.oneofs:
+            chosen = {getattr(m, o.name).which if getattr(m, o.name) is not None else None for m in drawn}
+            assert chosen == {None, *(m.name for m in o.members)}, (cls, o.name)
+        assert any(m._pbj_unknown for m in drawn) and any(not m._pbj_unknown for m in drawn)
+    doubles = [random_messages._Draw(random.Random(seed), False).scalar("double") for seed in range(400)]
+    assert any(math.isnan(d) for d in doubles) and -math.inf in doubles and 5e-324 in doubles
+    assert any(str(d) == "-0.0" for d in doubles)

@@ -197,3 +197,40 @@ def test_the_openapi_document_holds_valid_json_schemas_of_the_messages() -> None
     errors = list(validator.iter_errors({"name": "x", "count": 1, "unlimited": True}))
     assert errors  # two members of one oneof: the schema refuses it too
     assert not list(validator.iter_errors({"price": {"cents": 5}}))  # ProtoJSON reads a number for int64 too
+
+
+@pbj.message(full_name="pbjtest.pydantic.OddNames")
+class OddNames:
+    """Field names pbj accepts and renames in Python: a keyword, leading underscores, pbj's and attrs'
+    own attribute names, a name whose JSON name is empty, and a oneof (members ``if_``, ``lambda_``:
+    their JSON names are keywords)."""
+
+    klass: int = pbj.field(1, "int32", name="class")
+    private: int = pbj.field(2, "int32", name="_private")
+    unknown: int = pbj.field(3, "int64", name="_pbj_unknown")
+    attrs_attrs: int = pbj.field(4, "int32", name="__attrs_attrs__")
+    blank: int = pbj.field(5, "int32", name="_")
+    model_config_: str = pbj.field(6, "string", name="model_config")
+    kind: pbj.OneOf | None = pbj.oneof(if_=(7, "int32"), lambda_=(8, "string"))
+
+
+def test_the_schema_carries_every_name_pbj_reads_and_no_python_attribute_name() -> None:
+    """ProtoJSON parsers accept a field's JSON name and its .proto name, never both: so does the schema."""
+    schema = pydantic.create_model("Holder", value=(OddNames, ...)).model_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    (odd,) = schema["$defs"].values()
+    assert set(odd["properties"]) == {"class", "Private", "_private", "PbjUnknown", "_pbj_unknown", "AttrsAttrs",
+                                      "__attrs_attrs__", "", "_", "modelConfig", "model_config", "if", "if_", "lambda",
+                                      "lambda_"}
+    check = jsonschema.Draft202012Validator(schema)
+    full = OddNames(klass=1, private=2, unknown=3, attrs_attrs=4, blank=5, model_config_="m",
+                    kind=pbj.OneOf("lambda_", "x"))
+    for doc in (pbj.to_dict(full), pbj.to_dict(full, proto_names=True)):
+        assert len(doc) == 7 and pbj.from_dict(OddNames, doc) == full
+        check.validate({"value": doc})
+    for refused in ({"Private": 1, "_private": 2}, {"": 1, "_": 1}, {"if": 1, "lambda": "x"},
+                    {"if_": 1, "lambda": "x"}, {"if": 1, "if_": 1},
+                    {"class_": 1}, {"klass": 1}, {"f__attrs_attrs__": 1}):
+        assert list(check.iter_errors({"value": refused})), refused
+        with pytest.raises(pbj.JSONError):  # pbj refuses each too
+            pbj.from_dict(OddNames, refused)

@@ -42,7 +42,8 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
                         "pip install 'pbj-protobuf[connect]')")
     p.add_argument("--http2", action="store_true",
                    help="with --protocol connect or grpc-web: cleartext HTTP/2 from the first byte (a bidirectional "
-                        "stream needs it)")
+                        "stream needs it, and so does a server that speaks HTTP/2 only; a server that speaks "
+                        "HTTP/1.1 only, as uvicorn, closes the connection)")
     p.set_defaults(run=run)
     return p
 
@@ -144,8 +145,11 @@ class _Call:
             raise CallError(f"{args.target}: {exc}") from None
         except ConnectError as exc:
             if exc.code in (Code.UNIMPLEMENTED, Code.NOT_FOUND):
+                path = "" if exc.message != "Not Found" else (  # a plain HTTP 404: perhaps no route at all
+                    f"; if its services are mounted below a path, end the target with it: "
+                    f"{self.url.partition(':')[0]}://HOST:PORT/PREFIX")
                 raise CallError(f"{args.target} does not serve reflection: give the schema with --descriptor-set "
-                                f"or --proto") from None
+                                f"or --proto{path}") from None
             raise
 
     def call(self, ns: Any, http: Any) -> None:
@@ -184,8 +188,31 @@ class _Call:
 
     def error(self, exc: Any, ns: Any) -> CallError:
         from pbj.connect._require import Code
+        hint = self.hint(exc)
         if exc.code is Code.UNAVAILABLE:
-            return CallError(f"{self.args.target} is unavailable: {exc.message}")
+            return CallError(f"{self.args.target} is unavailable: {exc.message}{hint}")
         from pbj.grpc.cli import details_text
         return CallError(f"{exc.code.name}: {exc.message}"
-                         f"{details_text([(d.type_name, d.message_bytes) for d in exc.details], ns)}")
+                         f"{details_text([(d.type_name, d.message_bytes) for d in exc.details], ns)}{hint}")
+
+    def hint(self, exc: Any) -> str:
+        """What to try, for the failures whose cause is the target or the HTTP version rather than the call:
+        an HTTP 404 with no Connect error (no route there: the mount path), a server that answers another
+        HTTP version than the one ``--http2`` chose, a gRPC-only server."""
+        from pbj.connect._require import Code
+        text = str(exc.message)
+        if exc.code is Code.UNIMPLEMENTED and text == "Not Found":  # connectrpc's text for a plain HTTP 404
+            return (f" (nothing answers the method below {self.url}: if the service is mounted below a path, "
+                    f"end the target with it: {self.url.partition(':')[0]}://HOST:PORT/PREFIX)")
+        if "'application/grpc'" in text:  # connectrpc's words for an answer in gRPC's own protocol
+            return " (the server answered in the gRPC protocol: use --protocol grpc)"
+        if not self.tls and "(SendRequest)" in text:  # connected, but the HTTP exchange failed (the transport's words)
+            if self.args.http2:
+                return (" (--http2 speaks cleartext HTTP/2 from the first byte, and a server that speaks HTTP/1.1 "
+                        "only, as uvicorn and WSGI servers, closes the connection: leave out --http2)")
+            return (" (the server did not answer HTTP/1.1: if it speaks HTTP/2 only, as gRPC servers do, add --http2, "
+                    "or use --protocol grpc)")
+        if self.args.http2 and not self.tls and "stream error" in text:
+            return (f" (the server speaks HTTP/2 but refused the {self.args.protocol} request: if it is a "
+                    f"gRPC-only server, use --protocol grpc)")
+        return ""

@@ -47,7 +47,9 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("call", help="call a gRPC method (schema from the server's reflection, or given)",
                        description="Call a gRPC method with a ProtoJSON (or text format) request; each response "
                                    "is printed as one JSON object per line.")
-    p.add_argument("target", metavar="HOST:PORT", help="the server's address")
+    p.add_argument("target", metavar="HOST:PORT", help="the server's address (with --protocol connect or grpc-web, "
+                                                      "also a URL ending with the path the service is mounted "
+                                                      "below: http://HOST:PORT/PREFIX)")
     p.add_argument("method", nargs="?", metavar="SERVICE/METHOD", help="pkg.Service/Method (or pkg.Service.Method)")
     req = p.add_mutually_exclusive_group()
     req.add_argument("--json", metavar="JSON", help="the request as ProtoJSON; '-' reads stdin (one message per "
@@ -291,7 +293,11 @@ def _rpc_error(exc: Any, target: str, ns: Any = None) -> CallError:
     details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     name = code.name if code is not None else "ERROR"
     if code is grpc.StatusCode.UNAVAILABLE:
-        return CallError(f"{target} is unavailable: {details}")
+        hint = ""
+        if "Failed parsing HTTP/2" in details or "http1.x server" in details:  # grpcio's words for an HTTP/1.1 answer
+            hint = (" (the server answers HTTP/1.1, which gRPC cannot use: for a Connect or gRPC-Web server add "
+                    "--protocol connect or --protocol grpc-web)")
+        return CallError(f"{target} is unavailable: {details}{hint}")
     return CallError(f"{name}: {details}{_rich_details(exc, ns)}")
 
 

@@ -69,7 +69,10 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
         fail_fast: stop at the first violation.
 
     Returns:
-        The :class:`Violation` list, in protovalidate's order; empty when ``msg`` is valid.
+        The :class:`Violation` list, in protovalidate's order; empty when ``msg`` is valid. A
+        message missing a proto2 ``required`` field is judged as it is, as protovalidate judges
+        such a Google message (``buf.validate`` rules are not proto2's ``required``; ``pbj.encode``
+        checks that).
 
     Raises:
         TypeError: ``msg`` is not a pbj message.
@@ -78,7 +81,6 @@ def violations(msg: Any, /, *, fail_fast: bool = False) -> list[Violation]:
         ValueError: a CEL rule fails while it runs (protovalidate's ``EvaluationError``), naming the
             message; a type error in a CEL expression (``this.size()`` on an ``int32``) is one: CEL
             expressions' types are checked as they run, never when the schema is loaded.
-        EncodeError: a proto2 ``required`` field of ``msg`` is not set.
         ImportError: ``protovalidate`` (or Google's ``protobuf``) is not installed.
     """
     pv = _protovalidate()
@@ -109,7 +111,7 @@ def validate(msg: M, /, *, fail_fast: bool = False) -> M:
 
     Raises:
         ValidationError: a rule is broken; ``.violations`` lists each, with its path.
-        TypeError, SchemaError, ValueError, EncodeError, ImportError: as :func:`violations`.
+        TypeError, SchemaError, ValueError, ImportError: as :func:`violations`.
     """
     found = violations(msg, fail_fast=fail_fast)
     if found:
