@@ -184,6 +184,7 @@ def handle_bytes(request: bytes) -> bytes:
         decoded is answered with ``runtime_error``.
     """
     request_cls, response_cls = _request_response()
+    req: Any
     try:
         req = decode(request_cls, request)
     except Exception as exc:

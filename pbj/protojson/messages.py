@@ -127,12 +127,12 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
     # a field with a declared default is read as stored (its slot): an unset field is not printed
     raw = {attr: d.raw for attr in (step[0] for step in steps)
            if isinstance(d := cls.__dict__.get(attr), DeclaredDefault)}
-    steps = [(attr, key, mode, w, zero, raw.get(attr)) for attr, key, mode, w, zero in steps]
+    plan = [(attr, key, mode, w, zero, raw.get(attr)) for attr, key, mode, w, zero in steps]
     write_extensions = _extensions_writer(conv, opts) if mi.extension_ranges else None
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
-        for attr, key, mode, w, zero, slot in steps:
+        for attr, key, mode, w, zero, slot in plan:
             v = getattr(obj, attr) if slot is None else slot(obj)
             if mode >= _ONEOF:
                 if v is not None:
