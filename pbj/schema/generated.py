@@ -20,13 +20,26 @@ import types
 import weakref
 from typing import Any
 
-__all__ = ["run_source", "FIRST_USE"]
+__all__ = ["run_source", "FIRST_USE", "ClassRef"]
 
 #: Held while a class's first-use parts are built and published (re-entrant: building one part
 #: may complete another, as ``__eq__`` reads attrs' fields).
 FIRST_USE = threading.RLock()
 
 _filenames: set[str] = set()
+
+
+class ClassRef:
+    """The class a namespace is being made for, set once ``type()`` has made it.
+
+    A message class's stand-ins (the first ``__init__``, ``__eq__``, ``__hash__``, ``__repr__``,
+    attrs' parts) go into its namespace before the class exists, each holding this reference:
+    setting them on the class afterwards costs CPython a slot update per name.
+    """
+
+    __slots__ = ("cls",)
+
+    cls: type
 
 
 def _filename(cls: type, kind: str) -> str:
