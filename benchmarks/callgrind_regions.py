@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +28,20 @@ def count_regions(module: str, *worker_args: str) -> dict[str, int] | None:
     Raises:
         subprocess.CalledProcessError: the worker failed.
     """
+    return count_command(lambda folder: [sys.executable, "-m", module, "--count-worker", folder, *worker_args])
+
+
+def count_command(command: Callable[[str], list[str]], env: dict[str, str] | None = None) -> dict[str, int] | None:
+    """The program ``command(DIR)`` under callgrind: region name -> instructions (as :func:`count_regions`,
+    for a worker started another way, e.g. ``python -c``; it writes its regions' names to ``DIR/regions.txt``).
+
+    Args:
+        command: the worker's argv, given the folder it writes ``regions.txt`` to.
+        env: the worker's environment (default: this process's).
+
+    Raises:
+        subprocess.CalledProcessError: the worker failed.
+    """
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         print("--instructions needs valgrind (callgrind) on PATH", file=sys.stderr)
@@ -35,8 +50,7 @@ def count_regions(module: str, *worker_args: str) -> dict[str, int] | None:
         folder = Path(tmp)
         out = folder / "cg.out"
         subprocess.run([valgrind, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
-                        f"--log-file={folder / 'valgrind.log'}", sys.executable, "-m", module, "--count-worker", tmp,
-                        *worker_args], check=True, cwd=ROOT)
+                        f"--log-file={folder / 'valgrind.log'}", *command(tmp)], check=True, cwd=ROOT, env=env)
         names = (folder / "regions.txt").read_text().split("\n")
 
         def total(n: int) -> int:

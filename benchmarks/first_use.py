@@ -46,6 +46,11 @@ if raw[:2] == b"\x1f\x8b":
     raw = gzip.decompress(raw)
 schema = open(schema_path, "rb").read()
 clock = time.process_time
+regions = sys.argv[4] if len(sys.argv) > 4 else None
+if regions:  # under callgrind: a phase ends with a call of getppid, the next starts with another (callgrind_regions)
+    import os
+    marks = []
+    clock = lambda: marks.append(os.getppid() if marks else None) or os.getppid()
 t0 = clock()
 if lib == "pbj":
     import pbj
@@ -73,6 +78,9 @@ else:
     from google.protobuf.internal import api_implementation
     engine = api_implementation.Type()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if regions:
+    open(regions + "/regions.txt", "w").write("\n".join(["import", "load", "class", "decode"]))
+    sys.exit(0)
 print(json.dumps({"import": t1 - t0, "load": tc - t1, "class": t2 - tc, "decode": t3 - t2, "engine": engine,
                   "rss_mb": rss}))
 """.replace("BLOCK_TYPE", repr(BLOCK_TYPE))
@@ -85,6 +93,29 @@ def _paths() -> tuple[str, str]:
 
 
 PHASES = ("import", "load", "class", "decode")
+
+
+def _child_env(engine: str | None, pycache: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if engine is not None:
+        env["PBJ_ENGINE"] = engine
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+def count_once(lib: str, engine: str | None, pycache: str | None) -> dict[str, int] | None:
+    """The phases of one fresh interpreter for ``lib`` in instructions (callgrind), or ``None`` without valgrind.
+
+    The child marks each phase with calls of ``os.getppid`` (:mod:`benchmarks.callgrind_regions`);
+    the marks cost a few hundred instructions a phase.
+    """
+    from benchmarks.callgrind_regions import count_command
+
+    block, schema = _paths()
+    return count_command(lambda folder: [sys.executable, "-c", _CHILD, lib, block, schema, folder],
+                         env=_child_env(engine, pycache))
 
 
 def run_once(lib: str, engine: str | None, pycache: str | None = None) -> dict:
@@ -100,14 +131,8 @@ def run_once(lib: str, engine: str | None, pycache: str | None = None) -> dict:
         The phases' CPU seconds, the engine's name and the peak RSS in MB.
     """
     block, schema = _paths()
-    env = dict(os.environ)
-    if engine is not None:
-        env["PBJ_ENGINE"] = engine
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
-    out = subprocess.run([sys.executable, "-c", _CHILD, lib, block, schema], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", _CHILD, lib, block, schema], env=_child_env(engine, pycache),
+                         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -119,7 +144,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", default=None, help="write every run to this file")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="keep the environment's bytecode settings (see the module's docstring)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each phase's instructions with callgrind (one run of each library) instead")
     args = parser.parse_args(argv)
+    if args.instructions:
+        _instructions(args)
+        return
     runs: dict[str, list[dict]] = {"pbj": [], "google": []}
     with tempfile.TemporaryDirectory(prefix="pbj-first-use-") as tmp:
         pycache = None if args.no_bytecode_cache else tmp
@@ -145,6 +175,26 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(runs, fh, indent=1)
+
+
+def _instructions(args: argparse.Namespace) -> None:
+    counts = {}
+    with tempfile.TemporaryDirectory(prefix="pbj-first-use-") as tmp:
+        pycache = None if args.no_bytecode_cache else tmp
+        for lib in ("pbj", "google"):
+            if pycache is not None:
+                run_once(lib, args.engine, pycache)  # writes the bytecode cache
+            counts[lib] = count_once(lib, args.engine, pycache)
+            if counts[lib] is None:
+                return
+    print(f"CPython {sys.version.split()[0]} on {platform.machine()} {platform.system()}; instructions (callgrind), "
+          f"one fresh process each, pbj engine {args.engine or 'default'}")
+    print(f"{'phase':<14}{'pbj':>16}{'google':>16}{'ratio':>9}")
+    for phase in PHASES:
+        p, g = counts["pbj"][phase], counts["google"][phase]
+        print(f"{phase:<14}{p:>16,}{g:>16,}{p / max(g, 1):>9.2f}")
+    p, g = (sum(counts[lib].values()) for lib in ("pbj", "google"))
+    print(f"{'total':<14}{p:>16,}{g:>16,}{p / g:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -85,15 +85,36 @@ def _editions() -> Namespace:
         return _load("editions.binpb")
 
 
+#: ``_message_class``'s answers, by full name (a run asks for a few types thousands of times).
+_classes: dict[str, tuple[type | None, Namespace]] = {}
+
+
 def _message_class(full_name: str) -> tuple[type | None, Namespace]:
     """The class of ``full_name`` (or ``None``) and the namespace it comes from (for its extensions)."""
+    found = _classes.get(full_name)
+    if found is not None:
+        return found
     ns = schema()
     cls = ns.get(full_name)
     # editions.binpb: packages protobuf_test_messages.editions[.proto2|.proto3] and .edition_unstable
     if cls is None and full_name.startswith("protobuf_test_messages.edition"):
         ns = _editions()
         cls = ns.get(full_name)
-    return (cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None), ns
+    found = (cls if isinstance(cls, type) and hasattr(cls, "__pbj_info__") else None), ns
+    if len(_classes) < 64:  # (the names come from the requests: a bounded table)
+        _classes[full_name] = found
+    return found
+
+
+_protocol: list[tuple[type, type]] = []
+
+
+def _request_response() -> tuple[type, type]:
+    """The classes ``conformance.ConformanceRequest`` and ``conformance.ConformanceResponse``."""
+    if not _protocol:
+        ns = schema()
+        _protocol.append((ns["conformance.ConformanceRequest"], ns["conformance.ConformanceResponse"]))
+    return _protocol[0]
 
 
 def handle(request: Any) -> Any:
@@ -107,7 +128,7 @@ def handle(request: Any) -> Any:
         bad payload: failures are answers (``parse_error``,
         ``serialize_error``, ``runtime_error``, ``skipped``).
     """
-    response_cls = schema()["conformance.ConformanceResponse"]
+    response_cls = _request_response()[1]
 
     def answer(which: str, value: Any) -> Any:
         return response_cls(result=OneOf(which, value))
@@ -162,12 +183,12 @@ def handle_bytes(request: bytes) -> bytes:
         The response's bytes (without the length). A request that cannot be
         decoded is answered with ``runtime_error``.
     """
-    ns = schema()
+    request_cls, response_cls = _request_response()
+    req: Any
     try:
-        req = decode(ns["conformance.ConformanceRequest"], request)
+        req = decode(request_cls, request)
     except Exception as exc:
-        resp = ns["conformance.ConformanceResponse"](
-            result=OneOf("runtime_error", f"cannot decode the ConformanceRequest: {exc}"))
+        resp = response_cls(result=OneOf("runtime_error", f"cannot decode the ConformanceRequest: {exc}"))
     else:
         resp = handle(req)
     return encode(resp)

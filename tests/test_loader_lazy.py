@@ -212,3 +212,21 @@ def test_ctrl_c_anywhere_in_a_build_leaves_the_load_consistent():
         _use_tree(ns)
         assert all(_built(ns)[name] is cls for name, cls in before.items())
     assert missed == []
+
+
+def test_a_load_imports_the_well_known_classes_when_one_is_looked_up():
+    # a fresh interpreter: the test process has imported pbj.wellknown long ago
+    import subprocess
+    import sys
+
+    code = ("import sys, pbj\n"
+            "from importlib.resources import files\n"
+            "ns = pbj.load_descriptor_set((files('pbj') / 'data' / 'hapi-v0.55.0.binpb').read_bytes())\n"
+            "print('pbj.wellknown' in sys.modules)\n"
+            "cls = ns['proto.AccountID']\n"
+            "print('pbj.wellknown' in sys.modules)\n"
+            "import pbj.wellknown\n"
+            "print(ns['google.protobuf.StringValue'] is pbj.wellknown.StringValue,\n"
+            "      'google.protobuf.BytesValue' in ns)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "True", "True"]

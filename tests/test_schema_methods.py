@@ -192,3 +192,39 @@ def test_names_python_would_normalise_get_methods_reading_the_slots() -> None:
     assert a == b and a != cls(**{name: 2}) and hash(a) == hash(b)
     assert repr(a) == f"Lig({name}=1)"
     assert type(a).__eq__.__code__.co_filename == methods.__file__
+
+
+def test_classes_of_one_shape_share_compiled_code_under_their_own_file_names(monkeypatch):
+    import traceback
+
+    from pbj.schema import generated
+
+    compiled: list[str] = []
+
+    def counting(source, filename, mode):
+        compiled.append(source)
+        return compile(source, filename, mode)
+
+    monkeypatch.setattr(generated, "compile", counting, raising=False)
+
+    def declare():
+        @pbj.message
+        class Shape:
+            tag: str = pbj.field(1, "string")
+            count: int = pbj.field(2, "int32")
+        return Shape
+
+    first, second = declare(), declare()
+    a, b = first(tag="x", count=1), second(tag="x", count=1)
+    assert a == first(tag="x", count=1) and repr(b) == "Shape(tag='x', count=1)"
+    assert hash(b) == hash(second(tag="x", count=1)) and a != b  # (two classes)
+    assert len(compiled) == len(set(compiled)) == 4  # __init__, __eq__, __repr__, __hash__: once for both
+    names = {first.__init__.__code__.co_filename, second.__init__.__code__.co_filename}
+    assert len(names) == 2 and all(n.startswith("<pbj generated init ") for n in names)
+    with pytest.raises(TypeError, match="count"):
+        second(count="many")
+    with pytest.raises(TypeError) as err:
+        second(count="many")
+    frames = [f.filename for f in traceback.extract_tb(err.value.__traceback__)]
+    assert second.__init__.__code__.co_filename in frames and first.__init__.__code__.co_filename not in frames
+    assert len(generated._CODE) <= generated._CODE_ENTRIES

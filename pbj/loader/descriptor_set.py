@@ -93,7 +93,8 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
     try:
         index = SchemaIndex(files)
         _check_method_types(index)
-        # pbj.wellknown's classes stand for google.protobuf's messages: imported only for a set that has them
+        # pbj.wellknown's classes stand for google.protobuf's messages, for a set that has them (imported when
+        # the first of them is looked up)
         known = well_known() if any(f.package == "google.protobuf" for f in index.files) else {}
         schema = LoadedSchema(index, None if only is None else reached(index, only), known)
         ns = Namespace(schema)

@@ -9,7 +9,7 @@ plain optional field. Messages of Google's well-known types are the classes of
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pbj.descriptor import JsonFormat
@@ -21,10 +21,51 @@ from pbj.schema import OneOf, message
 __all__ = ["UnknownRoot", "build_message", "reached", "well_known"]
 
 
-def well_known() -> dict[str, Any]:
-    """Full name -> :mod:`pbj.wellknown` class or enum, for the types loads reuse."""
-    from pbj.wellknown import WELL_KNOWN
-    return WELL_KNOWN
+def well_known() -> Mapping[str, Any]:
+    """Full name -> :mod:`pbj.wellknown` class or enum, for the types loads reuse.
+
+    :mod:`pbj.wellknown` is imported (its classes declared) when a name of package
+    ``google.protobuf`` is first looked up, not by the load: a program that never
+    reaches a well-known type does not pay for them.
+    """
+    return _KNOWN
+
+
+class _WellKnown(Mapping):
+    """:data:`pbj.wellknown.WELL_KNOWN`, imported on the first lookup of a ``google.protobuf`` name
+    (every name it holds is of that package); other names are answered without it."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _table() -> dict[str, Any]:
+        # (looked up under FIRST_USE while a class is built: importing pbj.wellknown never takes that lock)
+        from pbj.wellknown import WELL_KNOWN
+        return WELL_KNOWN
+
+    def get(self, full_name: str, default: Any = None) -> Any:
+        if not full_name.startswith(_WELL_KNOWN_PACKAGE):
+            return default
+        return self._table().get(full_name, default)
+
+    def __getitem__(self, full_name: str) -> Any:
+        found = self.get(full_name)
+        if found is None:
+            raise KeyError(full_name)
+        return found
+
+    def __contains__(self, full_name: object) -> bool:
+        return isinstance(full_name, str) and self.get(full_name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+_WELL_KNOWN_PACKAGE = "google.protobuf."
+_KNOWN = _WellKnown()
 
 
 class _Nested:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pbj.errors import PbjError, SchemaError
@@ -53,7 +53,7 @@ class LoadedSchema:
             ``__pbj_load__``, and pickles carry it (:mod:`pbj.loader.pickling`).
     """
 
-    def __init__(self, index: SchemaIndex, names: Iterable[str] | None, known: dict[str, Any]) -> None:
+    def __init__(self, index: SchemaIndex, names: Iterable[str] | None, known: Mapping[str, Any]) -> None:
         self.index = index
         self.features = LazyFeatures(index)
         self.known = known

@@ -21,9 +21,10 @@ from pbj.protojson.registry import remember
 from pbj.protojson.scalar_forms import map_key_reader, map_key_writer
 from pbj.protojson.values import Options, is_zero, null_keeps, value_reader, value_writer
 from pbj.protojson.wellknown_forms import WKT_READERS, WKT_WRITERS
-from pbj.schema import FieldInfo, OneOf, info, stored
+from pbj.schema import FieldInfo, OneOf, info
 from pbj.schema.constructor import build_unvalidated
 from pbj.schema.name_rules import json_conflict
+from pbj.schema.presence import DeclaredDefault
 from pbj.schema.values import did_you_mean
 
 __all__ = ["build_writer", "build_reader"]
@@ -123,14 +124,16 @@ def build_writer(cls: type, conv: cattrs.Converter, opts: Options):
         return refuse
     steps = _write_steps(mi, conv, opts)
     emit = opts.emit_defaults
-    # a field with a declared default is read as stored: an unset field is not printed
-    get = stored if getattr(cls, "__pbj_defaults__", None) else getattr
+    # a field with a declared default is read as stored (its slot): an unset field is not printed
+    raw = {attr: d.raw for attr in (step[0] for step in steps)
+           if isinstance(d := cls.__dict__.get(attr), DeclaredDefault)}
+    plan = [(attr, key, mode, w, zero, raw.get(attr)) for attr, key, mode, w, zero in steps]
     write_extensions = _extensions_writer(conv, opts) if mi.extension_ranges else None
 
     def write_message(obj: Any) -> dict:
         out: dict = {}
-        for attr, key, mode, w, zero in steps:
-            v = get(obj, attr)
+        for attr, key, mode, w, zero, slot in plan:
+            v = getattr(obj, attr) if slot is None else slot(obj)
             if mode >= _ONEOF:
                 if v is not None:
                     _write_member(out, attr, v, mode, w)

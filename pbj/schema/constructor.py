@@ -35,7 +35,7 @@ from pbj.errors import DecodeError
 from pbj.generated_text import comment
 from pbj.scalars import SCALARS
 from pbj.schema.containers import FrozenMap, OneOf
-from pbj.schema.generated import run_source
+from pbj.schema.generated import ClassRef, run_source
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.resolve import resolve
 from pbj.schema.values import FLOAT_MAX, FLOAT_MIN_NORMAL, construct_field, construct_oneof
@@ -369,16 +369,17 @@ def compile_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
     return init
 
 
-def bootstrap_init(cls: type, defaults: dict[str, Any]) -> Callable[..., None]:
-    """The first ``__init__`` of a class: compiles the real one (when the forward references
-    can be resolved), installs it on the class and runs it."""
+def bootstrap_init(ref: ClassRef, defaults: dict[str, Any], qualname: str) -> Callable[..., None]:
+    """The first ``__init__`` of the class ``ref`` holds (named ``qualname``): compiles the real one
+    (when the forward references can be resolved), installs it on the class and runs it."""
 
     def __init__(self: Any, /, **kwargs: Any) -> None:
+        cls = ref.cls
         init = compile_init(cls, defaults)
         cls.__init__ = init  # type: ignore[misc]
         init(self, **kwargs)
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__qualname__ = f"{qualname}.__init__"
     return __init__
 
 

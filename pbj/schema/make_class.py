@@ -20,8 +20,8 @@ import threading
 from typing import Any
 
 from pbj.schema.constructor import bootstrap_init
-from pbj.schema.generated import FIRST_USE
-from pbj.schema.methods import install_methods
+from pbj.schema.generated import FIRST_USE, ClassRef
+from pbj.schema.methods import stand_in_methods
 from pbj.schema.presence import install_defaults, show_extensions
 from pbj.schema.protocols import PROTOCOLS
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
@@ -108,18 +108,24 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["__pbj_codec__"] = None
     for key, value in PROTOCOLS.items():  # copy.replace and pydantic (pbj.schema.protocols)
         ns.setdefault(key, value)
-    new_cls = type(cls.__name__, (base,), ns)
-    _defer_attrs(new_cls, (tuple(order), defaults, bool(ranges)))
-    new_cls.__repr__ = _depth_limited(install_methods(new_cls))  # type: ignore[method-assign]
-    mi = MessageInfo(new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"],
-                     map_entry=info["map_entry"], message_set=info["message_set"], extension_ranges=ranges)
-    new_cls.__pbj_info__ = mi  # type: ignore[attr-defined]
-    new_cls.__pbj_slots__ = base  # type: ignore[attr-defined]
-    new_cls.__init__ = bootstrap_init(new_cls, defaults)  # type: ignore[misc]
+    # What first use replaces goes into the namespace as stand-ins holding a reference to the class
+    # (setting a dunder on a class once made costs CPython a slot update per name).
+    ref = ClassRef()
+    qualname = cls.__qualname__
+    ns.update(_deferred_attrs(ref, (tuple(order), defaults, bool(ranges)), qualname))
+    eq, hash_, repr_ = stand_in_methods(ref, qualname)
+    ns["__eq__"], ns["__hash__"], ns["__repr__"] = eq, hash_, _depth_limited(repr_)
+    ns["__init__"] = bootstrap_init(ref, defaults, qualname)
+    ns["__pbj_slots__"] = base
     declared = {f.name: f.default for f in fields_ if f.default is not None}
+    ns["__pbj_defaults__"] = declared
+    new_cls = ref.cls = type(cls.__name__, (base,), ns)
+    new_cls.__pbj_info__ = MessageInfo(  # type: ignore[attr-defined]
+        new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"], map_entry=info["map_entry"],
+        message_set=info["message_set"], extension_ranges=ranges)
     if declared:
         complete_attrs(new_cls)  # install_defaults replaces methods attrs would add later
-    install_defaults(new_cls, declared)
+        install_defaults(new_cls, declared)
     return new_cls
 
 
@@ -133,27 +139,29 @@ class _AttrsPending:
     """``__attrs_attrs__`` (or ``__attrs_props__``) of a class attrs has not completed yet: reading
     it (``attrs.fields``, ``attrs.has``, ``attrs.evolve``, cattrs ...) completes the class first."""
 
-    __slots__ = ("cls", "name")
+    __slots__ = ("name", "ref")
 
-    def __init__(self, cls: type, name: str) -> None:
-        self.cls = cls
+    def __init__(self, ref: ClassRef, name: str) -> None:
+        self.ref = ref
         self.name = name
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
-        complete_attrs(self.cls)
+        cls = self.ref.cls
+        complete_attrs(cls)
         try:
-            return self.cls.__dict__[self.name]
+            return cls.__dict__[self.name]
         except KeyError:  # what this attrs release does not add
-            raise AttributeError(f"type object {self.cls.__qualname__!r} has no attribute {self.name!r}") from None
+            raise AttributeError(f"type object {cls.__qualname__!r} has no attribute {self.name!r}") from None
 
 
-def _stand_in(cls: type, name: str) -> Any:
+def _stand_in(ref: ClassRef, name: str, qualname: str) -> Any:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        cls = ref.cls
         complete_attrs(cls)
         return getattr(cls, name)(self, *args, **kwargs)
 
     method.__name__ = name
-    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    method.__qualname__ = f"{qualname}.{name}"
     return method
 
 
@@ -174,8 +182,10 @@ def _attrs_fields(order: tuple[str, ...], defaults: dict[str, Any], extensions: 
     return these
 
 
-def _defer_attrs(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]) -> None:
-    """Leave attrs' part of ``cls`` (its fields, frozen ``__setattr__``, pickling state) to its first use.
+def _deferred_attrs(ref: ClassRef, recipe: tuple[tuple[str, ...], dict[str, Any], bool],
+                    qualname: str) -> dict[str, Any]:
+    """attrs' part of the class ``ref`` will hold (its fields, frozen ``__setattr__``, pickling
+    state), left to its first use: the namespace entries that stand in for it.
 
     attrs builds its methods from source it compiles per class, which a load of hundreds of
     classes paid for all of them; decoding and encoding never use attrs. So the class gets
@@ -183,11 +193,12 @@ def _defer_attrs(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]
     ``recipe`` is what :func:`_attrs_fields` needs: the declared names, their defaults, and
     whether the class has extension ranges.
     """
-    cls.__pbj_attrs_pending__ = recipe  # type: ignore[attr-defined]
+    entries: dict[str, Any] = {"__pbj_attrs_pending__": recipe}
     for name in _ATTRS_DATA:
-        setattr(cls, name, _AttrsPending(cls, name))
+        entries[name] = _AttrsPending(ref, name)
     for name in _STAND_INS:
-        setattr(cls, name, _stand_in(cls, name))
+        entries[name] = _stand_in(ref, name, qualname)
+    return entries
 
 
 def _built_aside(cls: type, recipe: tuple[tuple[str, ...], dict[str, Any], bool]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 attrs would compile them (and an ``__attrs_init__`` pbj discards) for every class when it
 is made: a load of a few hundred classes spent about half its time in ``compile()`` for
 methods most programs never call on most classes. So :func:`make_class` asks attrs for none
-of them, and :func:`install_methods` gives the class three small stand-ins; the first call
+of them, and :func:`stand_in_methods` gives the class three small stand-ins; the first call
 of each emits the method's source (:func:`method_source`, plain text, testable on its own),
 compiles it, registers it in ``linecache`` as ``<pbj generated eq module.Qualname>`` (so
 tracebacks and ``inspect.getsource`` show it), installs it on the class in place of the
@@ -29,9 +29,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from pbj.schema.generated import FIRST_USE, run_source
+from pbj.schema.generated import FIRST_USE, ClassRef, run_source
 
-__all__ = ["install_methods", "method_source"]
+__all__ = ["stand_in_methods", "method_source"]
 
 _KINDS = ("eq", "hash", "repr")
 
@@ -151,19 +151,21 @@ def _installed(cls: type, kind: str, stand_in: Callable[..., Any]) -> Callable[.
     return fn  # type: ignore[return-value]
 
 
-def install_methods(cls: type) -> Callable[..., str]:
-    """Give ``cls`` stand-in ``__eq__`` and ``__hash__`` that compile the real ones on first call.
+def stand_in_methods(ref: ClassRef, qualname: str) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., str]]:
+    """Stand-in ``__eq__`` and ``__hash__`` for the namespace of the class ``ref`` will hold (named
+    ``qualname``), which compile the real ones on first call, and the repr body.
 
     Returns:
-        The repr body (``Name(a=..., ...)``, compiled on its first call), for the caller to
-        wrap (:mod:`pbj.schema.make_class` limits its depth and adds extensions) and install.
+        ``(__eq__, __hash__, repr body)``: the repr body (``Name(a=..., ...)``, compiled on its
+        first call) is for the caller to wrap (:mod:`pbj.schema.make_class` limits its depth and
+        adds extensions) and put in the namespace.
     """
 
     def __eq__(self: Any, other: Any) -> Any:
-        return _installed(cls, "eq", __eq__)(self, other)
+        return _installed(ref.cls, "eq", __eq__)(self, other)
 
     def __hash__(self: Any) -> int:
-        return _installed(cls, "hash", __hash__)(self)  # type: ignore[no-any-return]
+        return _installed(ref.cls, "hash", __hash__)(self)  # type: ignore[no-any-return]
 
     compiled: list[Callable[..., str]] = []
 
@@ -171,11 +173,9 @@ def install_methods(cls: type) -> Callable[..., str]:
         if not compiled:
             with FIRST_USE:
                 if not compiled:
-                    compiled.append(compile_method(cls, "repr"))
+                    compiled.append(compile_method(ref.cls, "repr"))
         return compiled[0](self)
 
     for fn in (__eq__, __hash__, __repr__):
-        fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
-    cls.__eq__ = __eq__  # type: ignore[assignment]
-    cls.__hash__ = __hash__  # type: ignore[assignment]
-    return __repr__
+        fn.__qualname__ = f"{qualname}.{fn.__name__}"
+    return __eq__, __hash__, __repr__

@@ -110,7 +110,8 @@ def install_defaults(cls: type, defaults: dict[str, Any]) -> None:
     declared default), and ``__eq__``, ``__hash__``, ``__repr__`` and ``__getstate__``
     reading the stored state. Does nothing when ``defaults`` is empty.
     """
-    cls.__pbj_defaults__ = dict(defaults)  # type: ignore[attr-defined]
+    if cls.__dict__.get("__pbj_defaults__") != defaults:
+        cls.__pbj_defaults__ = dict(defaults)  # type: ignore[attr-defined]
     if not defaults:
         return
     slots = cls.__pbj_slots__  # type: ignore[attr-defined]
