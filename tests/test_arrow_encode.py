@@ -206,3 +206,11 @@ def test_the_block():
     for i in differ:
         assert len(payloads[i]) - len(encodings[i]) == 461
         assert equivalent(pbj.decode(cls, encodings[i]), pbj.decode(cls, payloads[i]), unknown_fields=False)
+    # from_arrow: every row in one decode call of the engine (tests/test_arrow_objects.py), the messages
+    # pbj.decode gives for each row's encoding, no untracked object referring to a tracked one
+    from tests.test_arrow_objects import untracked_refers_to_tracked
+
+    back = pbj.arrow.from_arrow(table, cls)
+    assert len(back) == len(encodings)
+    assert back[::8] == [pbj.decode(cls, e) for e in encodings[::8]]
+    assert untracked_refers_to_tracked(back[::8]) == []

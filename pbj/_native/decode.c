@@ -375,13 +375,40 @@ static void settle_tuple(Ctx *c, PyObject *t)
  * a smaller one makes too few objects for the collector's passes over them to matter. */
 #define DEFER_GC_BYTES 4096
 
+/* tp_traverse's visitor for may_join_cycle: 1 (stop) at a referent the collector tracks, other than
+ * the object's own class (`arg`: a heap type, which every instance visits) */
+static int visit_tracked(PyObject *x, void *arg)
+{
+    return x != (PyObject *)arg && PyObject_IS_GC(x) && PyObject_GC_IsTracked(x);
+}
+
+/* Whether object `o` (made by this call, untracked, its referents all made before it) could ever be
+ * part of a reference cycle: true when it has a __dict__ (attributes can be added), or refers to an
+ * object the collector tracks (which may come to refer back to it). Else every referent is atomic
+ * (numbers, strings, bytes) or untracked for the same reason: an immutable tree of values, which
+ * CPython's collector itself leaves untracked for tuples and dicts. One case is beyond that rule: the
+ * class of `o`, which `o` refers to, is not looked at; a cycle through it would have to pass through
+ * the class's own attributes (a class attribute holding `o` itself, then the class deleted). */
+static int may_join_cycle(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t->tp_dictoffset != 0) return 1;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+    if (PyType_HasFeature(t, Py_TPFLAGS_MANAGED_DICT)) return 1;
+#endif
+    return !t->tp_traverse || t->tp_traverse(o, visit_tracked, t) != 0;
+}
+
 /* End of a decode call: track every message it made that is still alive (`keep`: the call
- * succeeded), drop the references held. */
-static void release_young(Ctx *c, int keep)
+ * succeeded), drop the references held. `settle`: leave untracked for good each one that can never be
+ * part of a cycle (may_join_cycle; the held objects are in the order they were made, each after the
+ * objects it refers to, so each is judged after them). */
+static void release_young(Ctx *c, int keep, int settle)
 {
     for (Py_ssize_t i = 0; i < c->nyoung; i++) {
         PyObject *o = c->young[i];
-        if (keep && Py_REFCNT(o) > 1 && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+        if (keep && Py_REFCNT(o) > 1 && !PyObject_GC_IsTracked(o) && (!settle || may_join_cycle(o)))
+            PyObject_GC_Track(o);
         Py_DECREF(o);
     }
     PyMem_Free(c->young);
@@ -425,13 +452,14 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *hold
         return o;
     }
     if (!m->gc_new) PyObject_GC_UnTrack(o);
-    if (!c->st->untrack) hold_young(c, o);
+    /* its tuples first: the objects held are in an order where each comes after what it refers to */
     for (int i = 0; i < m->nslots; i++) {
         int k = m->slot_kind[i];
         PyObject *v = SLOT(o, m->slot_off[i]);
         if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) settle_tuple(c, v);
     }
     if (m->ext_off >= 0 && PyTuple_GET_SIZE(SLOT(o, m->ext_off))) settle_tuple(c, SLOT(o, m->ext_off));
+    if (!c->st->untrack) hold_young(c, o);
     return o;
 }
 
@@ -514,7 +542,7 @@ PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth,
     if (n >= st->share_min) pbj_share_begin(&c, n);
     PyObject *r = obj_message(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
-    if (c.young) release_young(&c, r != NULL);
+    if (c.young) release_young(&c, r != NULL, 0);
     *declined = 0;
     if (r == NULL) {
         PyErr_Clear();
@@ -549,4 +577,74 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *r = pbj_decode_bytes(st, m, args[1], (int)depth, &declined);
     if (r == NULL && declined) Py_RETURN_NONE;
     return r;
+}
+
+/* decode_many(plan, payloads: list of bytes, max_depth) -> list: the object of each payload, as decode
+ * gives it, or None for one the engine leaves to the pure-Python parser (the caller decodes that one);
+ * raises the DecodeError of the first payload that is not a valid encoding (its index is not said: the
+ * caller decodes it again to name it). The payloads are one decode call: a sub-message equal to one
+ * an earlier payload held is the same object (share.c, over all the payloads), the messages stay
+ * untracked by the cyclic collector until the call ends, and then each that can never be part of a
+ * cycle (may_join_cycle) stays so: pbj.arrow's from_arrow, whose rows are many small payloads. */
+PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "decode_many(plan, payloads: list, max_depth)");
+        return NULL;
+    }
+    PbjState *st = pbj_state(self);
+    NMessage *m = pbj_message_of(args[0]);
+    long depth = PyLong_AsLong(args[2]);
+    if (!m || !st->FrozenMap || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
+    if (depth > INT32_MAX) depth = INT32_MAX;
+    if (depth < INT32_MIN) depth = INT32_MIN;
+    PyObject *items = PyList_AsTuple(args[1]);  /* held: the spans shared point into these bytes */
+    if (!items) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(items), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *data = PyTuple_GET_ITEM(items, i);
+        if (!PyBytes_CheckExact(data)) {
+            PyErr_Format(PyExc_TypeError, "decode_many: payloads[%zd] is %.100s, not bytes", i, Py_TYPE(data)->tp_name);
+            Py_DECREF(items);
+            return NULL;
+        }
+        total += PyBytes_GET_SIZE(data);
+    }
+    PyObject *out = PyList_New(n);
+    if (!out) { Py_DECREF(items); return NULL; }
+    Ctx c = {0};
+    c.st = st;
+    c.defer_gc = 1;
+    if (total >= st->share_min) pbj_share_begin(&c, total);
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        PyObject *data = PyTuple_GET_ITEM(items, i);
+        const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
+        c.data = p;
+        c.data_end = p + PyBytes_GET_SIZE(data);
+        c.group_found = -1;
+        c.err_offset = -1;
+        c.declined = 0;
+        c.level = 0;
+        PyObject *r = obj_message(&c, m, p, c.data_end, (int)depth, 0, NULL, NULL, 0);
+        if (r == NULL) {
+            PyErr_Clear();
+            PyObject *err = c.declined ? NULL : pbj_walk_error(&c);
+            if (err) {
+                PyErr_SetObject((PyObject *)Py_TYPE(err), err);
+                Py_DECREF(err);
+                failed = 1;
+            } else {
+                PyErr_Clear();
+                r = Py_NewRef(Py_None);
+            }
+        }
+        if (c.err_reason || c.err_path) pbj_walk_clear(&c);
+        if (r) PyList_SET_ITEM(out, i, r);
+    }
+    if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
+    if (failed) Py_CLEAR(out);
+    if (c.young) release_young(&c, out != NULL, 1);
+    Py_DECREF(items);
+    return out;
 }

@@ -256,6 +256,7 @@ PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth, int *declined);  /* data: exactly bytes */
 /* encode.c (values.c and values.h: what both writers share, below) */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -94,6 +94,9 @@ static PyMethodDef methods[] = {
     {"decode", (PyCFunction)(void (*)(void))pbj_decode, METH_FASTCALL,
      "decode(plan, data, max_depth) -> the decoded object, or None (valid input left to the Python parser); "
      "raises the DecodeError of an input that is not a valid encoding."},
+    {"decode_many", (PyCFunction)(void (*)(void))pbj_decode_many, METH_FASTCALL,
+     "decode_many(plan, payloads, max_depth) -> list of decode's objects (None: left to the Python parser), "
+     "one call: equal sub-messages shared, messages that can join no cycle left untracked (pbj.arrow.from_arrow)."},
     {"encode", (PyCFunction)(void (*)(void))pbj_encode, METH_FASTCALL,
      "encode(plan, obj) -> bytes, or None (run the Python writer)."},
     {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,

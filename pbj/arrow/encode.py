@@ -330,11 +330,29 @@ class _Flat:
         raise Unsupported(f"{path}: a {type(column).__name__} column")
 
 
-def messages_of_encodings(cls: type, encodings: Sequence[bytes], first_row: int) -> list[Any]:
-    """The messages of the native writer's encodings, decoded by the engine (what ``from_arrow`` returns)."""
-    from pbj.api import decode
+def messages_of_encodings(cls: type, encodings: list[bytes], first_row: int) -> list[Any]:
+    """The messages of the native writer's encodings, decoded by the engine (what ``from_arrow`` returns).
+
+    The engine decodes them in one call (``decode_many``: a sub-message equal to an earlier one is
+    the same object, and messages that can never be part of a reference cycle are left untracked
+    by the cyclic garbage collector, as CPython leaves such tuples); one it leaves to the Python
+    parser is decoded by ``pbj.decode``; an encoding the decoder refuses is decoded again alone,
+    to name its row.
+    """
+    from pbj import _native
+    from pbj.api import DEFAULT_MAX_DEPTH, decode
     from pbj.errors import DecodeError
 
+    codec = codec_of(cls)
+    engine = _native._engine
+    if engine is not None and codec.native is not None and _native.engine() == "native":
+        try:
+            found = engine.decode_many(codec.native, encodings, DEFAULT_MAX_DEPTH)
+        except DecodeError:
+            found = None  # the loop below names the row
+        if found is not None:
+            return [decode(cls, data, allow_partial=True) if m is None else m
+                    for m, data in zip(found, encodings, strict=True)]
     out: list[Any] = []
     for i, data in enumerate(encodings):
         try:
