@@ -28,6 +28,7 @@ and only it says which).
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pbj import scalars
+from pbj import _native, scalars
 from pbj.arrow import columns as col
 from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.arrow.native import Unsupported
@@ -46,14 +47,12 @@ from pbj.schema import info, is_message
 __all__ = ["KINDS", "encode_from_arrow", "explain", "batch_encodings", "messages_of_encodings", "shift_row",
            "writer_plan"]
 
-#: The node kinds, in the order of arrow_encode.c's ``K_*`` codes.
-KINDS = ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded", "present")
-(_SCALAR, _ENUM, _STRUCT, _ONEOF, _LIST, _MAP, _TIME, _WRAPPER, _ENCODED, _PRESENT) = range(len(KINDS))
-#: The codes the C side numbers as it does (T_DOUBLE ... T_MESSAGE, then L_IMPLICIT ... L_MEMBER).
-_LAYOUT = (*(scalars.SCALARS[n].code for n in ("double", "float", "int64", "uint64", "int32", "fixed64", "fixed32",
-                                                "bool", "string", "bytes", "uint32", "sfixed32", "sfixed64",
-                                                "sint32", "sint64")),
-           scalars.ENUM.code, P.MESSAGE, P.IMPLICIT, P.EXPLICIT, P.REPEATED, P.PACKED, P.MAP, P.MEMBER)
+#: The node kinds, in the order of their codes: ``pbj._native.ARROW_KINDS``, engine.h's ``AK_*``
+#: (arrow_encode.c checks them with the rest of :func:`pbj._native.layout` when it is set up).
+KINDS = _native.ARROW_KINDS
+(_SCALAR, _ENUM, _STRUCT, _ONEOF, _LIST, _MAP, _TIME, _WRAPPER, _ENCODED, _PRESENT) = (
+    KINDS.index(kind) for kind in ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded",
+                                   "present"))
 
 
 _plans: weakref.WeakKeyDictionary[type, dict[Options, Any]] = weakref.WeakKeyDictionary()
@@ -61,15 +60,24 @@ _lock = threading.Lock()
 
 
 def _module() -> Any:
-    """``pbj._native._arrow`` when the native engine is in use and the module was built, else ``None``."""
-    from pbj import _native
+    """``pbj._native._arrow`` when the native engine is in use and the module was built, else ``None``.
 
+    Raises:
+        ImportError: the module was built for other codes than :func:`pbj._native.layout` sends.
+    """
     if _native._engine is None or _native.engine() != "native":
         return None
+    return _arrow_module()
+
+
+@functools.cache
+def _arrow_module() -> Any:
+    """``pbj._native._arrow``, its layout checked (once), or ``None`` when it was not built."""
     try:
         from pbj._native import _arrow  # type: ignore[attr-defined]
     except ImportError:
         return None
+    _arrow.setup(_native.layout())
     return _arrow
 
 
@@ -90,7 +98,7 @@ def writer_plan(cls: type, options: Options) -> Any:
         flat = _Flat()
         flat.struct(plan_of(cls, options), "")
         try:
-            built: Any = module.plan(tuple(flat.nodes), _LAYOUT)
+            built: Any = module.plan(tuple(flat.nodes))
         except ValueError as exc:
             raise Unsupported(f"the writer refused the plan ({exc})") from None
     except Unsupported as exc:
@@ -339,7 +347,6 @@ def messages_of_encodings(cls: type, encodings: list[bytes], first_row: int) -> 
     parser is decoded by ``pbj.decode``; an encoding the decoder refuses is decoded again alone,
     to name its row.
     """
-    from pbj import _native
     from pbj.api import DEFAULT_MAX_DEPTH, decode
     from pbj.errors import DecodeError
 
