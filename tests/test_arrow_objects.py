@@ -37,7 +37,7 @@ def objects(roots: list) -> list:
     stack = list(roots)
     while stack:
         o = stack.pop()
-        if id(o) in seen or isinstance(o, type) or not gc.is_tracked(o) and not _container(o):
+        if id(o) in seen or isinstance(o, type) or (not gc.is_tracked(o) and not _container(o)):
             continue
         seen[id(o)] = o
         if isinstance(o, Colour) or type(o).__module__ == "enum":

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
-from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
