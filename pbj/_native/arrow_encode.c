@@ -918,18 +918,54 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
     return rb_varint(b, rb_used(b) - mark);
 }
 
-/* encode(plan, batch: arrow_array capsule) -> list[bytes], one per row */
+/* the arrow_array capsule `cap`'s array, not released; NULL with an error set */
+static struct ArrowArray *capsule_array(PyObject *cap)
+{
+    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+    if (a != NULL && a->release == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the batch was released");
+        return NULL;
+    }
+    return a;
+}
+
+/* encode(plan, batch: arrow_array capsule of a struct array) or encode(plan, columns: tuple of arrow_array
+ * capsules, rows) -> list[bytes], one per row. The second form reads the columns as the children of a struct
+ * of `rows` rows with no nulls (each column is checked against its node and each row against its length as it
+ * is read): exporting a wide table's columns one by one costs less than making a record batch of them first. */
 static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "encode(plan, batch)"); return NULL; }
+    if (nargs < 2 || nargs > 3 || (nargs == 3) != PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "encode(plan, batch) or encode(plan, columns: tuple, rows)");
+        return NULL;
+    }
     EPlan *pl = PyCapsule_GetPointer(args[0], EPLAN_CAPSULE);
     if (pl == NULL) return NULL;
-    struct ArrowArray *root = PyCapsule_GetPointer(args[1], "arrow_array");
-    if (root == NULL) return NULL;
-    if (root->release == NULL) { PyErr_SetString(PyExc_ValueError, "the batch was released"); return NULL; }
+    struct ArrowArray joined, **columns = NULL, *root;
+    const void *no_validity[1] = {NULL};
+    if (nargs == 3) {
+        Py_ssize_t k = PyTuple_GET_SIZE(args[1]);
+        long long rows = PyLong_AsLongLong(args[2]);
+        if (rows == -1 && PyErr_Occurred()) return NULL;
+        if (rows < 0) { PyErr_SetString(PyExc_ValueError, "encode: rows < 0"); return NULL; }
+        columns = malloc((size_t)(k ? k : 1) * sizeof(struct ArrowArray *));
+        if (columns == NULL) return PyErr_NoMemory();
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if ((columns[j] = capsule_array(PyTuple_GET_ITEM(args[1], j))) == NULL) { free(columns); return NULL; }
+        }
+        memset(&joined, 0, sizeof joined);
+        joined.length = rows;
+        joined.n_buffers = 1;
+        joined.buffers = no_validity;
+        joined.n_children = k;
+        joined.children = columns;
+        root = &joined;
+    } else if ((root = capsule_array(args[1])) == NULL) {
+        return NULL;
+    }
     ECall call = {pl, {NULL, 0, 0}, 0, calloc((size_t)pl->nnodes, sizeof(EDict))};
-    if (call.dicts == NULL) return PyErr_NoMemory();
+    if (call.dicts == NULL) { free(columns); return PyErr_NoMemory(); }
     PyObject *out = NULL;
     if (fits(&call, &pl->nodes[0], root) < 0) goto done;
     out = PyList_New(root->length);
@@ -947,6 +983,7 @@ done:
     free(call.out.mem);
     for (int k = 0; k < pl->nnodes; k++) free(call.dicts[k].map);
     free(call.dicts);
+    free(columns);
     return out;
 }
 
@@ -980,7 +1017,8 @@ static PyMethodDef methods[] = {
     {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
      "plan(nodes) -> the writer's plan of a column tree (pbj/arrow/encode.py)."},
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL,
-     "encode(plan, batch) -> list of each row's encoding (batch: an arrow_array capsule of a struct array)."},
+     "encode(plan, batch) or encode(plan, columns, rows) -> list of each row's encoding (batch: an arrow_array "
+     "capsule of a struct array; columns: a tuple of arrow_array capsules, the struct's children)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -375,45 +375,62 @@ static void settle_tuple(Ctx *c, PyObject *t)
  * a smaller one makes too few objects for the collector's passes over them to matter. */
 #define DEFER_GC_BYTES 4096
 
-/* tp_traverse's visitor for may_join_cycle: 1 (stop) at a referent the collector tracks, other than
- * the object's own class (`arg`: a heap type, which every instance visits) */
-static int visit_tracked(PyObject *x, void *arg)
-{
-    return x != (PyObject *)arg && PyObject_IS_GC(x) && PyObject_GC_IsTracked(x);
-}
-
-/* Whether object `o` (made by this call, untracked, its referents all made before it) could ever be
- * part of a reference cycle: true when it has a __dict__ (attributes can be added), or refers to an
- * object the collector tracks (which may come to refer back to it). Else every referent is atomic
- * (numbers, strings, bytes) or untracked for the same reason: an immutable tree of values, which
- * CPython's collector itself leaves untracked for tuples and dicts. One case is beyond that rule: the
- * class of `o`, which `o` refers to, is not looked at; a cycle through it would have to pass through
- * the class's own attributes (a class attribute holding `o` itself, then the class deleted). */
-static int may_join_cycle(PyObject *o)
-{
-    PyTypeObject *t = Py_TYPE(o);
-    if (t->tp_dictoffset != 0) return 1;
-#ifdef Py_TPFLAGS_MANAGED_DICT
-    if (PyType_HasFeature(t, Py_TPFLAGS_MANAGED_DICT)) return 1;
-#endif
-    return !t->tp_traverse || t->tp_traverse(o, visit_tracked, t) != 0;
-}
-
 /* End of a decode call: track every message it made that is still alive (`keep`: the call
- * succeeded), drop the references held. `settle`: leave untracked for good each one that can never be
- * part of a cycle (may_join_cycle; the held objects are in the order they were made, each after the
- * objects it refers to, so each is judged after them). */
-static void release_young(Ctx *c, int keep, int settle)
+ * succeeded), drop the references held. */
+static void release_young(Ctx *c, int keep)
 {
     for (Py_ssize_t i = 0; i < c->nyoung; i++) {
         PyObject *o = c->young[i];
-        if (keep && Py_REFCNT(o) > 1 && !PyObject_GC_IsTracked(o) && (!settle || may_join_cycle(o)))
-            PyObject_GC_Track(o);
+        if (keep && Py_REFCNT(o) > 1 && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
         Py_DECREF(o);
     }
     PyMem_Free(c->young);
     c->young = NULL;
     c->nyoung = c->cap_young = 0;
+}
+
+/* Ctx.defer_gc of decode_many: each object is tracked or not when it is made (settle_now) */
+#define SETTLE_AT_ONCE 2
+
+/* 1 when `v` is an object the cyclic collector tracks */
+static inline int tracked(PyObject *v)
+{
+    return PyObject_IS_GC(v) && PyObject_GC_IsTracked(v);
+}
+
+/* A tuple (a repeated field's, a OneOf) just made, its items already settled: untracked for good when no
+ * item is tracked (numbers, strings, bytes, and objects settled untracked), as CPython's collector itself
+ * untracks such tuples; 1 when it stays tracked. */
+static int settle_tuple_now(PyObject *t)
+{
+    if (!PyObject_GC_IsTracked(t)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        if (tracked(PyTuple_GET_ITEM(t, i))) return 1;
+    }
+    PyObject_GC_UnTrack(t);
+    return 0;
+}
+
+/* decode_many's rule for message `o` of m, just made (its values made before it, each settled): it is
+ * tracked only when it could ever be part of a reference cycle, that is when one of its values is
+ * tracked (an enum member, a map, a message or tuple that is: they may come to refer back to it) or its
+ * class was made by tp_alloc (it may have a __dict__: it stays as tp_alloc made it). Otherwise every value
+ * is atomic or itself untracked for the same reason: a tree of immutable values, which CPython's
+ * collector leaves untracked for tuples and dicts. One referent is not looked at: the class of `o`,
+ * which a cycle could only pass through by the class holding `o` itself (a class attribute). The
+ * objects the collector tracks are then a few per call, so its passes while the call runs cost little. */
+static void settle_now(Ctx *c, NMessage *m, PyObject *o)
+{
+    int track = !m->gc_new;
+    for (int i = 0; i < m->nslots; i++) {
+        int k = m->slot_kind[i];
+        PyObject *v = SLOT(o, m->slot_off[i]);
+        if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) track |= settle_tuple_now(v);
+        else track |= tracked(v);
+    }
+    if (m->ext_off >= 0) track |= settle_tuple_now(SLOT(o, m->ext_off));
+    if (track && !c->st->untrack && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+    else if (!track && PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
 }
 
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
@@ -446,20 +463,23 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *hold
     SLOT(o, m->size_off) = Py_NewRef(c->st->minus_one);
     if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
     else Py_XDECREF(holders);
+    if (c->defer_gc == SETTLE_AT_ONCE) {
+        settle_now(c, m, o);
+        return o;
+    }
     if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
         if (m->gc_new && !c->st->untrack) PyObject_GC_Track(o);
         else if (!m->gc_new && c->st->untrack) PyObject_GC_UnTrack(o);
         return o;
     }
     if (!m->gc_new) PyObject_GC_UnTrack(o);
-    /* its tuples first: the objects held are in an order where each comes after what it refers to */
+    if (!c->st->untrack) hold_young(c, o);
     for (int i = 0; i < m->nslots; i++) {
         int k = m->slot_kind[i];
         PyObject *v = SLOT(o, m->slot_off[i]);
         if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) settle_tuple(c, v);
     }
     if (m->ext_off >= 0 && PyTuple_GET_SIZE(SLOT(o, m->ext_off))) settle_tuple(c, SLOT(o, m->ext_off));
-    if (!c->st->untrack) hold_young(c, o);
     return o;
 }
 
@@ -542,7 +562,7 @@ PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth,
     if (n >= st->share_min) pbj_share_begin(&c, n);
     PyObject *r = obj_message(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
-    if (c.young) release_young(&c, r != NULL, 0);
+    if (c.young) release_young(&c, r != NULL);
     *declined = 0;
     if (r == NULL) {
         PyErr_Clear();
@@ -583,9 +603,9 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * gives it, or None for one the engine leaves to the pure-Python parser (the caller decodes that one);
  * raises the DecodeError of the first payload that is not a valid encoding (its index is not said: the
  * caller decodes it again to name it). The payloads are one decode call: a sub-message equal to one
- * an earlier payload held is the same object (share.c, over all the payloads), the messages stay
- * untracked by the cyclic collector until the call ends, and then each that can never be part of a
- * cycle (may_join_cycle) stays so: pbj.arrow's from_arrow, whose rows are many small payloads. */
+ * an earlier payload held is the same object (share.c, over all the payloads), and each object that can
+ * never be part of a cycle is left untracked by the cyclic collector (settle_now): pbj.arrow's
+ * from_arrow, whose rows are many small payloads. */
 PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3 || !PyList_Check(args[1])) {
@@ -614,7 +634,7 @@ PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (!out) { Py_DECREF(items); return NULL; }
     Ctx c = {0};
     c.st = st;
-    c.defer_gc = 1;
+    c.defer_gc = SETTLE_AT_ONCE;
     if (total >= st->share_min) pbj_share_begin(&c, total);
     int failed = 0;
     for (Py_ssize_t i = 0; i < n && !failed; i++) {
@@ -642,9 +662,8 @@ PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t narg
         if (c.err_reason || c.err_path) pbj_walk_clear(&c);
         if (r) PyList_SET_ITEM(out, i, r);
     }
-    if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
+    if (c.share) pbj_share_end(&c);
     if (failed) Py_CLEAR(out);
-    if (c.young) release_young(&c, out != NULL, 1);
     Py_DECREF(items);
     return out;
 }

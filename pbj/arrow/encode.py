@@ -137,20 +137,28 @@ def batch_encodings(cls: type, options: Options, arrays: list[pa.Array]) -> list
     if not arrays:
         return None
     module = _module()
-    batch = pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))])
+    rows = len(arrays[0])
+    if any(len(a) != rows for a in arrays):
+        raise ValueError("the table's columns differ in length")
     # Arrow's cheap checks (buffer sizes, first and last offsets in bounds), on which the C side's own
     # checks of each span (monotonic, inside the last offset or the child) keep every read in bounds
     try:
-        batch.validate()
+        for a in arrays:
+            a.validate()
     except pa.ArrowInvalid as exc:
         raise ValueError(f"the table's arrays are not valid Arrow data ({exc})") from None
-    exporter = getattr(batch, "_export_to_c", None)
-    if exporter is not None:  # the array alone: exporting the schema of a wide table costs more than the walk
-        capsule, address = module.new_array()
-        exporter(address)
-    else:  # pragma: no cover - a pyarrow without it
-        _schema, capsule = batch.__arrow_c_array__()
-    return module.encode(found, capsule)  # type: ignore[no-any-return]
+    # each column exported alone (no schema: exporting the schema of a wide table costs more than the walk)
+    # and read by the C side as the children of one struct, with no record batch made first
+    capsules = []
+    for a in arrays:
+        exporter = getattr(a, "_export_to_c", None)
+        if exporter is not None:
+            capsule, address = module.new_array()
+            exporter(address)
+        else:  # pragma: no cover - a pyarrow without it
+            _schema, capsule = a.__arrow_c_array__()
+        capsules.append(capsule)
+    return module.encode(found, tuple(capsules), rows)  # type: ignore[no-any-return]
 
 
 def encode_from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: bool = True,
