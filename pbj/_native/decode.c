@@ -543,6 +543,20 @@ static PyObject *obj_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_
     return s.result;
 }
 
+/* After a walk that failed: its DecodeError set (1), or no error: the input is declined (0). */
+static int raise_walk_error(Ctx *c)
+{
+    PyErr_Clear();
+    PyObject *err = c->declined ? NULL : pbj_walk_error(c);
+    if (err) {
+        PyErr_SetObject((PyObject *)Py_TYPE(err), err);
+        Py_DECREF(err);
+        return 1;
+    }
+    PyErr_Clear();
+    return 0;
+}
+
 /* Decode `data` (exactly bytes) with plan m and `depth` levels left: the object; NULL with the
  * DecodeError set (an input that is not a valid encoding); or NULL with no error set, *declined 1:
  * valid input the engine leaves to Python (c->declined). The fixed cost of a call is kept to what a
@@ -563,20 +577,24 @@ PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth,
     PyObject *r = obj_message(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     if (c.young) release_young(&c, r != NULL);
-    *declined = 0;
-    if (r == NULL) {
-        PyErr_Clear();
-        PyObject *err = c.declined ? NULL : pbj_walk_error(&c);
-        if (err) {
-            PyErr_SetObject((PyObject *)Py_TYPE(err), err);
-            Py_DECREF(err);
-        } else {
-            PyErr_Clear();
-            *declined = 1;
-        }
-    }
+    *declined = r == NULL && !raise_walk_error(&c);
     if (c.err_reason) pbj_walk_clear(&c);
     return r;
+}
+
+/* The plan and depth arguments of decode and decode_many: 1 (*m and *depth set), or 0: the engine
+ * declines (no plan of its own for the class, not set up, a depth that is no int: the caller answers
+ * None, and the pure-Python parser decides). */
+static int plan_and_depth(PbjState *st, PyObject *plan, PyObject *depth_arg, NMessage **m, int *depth)
+{
+    *m = pbj_message_of(plan);
+    long d = PyLong_AsLong(depth_arg);
+    if (!*m || !st->FrozenMap || (d == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *depth = d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : (int)d;
+    return 1;
 }
 
 /* decode(plan, data: bytes, max_depth: int) -> the object; None: valid input the engine leaves to
@@ -588,13 +606,11 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PbjState *st = pbj_state(self);
-    NMessage *m = pbj_message_of(args[0]);
-    long depth = PyLong_AsLong(args[2]);
-    if (!m || !st->FrozenMap || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
-    if (depth > INT32_MAX) depth = INT32_MAX;
-    if (depth < INT32_MIN) depth = INT32_MIN;
+    NMessage *m;
+    int depth;
+    if (!plan_and_depth(st, args[0], args[2], &m, &depth)) Py_RETURN_NONE;
     int declined = 0;
-    PyObject *r = pbj_decode_bytes(st, m, args[1], (int)depth, &declined);
+    PyObject *r = pbj_decode_bytes(st, m, args[1], depth, &declined);
     if (r == NULL && declined) Py_RETURN_NONE;
     return r;
 }
@@ -613,11 +629,9 @@ PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     PbjState *st = pbj_state(self);
-    NMessage *m = pbj_message_of(args[0]);
-    long depth = PyLong_AsLong(args[2]);
-    if (!m || !st->FrozenMap || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
-    if (depth > INT32_MAX) depth = INT32_MAX;
-    if (depth < INT32_MIN) depth = INT32_MIN;
+    NMessage *m;
+    int depth;
+    if (!plan_and_depth(st, args[0], args[2], &m, &depth)) Py_RETURN_NONE;
     PyObject *items = PyList_AsTuple(args[1]);  /* held: the spans shared point into these bytes */
     if (!items) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(items), total = 0;
@@ -646,19 +660,8 @@ PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t narg
         c.err_offset = -1;
         c.declined = 0;
         c.level = 0;
-        PyObject *r = obj_message(&c, m, p, c.data_end, (int)depth, 0, NULL, NULL, 0);
-        if (r == NULL) {
-            PyErr_Clear();
-            PyObject *err = c.declined ? NULL : pbj_walk_error(&c);
-            if (err) {
-                PyErr_SetObject((PyObject *)Py_TYPE(err), err);
-                Py_DECREF(err);
-                failed = 1;
-            } else {
-                PyErr_Clear();
-                r = Py_NewRef(Py_None);
-            }
-        }
+        PyObject *r = obj_message(&c, m, p, c.data_end, depth, 0, NULL, NULL, 0);
+        if (r == NULL && !(failed = raise_walk_error(&c))) r = Py_NewRef(Py_None);
         if (c.err_reason || c.err_path) pbj_walk_clear(&c);
         if (r) PyList_SET_ITEM(out, i, r);
     }
