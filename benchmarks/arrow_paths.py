@@ -4,6 +4,7 @@ Run it (after ``pip install -e '.[test]'``)::
 
     python -m benchmarks.arrow_paths                 # 5 rounds; the Python column reader 1 round
     python -m benchmarks.arrow_paths --memory-only   # the Parquet read-backs only
+    python -m benchmarks.arrow_paths --time-only     # the timings only
 
 Timed in one run, in turn, with the thread's CPU clock (``time.thread_time``),
 minimum and median of ``--rounds`` rounds, on all 2,442 items of the block:
@@ -12,9 +13,15 @@ minimum and median of ``--rounds`` rounds, on all 2,442 items of the block:
   default ``"warn"``, which writes the rows back to find what was left out);
 * ``decode_to_arrow(split=SPLIT_PATHS)`` (one table per kind);
 * ``from_arrow`` of the wide table (on the native engine: the C writer, then
-  the engine's decoder), its two parts apart (``encode_from_arrow``, then
-  ``pbj.decode`` of those bytes), and the Python column reader (one round);
-* ``encode_from_arrow`` against ``from_arrow`` + ``pbj.encode``.
+  the engine's decoder over every row in one call), its two parts apart
+  (``encode_from_arrow``, then the engine's ``decode_many`` of those bytes),
+  ``pbj.decode`` of each row's bytes in turn (what ``from_arrow`` did before:
+  every object tracked by the cyclic garbage collector, which then runs again
+  and again over them; also timed with the collector paused, in this
+  benchmark's own process), and the Python column reader (one round);
+* ``encode_from_arrow`` against ``from_arrow`` + ``pbj.encode``;
+* ``from_arrow`` against ``decode_to_arrow(unknown_fields="ignore")`` once
+  more, the two calls alternating in each round, and their ratio.
 
 Then the memory: the wide table and each kind's table (``split``) are
 written to Parquet (zstd) and each file is read back by ``pq.read_table`` in
@@ -63,6 +70,20 @@ def _timed(fn, rounds: int) -> tuple[tuple[float, float], object]:
     return (min(times), statistics.median(times)), out
 
 
+def _alternating(fns: dict, rounds: int) -> dict[str, tuple[float, float]]:
+    """(minimum, median) thread CPU seconds of each of ``fns``, called in turn in each of ``rounds`` rounds."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            out = None
+            gc.collect()
+            t0 = time.thread_time()
+            out = fn()
+            times[name].append(time.thread_time() - t0)
+            del out
+    return {name: (min(t), statistics.median(t)) for name, t in times.items()}
+
+
 def read_back(path: Path) -> tuple[int, int, float, int, int]:
     """``pq.read_table(path)`` in a fresh interpreter: rows, columns, CPU seconds, base and peak RSS (KiB)."""
     out = subprocess.run([sys.executable, "-c", _READ_BACK, str(path)], capture_output=True, text=True, check=True,
@@ -88,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds per timed path (default 5)")
     parser.add_argument("--memory-only", action="store_true", help="only the Parquet read-backs")
+    parser.add_argument("--time-only", action="store_true", help="only the timings")
     args = parser.parse_args(argv)
 
     import pyarrow as pa
@@ -97,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     import pbj.arrow
     from pbj.arrow.blocks import ITEM_TYPE, SPLIT_PATHS, block_items
     from pbj.arrow.convert import _batch_messages
-    from pbj.arrow.encode import encode_from_arrow
+    from pbj.arrow.encode import encode_from_arrow, messages_of_encodings
     from pbj.arrow.encode import explain as writer_explain
     from pbj.arrow.mapping import Options, plan_of
 
@@ -127,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: pbj.arrow.decode_to_arrow(cls, payloads, split=list(SPLIT_PATHS)), args.rounds)
         results["from_arrow (whole table)"], back = _timed(lambda: pbj.arrow.from_arrow(table, cls), args.rounds)
         results["  its encode_from_arrow"], encodings = _timed(lambda: encode_from_arrow(table, cls), args.rounds)
-        results["  its pbj.decode of those bytes"], _ = _timed(
+        results["  its decode_many of those bytes"], _ = _timed(
+            lambda: messages_of_encodings(cls, encodings, 0), args.rounds)  # type: ignore[arg-type]
+        results["pbj.decode of each row's bytes"], _ = _timed(
             lambda: [pbj.decode(cls, e, allow_partial=True) for e in encodings], args.rounds)  # type: ignore[union-attr]
         gc.disable()  # the benchmark's own process: how much of that is the cyclic collector's
         try:
@@ -149,6 +173,16 @@ def main(argv: list[str] | None = None) -> int:
         both = results["from_arrow + pbj.encode"]
         print(f"  encode_from_arrow is {both[0] / efa[0]:.1f}x (min) / {both[1] / efa[1]:.1f}x (median) faster than "
               "from_arrow + pbj.encode")
+        both_ways = _alternating({"decode_to_arrow": lambda: pbj.arrow.decode_to_arrow(
+            cls, payloads, unknown_fields="ignore"), "from_arrow": lambda: pbj.arrow.from_arrow(table, cls)},
+            args.rounds)
+        d2a, back_min_median = both_ways["decode_to_arrow"], both_ways["from_arrow"]
+        print(f"  alternating, {args.rounds} rounds: decode_to_arrow (ignore) {d2a[0] * 1000:.1f} / "
+              f"{d2a[1] * 1000:.1f} ms, from_arrow {back_min_median[0] * 1000:.1f} / {back_min_median[1] * 1000:.1f} "
+              f"ms (min / median): from_arrow is {back_min_median[0] / d2a[0]:.2f}x (min) / "
+              f"{back_min_median[1] / d2a[1]:.2f}x (median) of decode_to_arrow")
+    if args.time_only:
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         print("Parquet (zstd) read back by pq.read_table in a fresh interpreter: rows, columns (leaves), "
               "file MB, table MB in memory, CPU s, peak RSS MB (base: the interpreter before reading)")

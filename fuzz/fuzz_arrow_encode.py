@@ -1,7 +1,9 @@
 """atheris entry point: encode_from_arrow's C writer (pbj/_native/arrow_encode.c) on fuzzed tables.
 
 Each input picks a target of :mod:`fuzz.targets` and a message as
-:mod:`fuzz.fuzz_native` does. A message that decodes becomes, with a seed
+:mod:`fuzz.fuzz_native` does. The message and a seed of its class are decoded in
+one call of the engine's ``decode_many`` (from_arrow's decoder), which must
+answer as ``pbj.decode`` of each. A message that decodes becomes, with a seed
 message of its class, a table (``to_arrow``); the C writer's bytes for it,
 and for a slice of it starting at a fuzzed row, must be ``pbj.encode`` of the
 messages the Python column reader builds (forward and reverse writers). Then
@@ -23,6 +25,9 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# every input shares its repeated sub-messages (share.c), however small: a switch the engine reads
+# once, when it is imported (pbj/_native/module.c)
+os.environ.setdefault("PBJ_NATIVE_SHARE_MIN", "0")
 
 from fuzz import targets as T
 from fuzz.fuzz_decode import _seeds, pick
@@ -34,12 +39,39 @@ STATS = {"written": 0, "not decodable": 0, "not holdable": 0, "crafted refused":
 
 
 def check_table(cls, table) -> None:
-    """The C writer's bytes are pbj.encode of the Python reader's messages."""
+    """The C writer's bytes are pbj.encode of the Python reader's messages; from_arrow's messages equal them."""
+    import pbj.arrow
     from pbj.arrow.encode import encode_from_arrow
+    from pbj.testing import equivalent
     from tests.test_arrow_encode import reference
 
-    _messages, expected = reference(table, cls)
+    messages, expected = reference(table, cls)
     assert encode_from_arrow(table, cls) == expected
+    assert equivalent(pbj.arrow.from_arrow(table, cls), messages)
+
+
+def check_many(cls, payloads: list[bytes]) -> None:
+    """The engine's decode_many (from_arrow's decoder, every payload in one call) answers as pbj.decode of each
+    payload: the same messages (None where it leaves one to the Python parser), or a DecodeError."""
+    import pbj
+    from pbj import _native
+    from pbj.codec.compiler import codec_of
+    from pbj.testing import equivalent
+
+    plan = codec_of(cls).native
+    if plan is None:
+        return
+    try:
+        one = [pbj.decode(cls, p, allow_partial=True) for p in payloads]
+    except pbj.DecodeError:
+        one = None
+    try:
+        many = _native._engine.decode_many(plan, payloads, pbj.DEFAULT_MAX_DEPTH)
+    except pbj.DecodeError:
+        assert one is None
+        return
+    assert one is not None and len(many) == len(one)
+    assert all(m is None or equivalent(m, o) for m, o in zip(many, one, strict=True))
 
 
 def crafted(table, data: bytes):
@@ -70,6 +102,12 @@ def one_input(data: bytes, targets, seeds) -> None:
     if _STATS_EVERY and _COUNT[0] % _STATS_EVERY == 0:
         print(f"arrow encode fuzz: {_COUNT[0]:,} inputs: {STATS}", file=sys.stderr, flush=True)
     seed = seeds[t.name][_COUNT[0] % len(seeds[t.name])] if seeds.get(t.name) else b""
+    try:
+        check_many(t.cls, [seed, message, seed])
+    except Exception:
+        path = T.save_failure(f"decode-many-{t.name}", message)
+        print(f"FAULT saved to {path}", file=sys.stderr, flush=True)
+        raise
     try:
         messages = [holdable(pbj.decode(t.cls, message)), holdable(pbj.decode(t.cls, seed))]
     except pbj.PbjError:

@@ -206,3 +206,30 @@ def test_the_block():
     for i in differ:
         assert len(payloads[i]) - len(encodings[i]) == 461
         assert equivalent(pbj.decode(cls, encodings[i]), pbj.decode(cls, payloads[i]), unknown_fields=False)
+    # from_arrow: every row in one decode call of the engine (tests/test_arrow_objects.py), the messages
+    # pbj.decode gives for each row's encoding, no untracked object referring to a tracked one
+    from tests.test_arrow_objects import untracked_refers_to_tracked
+
+    back = pbj.arrow.from_arrow(table, cls)
+    assert len(back) == len(encodings)
+    assert back[::8] == [pbj.decode(cls, e) for e in encodings[::8]]
+    assert untracked_refers_to_tracked(back[::8]) == []
+
+
+@pytest.mark.skipif(not NATIVE, reason="the native writer")
+def test_the_writer_takes_the_engines_codes_and_refuses_another_layout():
+    """The node kinds are pbj._native.ARROW_KINDS (engine.h's AK_*), checked with the whole layout when the
+    writer's module is set up: a code that differs from its own build's is an ImportError."""
+    from pbj import _native
+    from pbj.arrow import encode, native
+
+    assert encode.KINDS is _native.ARROW_KINDS is native.KINDS
+    assert [encode._STRUCT, encode._ONEOF, encode._PRESENT] == [native._STRUCT, native._ONEOF, native._PRESENT]
+    module = encode._module()
+    good = _native.layout()
+    module.setup(good)
+    for bad in ({**good, "arrow.map": good["arrow.list"]}, {**good, "arrow.present": good["arrow.present"] + 1},
+                {**good, "string": good["bytes"]}, {**good, "MEMBER": 9},
+                {k: v for k, v in good.items() if k != "arrow.time"}):
+        with pytest.raises(ImportError, match="built for another codec plan"):
+            module.setup(bad)

@@ -36,8 +36,8 @@
 #define EPLAN_CAPSULE "pbj.native.arrow_encode_plan"
 #define MAX_LEVEL NATIVE_MAX_LEVEL
 
-/* node kinds: the order pbj/arrow/encode.py sends (KINDS there) */
-enum { K_SCALAR, K_ENUM, K_STRUCT, K_ONEOF, K_LIST, K_MAP, K_TIME, K_WRAPPER, K_ENCODED, K_PRESENT, K_COUNT };
+/* node kinds: engine.h's AK_* (pbj._native.ARROW_KINDS), type codes and labels: checked with the rest of the
+ * layout by setup() before any plan is made */
 
 typedef struct {
     int child;       /* the column (a struct's child position; TIME: 0 seconds, 1 nanos; WRAPPER: 0) */
@@ -168,7 +168,7 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
         return -1;
     }
     long long v;
-    if (get_int(rec, 0, 0, K_COUNT - 1, &v) < 0) return -1;
+    if (get_int(rec, 0, 0, AK_COUNT - 1, &v) < 0) return -1;
     n->kind = (int)v;
     if (get_int(rec, 1, 0, T_MESSAGE, &v) < 0) return -1;
     n->type = (int)v;
@@ -212,7 +212,7 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
         e->group = (int)v;
     }
     switch (n->kind) {
-    case K_ENUM:
+    case AK_ENUM:
         if (PyTuple_GET_SIZE(extra) != 4) break;
         if (get_int(extra, 0, 0, 1, &v) < 0) return -1;
         n->as_names = (int)v;
@@ -224,10 +224,10 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
         for (int i = 0; i < n->nnames; i++) n->members[i] = n->names[i].number;
         qsort(n->members, (size_t)n->nnames, sizeof(int32_t), cmp_int32);
         return 0;
-    case K_ONEOF:
+    case AK_ONEOF:
         if (PyTuple_GET_SIZE(extra) != 1 || PyTuple_GET_SIZE(PyTuple_GET_ITEM(extra, 0)) != nc) break;
         return convert_names(n, PyTuple_GET_ITEM(extra, 0), NULL);
-    case K_TIME:
+    case AK_TIME:
         if (PyTuple_GET_SIZE(extra) != 1) break;
         if (get_int(extra, 0, 0, 1, &v) < 0) return -1;
         n->duration = (int)v;
@@ -244,56 +244,65 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
 static int check_node(const EPlan *pl, const ENode *n)
 {
     switch (n->kind) {
-    case K_SCALAR:
+    case AK_SCALAR:
         return n->type < T_ENUM && n->nchildren == 0 ? 0 : -1;
-    case K_ENUM: case K_ENCODED: case K_PRESENT:
+    case AK_ENUM: case AK_ENCODED: case AK_PRESENT:
         return n->nchildren == 0 ? 0 : -1;
-    case K_STRUCT:
+    case AK_STRUCT:
         for (int i = 0; i < n->nsteps; i++) {
             const EStep *e = &n->steps[i];
             if (e->child >= n->nchildren) return -1;
             const ENode *c = &pl->nodes[n->children[e->child]];
-            if (e->member >= 0 && (c->kind != K_ONEOF || e->member >= c->nchildren)) return -1;
-            if (e->member < 0 && c->kind == K_ONEOF) return -1;
-            if (e->group && e->member < 0 && c->kind != K_STRUCT && !(c->kind == K_LIST &&
-                                                                      pl->nodes[c->children[0]].kind == K_STRUCT))
+            if (e->member >= 0 && (c->kind != AK_ONEOF || e->member >= c->nchildren)) return -1;
+            if (e->member < 0 && c->kind == AK_ONEOF) return -1;
+            if (e->group && e->member < 0 && c->kind != AK_STRUCT && !(c->kind == AK_LIST &&
+                                                                      pl->nodes[c->children[0]].kind == AK_STRUCT))
                 return -1;
         }
         return 0;
-    case K_ONEOF:
+    case AK_ONEOF:
         return n->nchildren == n->nnames ? 0 : -1;
-    case K_LIST:
-        return n->nchildren == 1 && pl->nodes[n->children[0]].kind != K_LIST &&
-               pl->nodes[n->children[0]].kind != K_MAP ? 0 : -1;
-    case K_MAP:
-        return n->nchildren == 2 && pl->nodes[n->children[0]].kind == K_SCALAR ? 0 : -1;
-    case K_TIME:
+    case AK_LIST:
+        return n->nchildren == 1 && pl->nodes[n->children[0]].kind != AK_LIST &&
+               pl->nodes[n->children[0]].kind != AK_MAP ? 0 : -1;
+    case AK_MAP:
+        return n->nchildren == 2 && pl->nodes[n->children[0]].kind == AK_SCALAR ? 0 : -1;
+    case AK_TIME:
         if (n->nchildren != 0 || n->nsteps > 2) return -1;
         for (int i = 0; i < n->nsteps; i++) if (n->steps[i].child > 1) return -1;
         return 0;
-    case K_WRAPPER:
+    case AK_WRAPPER:
         return n->nchildren == 1 && n->nsteps == 1 && n->steps[0].child == 0 &&
-               (pl->nodes[n->children[0]].kind == K_SCALAR || pl->nodes[n->children[0]].kind == K_ENUM) ? 0 : -1;
+               (pl->nodes[n->children[0]].kind == AK_SCALAR || pl->nodes[n->children[0]].kind == AK_ENUM) ? 0 : -1;
     }
     return -1;
 }
 
-/* plan(nodes, layout) -> capsule; layout: the type codes T_DOUBLE..T_MESSAGE then the labels L_IMPLICIT..L_MEMBER
- * as the Python side numbers them (a code changed on one side only is refused here) */
+/* the module's state: whether setup() has checked the layout Python sends */
+typedef struct {
+    int layout_checked;
+} AState;
+
+/* setup(layout): pbj._native.layout(), checked against this build's codes (ImportError) */
+static PyObject *setup(PyObject *self, PyObject *args)
+{
+    PyObject *layout;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &layout)) return NULL;
+    if (pbj_check_layout(layout) < 0) return NULL;
+    ((AState *)PyModule_GetState(self))->layout_checked = 1;
+    Py_RETURN_NONE;
+}
+
+/* plan(nodes) -> capsule (setup() first: the node kinds, type codes and labels are the engine's) */
 static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)self;
-    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "plan(nodes: tuple, layout: tuple)");
+    if (nargs != 1 || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "plan(nodes: tuple)");
         return NULL;
     }
-    PyObject *layout = args[1];
-    if (PyTuple_GET_SIZE(layout) != T_MESSAGE + 1 + L_MEMBER + 1) goto bad_layout;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(layout); i++) {
-        long v = PyLong_AsLong(PyTuple_GET_ITEM(layout, i));
-        if (v == -1 && PyErr_Occurred()) return NULL;
-        long want = i <= T_MESSAGE ? i : i - (T_MESSAGE + 1);
-        if (v != want) goto bad_layout;
+    if (!((AState *)PyModule_GetState(self))->layout_checked) {
+        PyErr_SetString(PyExc_RuntimeError, "arrow encode plan: setup(layout) was not called");
+        return NULL;
     }
     Py_ssize_t nn = PyTuple_GET_SIZE(args[0]);
     if (nn < 1 || nn > 1 << 24) { PyErr_SetString(PyExc_ValueError, "arrow encode plan: node count"); return NULL; }
@@ -306,7 +315,7 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     pl->keep = args[0];
     for (Py_ssize_t i = 0; i < nn; i++)
         if (convert_node(&pl->nodes[i], PyTuple_GET_ITEM(args[0], i), (int)nn, (int)i) < 0) goto fail;
-    if (pl->nodes[0].kind != K_STRUCT) goto refused;
+    if (pl->nodes[0].kind != AK_STRUCT) goto refused;
     for (int i = 0; i < pl->nnodes; i++)
         if (check_node(pl, &pl->nodes[i]) < 0) goto refused;
     PyObject *cap = PyCapsule_New(pl, EPLAN_CAPSULE, plan_capsule_free);
@@ -316,9 +325,6 @@ refused:
     PyErr_SetString(PyExc_ValueError, "arrow encode plan: a node does not fit its kind");
 fail:
     free_plan(pl);
-    return NULL;
-bad_layout:
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "arrow encode plan: the codes differ from the engine's");
     return NULL;
 }
 
@@ -392,28 +398,28 @@ static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
     if (a == NULL || a->length < 0 || a->offset < 0 || a->buffers == NULL) return bad_array(c, n);
     int64_t nbuf = 2, nch = 0;
     switch (n->kind) {
-    case K_SCALAR:
+    case AK_SCALAR:
         nbuf = (n->type == T_STRING || n->type == T_BYTES) ? 3 : 2;
         break;
-    case K_ENUM:
+    case AK_ENUM:
         if (n->as_names && (a->dictionary == NULL || a->dictionary->n_buffers != 3 || a->dictionary->buffers == NULL))
             return bad_array(c, n);
         break;
-    case K_STRUCT: nbuf = 1; nch = n->nchildren; break;
-    case K_ONEOF: nbuf = 1; nch = n->nchildren + 1; break;
-    case K_LIST: nch = 1; break;
-    case K_MAP:
+    case AK_STRUCT: nbuf = 1; nch = n->nchildren; break;
+    case AK_ONEOF: nbuf = 1; nch = n->nchildren + 1; break;
+    case AK_LIST: nch = 1; break;
+    case AK_MAP:
         nch = 1;
         if (a->n_children == 1 && a->children != NULL && a->children[0] != NULL &&
             a->children[0]->n_children != 2) return bad_array(c, n);
         break;
-    case K_TIME: case K_PRESENT: case K_WRAPPER: break;
-    case K_ENCODED: nbuf = 3; break;
+    case AK_TIME: case AK_PRESENT: case AK_WRAPPER: break;
+    case AK_ENCODED: nbuf = 3; break;
     }
-    if (n->kind == K_WRAPPER) return 0;  /* the value's node checks it */
+    if (n->kind == AK_WRAPPER) return 0;  /* the value's node checks it */
     if (a->n_buffers != nbuf || a->n_children != nch || (nch && a->children == NULL)) return bad_array(c, n);
     for (int64_t i = 0; i < nch; i++) if (a->children[i] == NULL) return bad_array(c, n);
-    if (n->kind != K_STRUCT && n->kind != K_ONEOF && a->buffers[1] == NULL && a->length > 0) return bad_array(c, n);
+    if (n->kind != AK_STRUCT && n->kind != AK_ONEOF && a->buffers[1] == NULL && a->length > 0) return bad_array(c, n);
     return 0;
 }
 
@@ -569,7 +575,7 @@ static int map_dictionary(ECall *c, const ENode *n, int ni, const struct ArrowAr
         EName key = {hi > lo ? data + lo : "", (Py_ssize_t)(hi - lo), 0};
         const EName *found = n->nnames ? bsearch(&key, n->names, (size_t)n->nnames, sizeof(EName), cmp_names) : NULL;
         int64_t number = found != NULL ? found->number : NO_NAME;
-        if (found == NULL && n->kind == K_ENUM && hi > lo && hi - lo <= 11) {  /* a number no member names: its text */
+        if (found == NULL && n->kind == AK_ENUM && hi > lo && hi - lo <= 11) {  /* a number no member names: its text */
             char tmp[12], back[24];
             memcpy(tmp, data + lo, (size_t)(hi - lo));
             tmp[hi - lo] = 0;
@@ -617,7 +623,7 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
     ENode *cn = &c->pl->nodes[cni];
     RBuf *b = &c->out;
     if (in_range(c, cn, a, i) < 0) return -1;
-    if (cn->kind == K_LIST) {
+    if (cn->kind == AK_LIST) {
         int ini = cn->children[0];
         ENode *item = &c->pl->nodes[ini];
         const struct ArrowArray *items = a->children[0];
@@ -630,7 +636,7 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
             size_t mark = rb_used(b);
             for (int64_t k = hi - 1; k >= lo; k--) {
                 if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
-                if (item->kind == K_ENUM) {
+                if (item->kind == AK_ENUM) {
                     int32_t num;
                     if (enum_number(c, ini, items, k, &num) < 0) return -1;
                     if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
@@ -641,18 +647,18 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
         }
         for (int64_t k = hi - 1; k >= lo; k--) {
             if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
-            if (item->kind == K_STRUCT && e->group) {
+            if (item->kind == AK_STRUCT && e->group) {
                 if (put_tag(b, e->number, 4) < 0 || put_struct_body(c, ini, items, k, level) < 0 ||
                     put_tag(b, e->number, 3) < 0) return -1;
                 continue;
             }
             if (put_value(c, ini, items, k, level) < 0) return -1;
-            int wire = item->kind == K_SCALAR ? wire_of(item->type) : item->kind == K_ENUM ? 0 : 2;
+            int wire = item->kind == AK_SCALAR ? wire_of(item->type) : item->kind == AK_ENUM ? 0 : 2;
             if (put_tag(b, e->number, wire) < 0) return -1;
         }
         return 0;
     }
-    if (cn->kind == K_MAP) {
+    if (cn->kind == AK_MAP) {
         if (!valid_at(a, i)) return fail_at(c, cn, "null, but a map is never null (an empty map)");
         const struct ArrowArray *entries = a->children[0];
         if (entries == NULL || entries->n_children != 2 || entries->children == NULL || entries->offset < 0)
@@ -668,20 +674,20 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
     }
     int implicit = e->label == L_IMPLICIT;
     switch (cn->kind) {
-    case K_SCALAR: {
+    case AK_SCALAR: {
         int r = put_scalar(c, cn, a, i, implicit);
         if (r < 0) return -1;
         if (r == 0) return 0;
         return put_tag(b, e->number, wire_of(cn->type));
     }
-    case K_ENUM: {
+    case AK_ENUM: {
         int32_t num;
         if (enum_number(c, cni, a, i, &num) < 0) return -1;
         if (implicit && num == 0) return 0;
         if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
         return put_tag(b, e->number, 0);
     }
-    case K_STRUCT:
+    case AK_STRUCT:
         if (e->group)
             return put_tag(b, e->number, 4) < 0 || put_struct_body(c, cni, a, i, level) < 0 ||
                    put_tag(b, e->number, 3) < 0 ? -1 : 0;
@@ -776,11 +782,11 @@ static int put_map(ECall *c, const EStep *e, int cni, const struct ArrowArray *a
         int64_t at = order[k].index;
         size_t mark = rb_used(b);
         /* value (field 2), then key (field 1), both always written */
-        if (vn->kind == K_ENUM) {
+        if (vn->kind == AK_ENUM) {
             int32_t num;
             if (enum_number(c, vni, vals, at, &num) < 0) goto done;
             if (rb_varint(b, (uint64_t)(int64_t)num) < 0 || put_tag(b, 2, 0) < 0) goto done;
-        } else if (vn->kind == K_SCALAR) {
+        } else if (vn->kind == AK_SCALAR) {
             if (put_scalar(c, vn, vals, at, 0) < 0 || put_tag(b, 2, wire_of(vn->type)) < 0) goto done;
         } else {
             if (put_value(c, vni, vals, at, level) < 0 || put_tag(b, 2, 2) < 0) goto done;
@@ -849,18 +855,18 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
     if (fits(c, n, a) < 0 || in_range(c, n, a, i) < 0) return -1;
     size_t mark = rb_used(b);
     switch (n->kind) {
-    case K_SCALAR:
+    case AK_SCALAR:
         if (put_scalar(c, n, a, i, 0) < 0) return -1;
         return 0;  /* a list item or a map value: the caller writes the tag */
-    case K_ENUM: {
+    case AK_ENUM: {
         int32_t num;
         if (enum_number(c, ni, a, i, &num) < 0) return -1;
         return rb_varint(b, (uint64_t)(int64_t)num);
     }
-    case K_STRUCT:
+    case AK_STRUCT:
         if (put_struct_body(c, ni, a, i, level) < 0) return -1;
         break;
-    case K_TIME: {
+    case AK_TIME: {
         int64_t total;
         memcpy(&total, (const uint8_t *)a->buffers[1] + 8 * (a->offset + i), 8);
         int64_t s, ns;
@@ -881,11 +887,11 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
         }
         break;
     }
-    case K_WRAPPER: {
+    case AK_WRAPPER: {
         const EStep *e = &n->steps[0];
         ENode *vn = &c->pl->nodes[n->children[0]];
         if (fits(c, vn, a) < 0) return -1;
-        if (vn->kind == K_ENUM) {
+        if (vn->kind == AK_ENUM) {
             int32_t num;
             if (enum_number(c, n->children[0], a, i, &num) < 0) return -1;
             if (!(e->label == L_IMPLICIT && num == 0) &&
@@ -897,9 +903,9 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
         if (r == 1 && put_tag(b, e->number, wire_of(vn->type)) < 0) return -1;
         break;
     }
-    case K_PRESENT:
+    case AK_PRESENT:
         break;
-    case K_ENCODED: {
+    case AK_ENCODED: {
         int64_t lo, hi;
         if (span(c, n, a, i, data_end(a), &lo, &hi) < 0) return -1;
         if (hi > lo && a->buffers[2] == NULL) return bad_array(c, n);
@@ -912,18 +918,54 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
     return rb_varint(b, rb_used(b) - mark);
 }
 
-/* encode(plan, batch: arrow_array capsule) -> list[bytes], one per row */
+/* the arrow_array capsule `cap`'s array, not released; NULL with an error set */
+static struct ArrowArray *capsule_array(PyObject *cap)
+{
+    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+    if (a != NULL && a->release == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the batch was released");
+        return NULL;
+    }
+    return a;
+}
+
+/* encode(plan, batch: arrow_array capsule of a struct array) or encode(plan, columns: tuple of arrow_array
+ * capsules, rows) -> list[bytes], one per row. The second form reads the columns as the children of a struct
+ * of `rows` rows with no nulls (each column is checked against its node and each row against its length as it
+ * is read): exporting a wide table's columns one by one costs less than making a record batch of them first. */
 static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 2) { PyErr_SetString(PyExc_TypeError, "encode(plan, batch)"); return NULL; }
+    if (nargs < 2 || nargs > 3 || (nargs == 3) != PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "encode(plan, batch) or encode(plan, columns: tuple, rows)");
+        return NULL;
+    }
     EPlan *pl = PyCapsule_GetPointer(args[0], EPLAN_CAPSULE);
     if (pl == NULL) return NULL;
-    struct ArrowArray *root = PyCapsule_GetPointer(args[1], "arrow_array");
-    if (root == NULL) return NULL;
-    if (root->release == NULL) { PyErr_SetString(PyExc_ValueError, "the batch was released"); return NULL; }
+    struct ArrowArray joined, **columns = NULL, *root;
+    const void *no_validity[1] = {NULL};
+    if (nargs == 3) {
+        Py_ssize_t k = PyTuple_GET_SIZE(args[1]);
+        long long rows = PyLong_AsLongLong(args[2]);
+        if (rows == -1 && PyErr_Occurred()) return NULL;
+        if (rows < 0) { PyErr_SetString(PyExc_ValueError, "encode: rows < 0"); return NULL; }
+        columns = malloc((size_t)(k ? k : 1) * sizeof(struct ArrowArray *));
+        if (columns == NULL) return PyErr_NoMemory();
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if ((columns[j] = capsule_array(PyTuple_GET_ITEM(args[1], j))) == NULL) { free(columns); return NULL; }
+        }
+        memset(&joined, 0, sizeof joined);
+        joined.length = rows;
+        joined.n_buffers = 1;
+        joined.buffers = no_validity;
+        joined.n_children = k;
+        joined.children = columns;
+        root = &joined;
+    } else if ((root = capsule_array(args[1])) == NULL) {
+        return NULL;
+    }
     ECall call = {pl, {NULL, 0, 0}, 0, calloc((size_t)pl->nnodes, sizeof(EDict))};
-    if (call.dicts == NULL) return PyErr_NoMemory();
+    if (call.dicts == NULL) { free(columns); return PyErr_NoMemory(); }
     PyObject *out = NULL;
     if (fits(&call, &pl->nodes[0], root) < 0) goto done;
     out = PyList_New(root->length);
@@ -941,6 +983,7 @@ done:
     free(call.out.mem);
     for (int k = 0; k < pl->nnodes; k++) free(call.dicts[k].map);
     free(call.dicts);
+    free(columns);
     return out;
 }
 
@@ -969,10 +1012,13 @@ static PyObject *new_array(PyObject *self, PyObject *const *args, Py_ssize_t nar
 static PyMethodDef methods[] = {
     {"new_array", (PyCFunction)(void (*)(void))new_array, METH_FASTCALL,
      "new_array() -> (arrow_array capsule, address): an empty ArrowArray to export a batch into."},
+    {"setup", setup, METH_VARARGS,
+     "setup(layout): the codes Python sends (pbj._native.layout()), checked against this build's (ImportError)."},
     {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
-     "plan(nodes, layout) -> the writer's plan of a column tree (pbj/arrow/encode.py)."},
+     "plan(nodes) -> the writer's plan of a column tree (pbj/arrow/encode.py)."},
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL,
-     "encode(plan, batch) -> list of each row's encoding (batch: an arrow_array capsule of a struct array)."},
+     "encode(plan, batch) or encode(plan, columns, rows) -> list of each row's encoding (batch: an arrow_array "
+     "capsule of a struct array; columns: a tuple of arrow_array capsules, the struct's children)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -985,7 +1031,8 @@ static PyModuleDef_Slot slots[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "pbj._native._arrow",
-    "Arrow columns to encoded messages (pbj.arrow.encode_from_arrow): see arrow_encode.c.", 0, methods, slots,
+    "Arrow columns to encoded messages (pbj.arrow.encode_from_arrow): see arrow_encode.c.", sizeof(AState), methods,
+    slots,
     NULL, NULL, NULL,
 };
 

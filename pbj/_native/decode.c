@@ -389,6 +389,50 @@ static void release_young(Ctx *c, int keep)
     c->nyoung = c->cap_young = 0;
 }
 
+/* Ctx.defer_gc of decode_many: each object is tracked or not when it is made (settle_now) */
+#define SETTLE_AT_ONCE 2
+
+/* 1 when `v` is an object the cyclic collector tracks */
+static inline int tracked(PyObject *v)
+{
+    return PyObject_IS_GC(v) && PyObject_GC_IsTracked(v);
+}
+
+/* A tuple (a repeated field's, a OneOf) just made, its items already settled: untracked for good when no
+ * item is tracked (numbers, strings, bytes, and objects settled untracked), as CPython's collector itself
+ * untracks such tuples; 1 when it stays tracked. */
+static int settle_tuple_now(PyObject *t)
+{
+    if (!PyObject_GC_IsTracked(t)) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+        if (tracked(PyTuple_GET_ITEM(t, i))) return 1;
+    }
+    PyObject_GC_UnTrack(t);
+    return 0;
+}
+
+/* decode_many's rule for message `o` of m, just made (its values made before it, each settled): it is
+ * tracked only when it could ever be part of a reference cycle, that is when one of its values is
+ * tracked (an enum member, a map, a message or tuple that is: they may come to refer back to it) or its
+ * class was made by tp_alloc (it may have a __dict__: it stays as tp_alloc made it). Otherwise every value
+ * is atomic or itself untracked for the same reason: a tree of immutable values, which CPython's
+ * collector leaves untracked for tuples and dicts. One referent is not looked at: the class of `o`,
+ * which a cycle could only pass through by the class holding `o` itself (a class attribute). The
+ * objects the collector tracks are then a few per call, so its passes while the call runs cost little. */
+static void settle_now(Ctx *c, NMessage *m, PyObject *o)
+{
+    int track = !m->gc_new;
+    for (int i = 0; i < m->nslots; i++) {
+        int k = m->slot_kind[i];
+        PyObject *v = SLOT(o, m->slot_off[i]);
+        if ((k == S_REPEATED || k == S_ONEOF) && PyTuple_Check(v)) track |= settle_tuple_now(v);
+        else track |= tracked(v);
+    }
+    if (m->ext_off >= 0) track |= settle_tuple_now(SLOT(o, m->ext_off));
+    if (track && !c->st->untrack && !PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+    else if (!track && PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+}
+
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
 static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *holders)
 {
@@ -419,6 +463,10 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *hold
     SLOT(o, m->size_off) = Py_NewRef(c->st->minus_one);
     if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
     else Py_XDECREF(holders);
+    if (c->defer_gc == SETTLE_AT_ONCE) {
+        settle_now(c, m, o);
+        return o;
+    }
     if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
         if (m->gc_new && !c->st->untrack) PyObject_GC_Track(o);
         else if (!m->gc_new && c->st->untrack) PyObject_GC_UnTrack(o);
@@ -507,6 +555,20 @@ static PyObject *obj_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_
     return s.result;
 }
 
+/* After a walk that failed: its DecodeError set (1), or no error: the input is declined (0). */
+static int raise_walk_error(Ctx *c)
+{
+    PyErr_Clear();
+    PyObject *err = c->declined ? NULL : pbj_walk_error(c);
+    if (err) {
+        PyErr_SetObject((PyObject *)Py_TYPE(err), err);
+        Py_DECREF(err);
+        return 1;
+    }
+    PyErr_Clear();
+    return 0;
+}
+
 /* Decode `data` (exactly bytes) with plan m and `depth` levels left: the object; NULL with the
  * DecodeError set (an input that is not a valid encoding); or NULL with no error set, *declined 1:
  * valid input the engine leaves to Python (c->declined). The fixed cost of a call is kept to what a
@@ -527,20 +589,24 @@ PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth,
     PyObject *r = obj_message(&c, m, p, p + n, depth, 0, NULL, NULL, 0);
     if (c.share) pbj_share_end(&c);  /* before the objects are tracked: it holds a reference to each */
     if (c.young) release_young(&c, r != NULL);
-    *declined = 0;
-    if (r == NULL) {
-        PyErr_Clear();
-        PyObject *err = c.declined ? NULL : pbj_walk_error(&c);
-        if (err) {
-            PyErr_SetObject((PyObject *)Py_TYPE(err), err);
-            Py_DECREF(err);
-        } else {
-            PyErr_Clear();
-            *declined = 1;
-        }
-    }
+    *declined = r == NULL && !raise_walk_error(&c);
     if (c.err_reason) pbj_walk_clear(&c);
     return r;
+}
+
+/* The plan and depth arguments of decode and decode_many: 1 (*m and *depth set), or 0: the engine
+ * declines (no plan of its own for the class, not set up, a depth that is no int: the caller answers
+ * None, and the pure-Python parser decides). */
+static int plan_and_depth(PbjState *st, PyObject *plan, PyObject *depth_arg, NMessage **m, int *depth)
+{
+    *m = pbj_message_of(plan);
+    long d = PyLong_AsLong(depth_arg);
+    if (!*m || !st->FrozenMap || (d == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *depth = d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : (int)d;
+    return 1;
 }
 
 /* decode(plan, data: bytes, max_depth: int) -> the object; None: valid input the engine leaves to
@@ -552,13 +618,67 @@ PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PbjState *st = pbj_state(self);
-    NMessage *m = pbj_message_of(args[0]);
-    long depth = PyLong_AsLong(args[2]);
-    if (!m || !st->FrozenMap || (depth == -1 && PyErr_Occurred())) { PyErr_Clear(); Py_RETURN_NONE; }
-    if (depth > INT32_MAX) depth = INT32_MAX;
-    if (depth < INT32_MIN) depth = INT32_MIN;
+    NMessage *m;
+    int depth;
+    if (!plan_and_depth(st, args[0], args[2], &m, &depth)) Py_RETURN_NONE;
     int declined = 0;
-    PyObject *r = pbj_decode_bytes(st, m, args[1], (int)depth, &declined);
+    PyObject *r = pbj_decode_bytes(st, m, args[1], depth, &declined);
     if (r == NULL && declined) Py_RETURN_NONE;
     return r;
+}
+
+/* decode_many(plan, payloads: list of bytes, max_depth) -> list: the object of each payload, as decode
+ * gives it, or None for one the engine leaves to the pure-Python parser (the caller decodes that one);
+ * raises the DecodeError of the first payload that is not a valid encoding (its index is not said: the
+ * caller decodes it again to name it). The payloads are one decode call: a sub-message equal to one
+ * an earlier payload held is the same object (share.c, over all the payloads), and each object that can
+ * never be part of a cycle is left untracked by the cyclic collector (settle_now): pbj.arrow's
+ * from_arrow, whose rows are many small payloads. */
+PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "decode_many(plan, payloads: list, max_depth)");
+        return NULL;
+    }
+    PbjState *st = pbj_state(self);
+    NMessage *m;
+    int depth;
+    if (!plan_and_depth(st, args[0], args[2], &m, &depth)) Py_RETURN_NONE;
+    PyObject *items = PyList_AsTuple(args[1]);  /* held: the spans shared point into these bytes */
+    if (!items) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(items), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *data = PyTuple_GET_ITEM(items, i);
+        if (!PyBytes_CheckExact(data)) {
+            PyErr_Format(PyExc_TypeError, "decode_many: payloads[%zd] is %.100s, not bytes", i, Py_TYPE(data)->tp_name);
+            Py_DECREF(items);
+            return NULL;
+        }
+        total += PyBytes_GET_SIZE(data);
+    }
+    PyObject *out = PyList_New(n);
+    if (!out) { Py_DECREF(items); return NULL; }
+    Ctx c = {0};
+    c.st = st;
+    c.defer_gc = SETTLE_AT_ONCE;
+    if (total >= st->share_min) pbj_share_begin(&c, total);
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        PyObject *data = PyTuple_GET_ITEM(items, i);
+        const uint8_t *p = (const uint8_t *)PyBytes_AS_STRING(data);
+        c.data = p;
+        c.data_end = p + PyBytes_GET_SIZE(data);
+        c.group_found = -1;
+        c.err_offset = -1;
+        c.declined = 0;
+        c.level = 0;
+        PyObject *r = obj_message(&c, m, p, c.data_end, depth, 0, NULL, NULL, 0);
+        if (r == NULL && !(failed = raise_walk_error(&c))) r = Py_NewRef(Py_None);
+        if (c.err_reason || c.err_path) pbj_walk_clear(&c);
+        if (r) PyList_SET_ITEM(out, i, r);
+    }
+    if (c.share) pbj_share_end(&c);
+    if (failed) Py_CLEAR(out);
+    Py_DECREF(items);
+    return out;
 }

@@ -85,6 +85,34 @@ enum { NM_PLAN, NM_SLOT_DESCRIPTORS, NM_UNKNOWN_SLOT, NM_SIZE_SLOT, NM_EXTENSION
     X(NativeMessage.extensions_slot, NM_EXTENSIONS_SLOT) X(NativeMessage.holder_plan, NM_HOLDER_PLAN) \
     X(NativeMessage.size, NM_SIZE)
 
+/* The layout Python sends (pbj._native.layout()) must be this build's, entry for entry
+ * (PBJ_LAYOUT_ENTRIES): ImportError otherwise. Both modules check it when they are set up (module.c's
+ * setup, arrow_encode.c's setup). */
+static inline int pbj_check_layout(PyObject *layout)
+{
+    Py_ssize_t n = 0;
+#define X(name, value) \
+    { \
+        PyObject *v = PyDict_GetItemString(layout, #name); \
+        long got = v && PyLong_Check(v) ? PyLong_AsLong(v) : -1; \
+        if (got != (value)) { \
+            PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: its %s is %d, " \
+                         "pbj sends %R (rebuild the extension from these sources)", #name, (int)(value), v); \
+            return -1; \
+        } \
+        n++; \
+    }
+    PBJ_LAYOUT_ENTRIES
+#undef X
+    if (PyDict_GET_SIZE(layout) != n) {
+        PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: pbj sends %zd "
+                     "codes, the engine knows %zd (rebuild the extension from these sources)",
+                     PyDict_GET_SIZE(layout), n);
+        return -1;
+    }
+    return 0;
+}
+
 /* Deepest C recursion the engine allows itself (messages, groups, skipped groups); deeper
  * input is declined and the pure-Python engine (with its own limits) decides. */
 #define NATIVE_MAX_LEVEL 200
@@ -256,6 +284,7 @@ PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *pbj_decode_bytes(PbjState *st, NMessage *m, PyObject *data, int depth, int *declined);  /* data: exactly bytes */
 /* encode.c (values.c and values.h: what both writers share, below) */
 PyObject *pbj_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

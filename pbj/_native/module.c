@@ -27,32 +27,6 @@
  */
 #include "engine.h"
 
-/* The layout Python sends must be this engine's, entry for entry (engine.h, PBJ_LAYOUT_ENTRIES). */
-static int check_layout(PyObject *layout)
-{
-    Py_ssize_t n = 0;
-#define X(name, value) \
-    { \
-        PyObject *v = PyDict_GetItemString(layout, #name); \
-        long got = v && PyLong_Check(v) ? PyLong_AsLong(v) : -1; \
-        if (got != (value)) { \
-            PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: its %s is %d, " \
-                         "pbj sends %R (rebuild the extension from these sources)", #name, (int)(value), v); \
-            return -1; \
-        } \
-        n++; \
-    }
-    PBJ_LAYOUT_ENTRIES
-#undef X
-    if (PyDict_GET_SIZE(layout) != n) {
-        PyErr_Format(PyExc_ImportError, "pbj's native engine was built for another codec plan: pbj sends %zd "
-                     "codes, the engine knows %zd (rebuild the extension from these sources)",
-                     PyDict_GET_SIZE(layout), n);
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *setup(PyObject *self, PyObject *args)
 {
     PbjState *st = pbj_state(self);
@@ -60,7 +34,7 @@ static PyObject *setup(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!OO!O!", &PyType_Type, &fm, &PyType_Type, &oneof, &empty, &PyType_Type,
                           &decode_error, &PyDict_Type, &layout))
         return NULL;
-    if (check_layout(layout) < 0) return NULL;
+    if (pbj_check_layout(layout) < 0) return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)fm, &PyDict_Type) || !PyType_IsSubtype((PyTypeObject *)oneof, &PyTuple_Type)
         || ((PyTypeObject *)oneof)->tp_basicsize != PyTuple_Type.tp_basicsize) {
         PyErr_SetString(PyExc_TypeError, "setup(FrozenMap, OneOf, EMPTY_MAP): unexpected container types");
@@ -94,6 +68,9 @@ static PyMethodDef methods[] = {
     {"decode", (PyCFunction)(void (*)(void))pbj_decode, METH_FASTCALL,
      "decode(plan, data, max_depth) -> the decoded object, or None (valid input left to the Python parser); "
      "raises the DecodeError of an input that is not a valid encoding."},
+    {"decode_many", (PyCFunction)(void (*)(void))pbj_decode_many, METH_FASTCALL,
+     "decode_many(plan, payloads, max_depth) -> list of decode's objects (None: left to the Python parser), "
+     "one call: equal sub-messages shared, messages that can join no cycle left untracked (pbj.arrow.from_arrow)."},
     {"encode", (PyCFunction)(void (*)(void))pbj_encode, METH_FASTCALL,
      "encode(plan, obj) -> bytes, or None (run the Python writer)."},
     {"write_reverse", (PyCFunction)(void (*)(void))pbj_write_reverse, METH_FASTCALL,

@@ -28,14 +28,14 @@ and only it says which).
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
-from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from pbj import scalars
+from pbj import _native, scalars
 from pbj.arrow import columns as col
 from pbj.arrow.mapping import DEFAULT_RECURSION_DEPTH, Options, plan_of
 from pbj.arrow.native import Unsupported
@@ -46,14 +46,12 @@ from pbj.schema import info, is_message
 __all__ = ["KINDS", "encode_from_arrow", "explain", "batch_encodings", "messages_of_encodings", "shift_row",
            "writer_plan"]
 
-#: The node kinds, in the order of arrow_encode.c's ``K_*`` codes.
-KINDS = ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded", "present")
-(_SCALAR, _ENUM, _STRUCT, _ONEOF, _LIST, _MAP, _TIME, _WRAPPER, _ENCODED, _PRESENT) = range(len(KINDS))
-#: The codes the C side numbers as it does (T_DOUBLE ... T_MESSAGE, then L_IMPLICIT ... L_MEMBER).
-_LAYOUT = (*(scalars.SCALARS[n].code for n in ("double", "float", "int64", "uint64", "int32", "fixed64", "fixed32",
-                                                "bool", "string", "bytes", "uint32", "sfixed32", "sfixed64",
-                                                "sint32", "sint64")),
-           scalars.ENUM.code, P.MESSAGE, P.IMPLICIT, P.EXPLICIT, P.REPEATED, P.PACKED, P.MAP, P.MEMBER)
+#: The node kinds, in the order of their codes: ``pbj._native.ARROW_KINDS``, engine.h's ``AK_*``
+#: (arrow_encode.c checks them with the rest of :func:`pbj._native.layout` when it is set up).
+KINDS = _native.ARROW_KINDS
+(_SCALAR, _ENUM, _STRUCT, _ONEOF, _LIST, _MAP, _TIME, _WRAPPER, _ENCODED, _PRESENT) = (
+    KINDS.index(kind) for kind in ("scalar", "enum", "struct", "oneof", "list", "map", "time", "wrapper", "encoded",
+                                   "present"))
 
 
 _plans: weakref.WeakKeyDictionary[type, dict[Options, Any]] = weakref.WeakKeyDictionary()
@@ -61,15 +59,24 @@ _lock = threading.Lock()
 
 
 def _module() -> Any:
-    """``pbj._native._arrow`` when the native engine is in use and the module was built, else ``None``."""
-    from pbj import _native
+    """``pbj._native._arrow`` when the native engine is in use and the module was built, else ``None``.
 
+    Raises:
+        ImportError: the module was built for other codes than :func:`pbj._native.layout` sends.
+    """
     if _native._engine is None or _native.engine() != "native":
         return None
+    return _arrow_module()
+
+
+@functools.cache
+def _arrow_module() -> Any:
+    """``pbj._native._arrow``, its layout checked (once), or ``None`` when it was not built."""
     try:
         from pbj._native import _arrow  # type: ignore[attr-defined]
     except ImportError:
         return None
+    _arrow.setup(_native.layout())
     return _arrow
 
 
@@ -90,7 +97,7 @@ def writer_plan(cls: type, options: Options) -> Any:
         flat = _Flat()
         flat.struct(plan_of(cls, options), "")
         try:
-            built: Any = module.plan(tuple(flat.nodes), _LAYOUT)
+            built: Any = module.plan(tuple(flat.nodes))
         except ValueError as exc:
             raise Unsupported(f"the writer refused the plan ({exc})") from None
     except Unsupported as exc:
@@ -130,20 +137,28 @@ def batch_encodings(cls: type, options: Options, arrays: list[pa.Array]) -> list
     if not arrays:
         return None
     module = _module()
-    batch = pa.RecordBatch.from_arrays(arrays, names=[str(i) for i in range(len(arrays))])
+    rows = len(arrays[0])
+    if any(len(a) != rows for a in arrays):
+        raise ValueError("the table's columns differ in length")
     # Arrow's cheap checks (buffer sizes, first and last offsets in bounds), on which the C side's own
     # checks of each span (monotonic, inside the last offset or the child) keep every read in bounds
     try:
-        batch.validate()
+        for a in arrays:
+            a.validate()
     except pa.ArrowInvalid as exc:
         raise ValueError(f"the table's arrays are not valid Arrow data ({exc})") from None
-    exporter = getattr(batch, "_export_to_c", None)
-    if exporter is not None:  # the array alone: exporting the schema of a wide table costs more than the walk
-        capsule, address = module.new_array()
-        exporter(address)
-    else:  # pragma: no cover - a pyarrow without it
-        _schema, capsule = batch.__arrow_c_array__()
-    return module.encode(found, capsule)  # type: ignore[no-any-return]
+    # each column exported alone (no schema: exporting the schema of a wide table costs more than the walk)
+    # and read by the C side as the children of one struct, with no record batch made first
+    capsules = []
+    for a in arrays:
+        exporter = getattr(a, "_export_to_c", None)
+        if exporter is not None:
+            capsule, address = module.new_array()
+            exporter(address)
+        else:  # pragma: no cover - a pyarrow without it
+            _schema, capsule = a.__arrow_c_array__()
+        capsules.append(capsule)
+    return module.encode(found, tuple(capsules), rows)  # type: ignore[no-any-return]
 
 
 def encode_from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: bool = True,
@@ -330,11 +345,28 @@ class _Flat:
         raise Unsupported(f"{path}: a {type(column).__name__} column")
 
 
-def messages_of_encodings(cls: type, encodings: Sequence[bytes], first_row: int) -> list[Any]:
-    """The messages of the native writer's encodings, decoded by the engine (what ``from_arrow`` returns)."""
-    from pbj.api import decode
+def messages_of_encodings(cls: type, encodings: list[bytes], first_row: int) -> list[Any]:
+    """The messages of the native writer's encodings, decoded by the engine (what ``from_arrow`` returns).
+
+    The engine decodes them in one call (``decode_many``: a sub-message equal to an earlier one is
+    the same object, and messages that can never be part of a reference cycle are left untracked
+    by the cyclic garbage collector, as CPython leaves such tuples); one it leaves to the Python
+    parser is decoded by ``pbj.decode``; an encoding the decoder refuses is decoded again alone,
+    to name its row.
+    """
+    from pbj.api import DEFAULT_MAX_DEPTH, decode
     from pbj.errors import DecodeError
 
+    codec = codec_of(cls)
+    engine = _native._engine
+    if engine is not None and codec.native is not None and _native.engine() == "native":
+        try:
+            found = engine.decode_many(codec.native, encodings, DEFAULT_MAX_DEPTH)
+        except DecodeError:
+            found = None  # the loop below names the row
+        if found is not None:
+            return [decode(cls, data, allow_partial=True) if m is None else m
+                    for m, data in zip(found, encodings, strict=True)]
     out: list[Any] = []
     for i, data in enumerate(encodings):
         try:
