@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import gc
 import json
 import os
+import pickle
 import platform
 import statistics
 import subprocess
@@ -51,9 +53,18 @@ MODES = ("fwd fresh", "rev fresh", "fwd cached", "rev cached")
 MARK = os.getppid  # callgrind dumps its counts when getppid is entered (--dump-before=getppid)
 
 
+BLOCK_ITEM = "com.hedera.hapi.block.stream.BlockItem"
+
+
+@functools.cache
+def item_class() -> type:
+    """The HAPI ``BlockItem`` class, loaded from the shipped descriptor set (and nothing else compiled)."""
+    return pbj.load_descriptor_set(T.hapi_set())[BLOCK_ITEM]
+
+
 def kind_bytes() -> dict[str, list[bytes]]:
     """The encoding of each BlockItem of the shipped block, by kind (its oneof member), in block order."""
-    cls = T.target("blockitem").cls
+    cls = item_class()
     out: dict[str, list[bytes]] = collections.defaultdict(list)
     for b in T.block_items():
         out[pbj.decode(cls, b).item.which].append(b)
@@ -70,7 +81,7 @@ def _writer(mode: str):
 
 
 def _objects(data: list[bytes], cached: bool) -> list:
-    cls = T.target("blockitem").cls
+    cls = item_class()
     objs = [pbj.decode(cls, b) for b in data]
     if cached:
         for o in objs:
@@ -107,7 +118,8 @@ def _identity(o):
 def worker(config: dict) -> None:
     """Under callgrind: each mode's loop and the identity loop, between marks; writes the labels."""
     pbj.use_engine(config["engine"])
-    data = cycled(kind_bytes()[config["kind"]], config["items"])
+    items = pickle.loads(Path(config["bytes"]).read_bytes())  # the kind's items, cut by the parent
+    data = cycled(items, config["items"])
     gc.collect()
     gc.disable()
     labels = ["start"]
@@ -131,13 +143,15 @@ def worker(config: dict) -> None:
     Path(config["labels"]).write_text(json.dumps({"labels": labels, "items": len(data) - 2}))
 
 
-def instructions(engine: str, kind: str, items: int, folder: Path) -> dict[str, float]:
-    """Instructions per item of each mode, one callgrind process."""
+def instructions(engine: str, kind: str, items: int, folder: Path, kind_items: list[bytes]) -> dict[str, float]:
+    """Instructions per item of each mode, one callgrind process (``kind_items``: the kind's items, cycled)."""
     program = valgrind()
     if program is None:
         raise SystemExit("valgrind not found; apt-get install valgrind")
     stem = folder / f"{engine}-{kind}-{items}"
-    config = {"engine": engine, "kind": kind, "items": items, "labels": str(stem) + ".labels.json"}
+    config = {"engine": engine, "kind": kind, "items": items, "labels": str(stem) + ".labels.json",
+              "bytes": str(stem) + ".items.pickle"}
+    Path(config["bytes"]).write_bytes(pickle.dumps(kind_items))
     Path(str(stem) + ".config.json").write_text(json.dumps(config))
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     cmd = [program, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={stem}.callgrind",
@@ -190,7 +204,7 @@ def main() -> None:
                     if args.instructions and engine == "python" and n == args.items and args.python_items:
                         n = args.python_items
                     if args.instructions:
-                        cells = instructions(engine, kind, n, Path(tmp))
+                        cells = instructions(engine, kind, n, Path(tmp), data_by_kind[kind])
                         row = {"kind": kind, "engine": engine, "items": n, **cells}
                     else:
                         times = cpu_times(engine, cycled(data_by_kind[kind], n), args.runs)
