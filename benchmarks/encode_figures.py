@@ -1,8 +1,9 @@
-"""The encode figures of one run, pbj against Google's upb, on this checkout and on others (before
-and after a change): instructions (callgrind) and thread CPU time, ratios printed.
+"""Every encode, free and decode hot spot of one run, pbj (both engines) against Google's upb, on this
+checkout and on others (before and after a change): instructions (callgrind) and thread CPU time,
+ratios printed.
 
-Cells, all on pbj's native engine against ``google.protobuf`` with the upb backend, inputs from
-the checkout's own ``pbj/data``:
+Cells, pbj on each engine (``--engines``, a worker process each) against ``google.protobuf`` with
+the upb backend measured in the same worker, inputs from the checkout's own ``pbj/data``:
 
 * ``fds fresh`` / ``fds cached``: ``pbj.encode`` of the shipped HAPI ``FileDescriptorSet``
   (``descriptor.proto``, proto2, ``required`` fields), just decoded / written once before;
@@ -11,7 +12,12 @@ the checkout's own ``pbj/data``:
   reverse=True)`` of the shipped Hedera block just decoded; ``block upb``: upb's, just parsed;
 * ``hot user`` / ``hot alias``: a small message with its size cached (``pbj.bench.hot_pbj``'s
   transaction body), written as a user writes it (``pbj.encode(o)`` in a function, ``pbj`` a
-  global) and through a local alias (``enc = pbj.encode``) as benchmark harnesses do.
+  global) and through a local alias (``enc = pbj.encode``) as benchmark harnesses do;
+* ``block free`` / ``block free upb``: dropping a decoded block (the list holding it cleared);
+* ``hot read`` / ``block walk`` / ``fds walk``, and each with `` upb``: decode, then read every field
+  (``pbj.bench.hot_pbj.read_all`` and Google's hand-written one on the hot message, the generic
+  readers of :mod:`pbj.bench.readers` on the block and the descriptor set; the checksums must be
+  equal), the result dropped.
 
 CPU time: ``time.thread_time`` around each batch (fresh objects made outside it), the garbage
 collector off, best of ``--runs`` (median printed beside it). Instructions: the same batches in a
@@ -49,9 +55,12 @@ BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
 BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
 #: (cell, objects per batch) for time and instructions
 CELLS = {"fds fresh": 4, "fds cached": 4, "fds upb": 4, "block fwd fresh": 2, "block rev fresh": 2,
-         "block upb": 2, "hot user": 20000, "hot alias": 20000}
+         "block upb": 2, "hot user": 20000, "hot alias": 20000, "block free": 2, "block free upb": 2,
+         "hot read": 2000, "hot read upb": 2000, "block walk": 1, "block walk upb": 1, "fds walk": 2,
+         "fds walk upb": 2}
 RATIOS = (("fds fresh", "fds upb"), ("fds cached", "fds upb"), ("block fwd fresh", "block upb"),
-          ("block rev fresh", "block upb"), ("hot user", "hot alias"))
+          ("block rev fresh", "block upb"), ("hot user", "hot alias"), ("block free", "block free upb"),
+          ("hot read", "hot read upb"), ("block walk", "block walk upb"), ("fds walk", "fds walk upb"))
 
 
 def _inputs():
@@ -59,6 +68,8 @@ def _inputs():
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     from pbj.bench import hot_pbj, hot_values
+    from pbj.bench.peers import google_peer
+    from pbj.bench.readers import GoogleReader, PbjReader
 
     data = Path(pbj.__file__).parent / "data"
     hapi = (data / "hapi-v0.55.0.binpb").read_bytes()
@@ -95,7 +106,24 @@ def _inputs():
         return o.SerializeToString()
 
     assert encode(pbj.decode(fds, hapi)) == hapi and reverse(pbj.decode(block_cls, block)) == block
-    return {
+    hot_bytes, g_hot = pbj.encode(hot), google_peer.hot_class()
+    pbj_read, g_read = PbjReader().read, GoogleReader().read
+
+    def walk(cls, read):
+        return lambda raw: read(pbj.decode(cls, raw))
+
+    def g_walk(cls, read):
+        return lambda raw: read(cls.FromString(raw))
+
+    walks = {"hot read": walk(hot_pbj.TransactionBody, hot_pbj.read_all),
+             "hot read upb": g_walk(g_hot, google_peer.read_all), "block walk": walk(block_cls, pbj_read),
+             "block walk upb": g_walk(g_block, g_read), "fds walk": walk(fds, pbj_read),
+             "fds walk upb": g_walk(descriptor_pb2.FileDescriptorSet, g_read)}
+    for a, raw in (("hot read", hot_bytes), ("block walk", block), ("fds walk", hapi)):
+        assert walks[a](raw) == walks[a + " upb"](raw), f"{a}: the checksums differ"
+    inputs = {a: (lambda n, raw=raw: [raw] * n, run) for a, run in walks.items()
+              for key, raw in (("hot", hot_bytes), ("block", block), ("fds", hapi)) if a.startswith(key)}
+    return inputs | {
         "fds fresh": (fresh(fds, hapi), encode),
         "fds cached": (cached(fds, hapi), encode),
         "fds upb": (lambda n: [descriptor_pb2.FileDescriptorSet.FromString(hapi) for _ in range(n)], serialize),
@@ -104,6 +132,8 @@ def _inputs():
         "block upb": (lambda n: [g_block.FromString(block) for _ in range(n)], serialize),
         "hot user": (lambda n: [hot] * n, user),
         "hot alias": (lambda n: [hot] * n, alias),
+        "block free": (fresh(block_cls, block), None),
+        "block free upb": (lambda n: [g_block.FromString(block) for _ in range(n)], None),
     }
 
 
@@ -120,20 +150,22 @@ def alias(objs: list) -> None:
         enc(o)
 
 
-def _batch(cell: str, write, objs) -> None:
-    if cell.startswith("hot"):
+def _batch(cell: str, write, objs: list) -> None:
+    if write is None:  # a "free" cell: the last references to the batch's objects dropped
+        objs.clear()
+    elif cell in ("hot user", "hot alias"):
         write(objs)  # the loop is the cell's own (user / alias)
     else:
         for o in objs:
             write(o)
 
 
-def time_worker(runs: int) -> dict:
-    """Microseconds per object of every cell, best and median of ``runs``."""
+def time_worker(runs: int, engine: str) -> dict:
+    """Microseconds per object of every cell, best and median of ``runs``, pbj on ``engine``."""
     from google.protobuf.internal import api_implementation
 
     assert api_implementation.Type() == "upb", api_implementation.Type()
-    pbj.use_engine("native")
+    pbj.use_engine(engine)
     inputs = _inputs()
     out = {}
     for cell, (make, write) in inputs.items():
@@ -155,9 +187,9 @@ def time_worker(runs: int) -> dict:
     return out
 
 
-def count_worker(labels_file: Path) -> None:
-    """Under callgrind: one batch of each cell between two marks; writes the labels."""
-    pbj.use_engine("native")
+def count_worker(labels_file: Path, engine: str) -> None:
+    """Under callgrind: one batch of each cell between two marks, pbj on ``engine``; writes the labels."""
+    pbj.use_engine(engine)
     inputs = _inputs()
     for cell, (make, write) in inputs.items():
         _batch(cell, write, make(1))
@@ -183,13 +215,15 @@ def _worker_cmd(*args: str) -> list[str]:
     return [sys.executable, str(HERE), *args]
 
 
-def measure(checkout: Path, runs: int, instructions: bool) -> dict:
-    """The cells on ``checkout`` (its pbj, built in place): CPU time and, if asked, instructions."""
+def measure(checkout: Path, runs: int, instructions: bool, engine: str) -> dict:
+    """The cells on ``checkout`` (its pbj, built in place), pbj on ``engine``: CPU time and, if asked,
+    instructions."""
     head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip() or checkout.name
-    got = subprocess.run(_worker_cmd("--time-worker", str(runs)), env=_env(checkout), cwd=checkout, check=True,
-                         capture_output=True, text=True)
-    result = {"checkout": str(checkout), "commit": head, "cpu_us": json.loads(got.stdout.splitlines()[-1])}
+    got = subprocess.run(_worker_cmd("--time-worker", str(runs), "--engine", engine), env=_env(checkout),
+                         cwd=checkout, check=True, capture_output=True, text=True)
+    result = {"checkout": str(checkout), "commit": head, "engine": engine,
+              "cpu_us": json.loads(got.stdout.splitlines()[-1])}
     if instructions:
         from pbj.bench.instructions import read_dumps, valgrind
 
@@ -199,7 +233,8 @@ def measure(checkout: Path, runs: int, instructions: bool) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             out, labels = Path(tmp) / "cg.out", Path(tmp) / "labels.json"
             subprocess.run([program, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
-                            f"--log-file={tmp}/valgrind.log", *_worker_cmd("--count-worker", str(labels))],
+                            f"--log-file={tmp}/valgrind.log",
+                            *_worker_cmd("--count-worker", str(labels), "--engine", engine)],
                            env=_env(checkout), cwd=checkout, check=True)
             dumps, names = read_dumps(out), json.loads(labels.read_text())
             result["instructions"] = {name: ir / CELLS[name] for name, ir in zip(names, dumps, strict=False)
@@ -227,16 +262,18 @@ def main() -> None:
                         help="a checkout to measure, its pbj built in place (default: this one)")
     parser.add_argument("--against", action="append", default=[], help="a git ref of this repository to measure too")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--engines", default="native,python", help="pbj's engines, comma-separated")
+    parser.add_argument("--engine", default="native", help=argparse.SUPPRESS)  # a worker's
     parser.add_argument("--no-instructions", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--time-worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_worker:
-        print(json.dumps(time_worker(args.time_worker)))
+        print(json.dumps(time_worker(args.time_worker, args.engine)))
         return
     if args.count_worker:
-        count_worker(args.count_worker)
+        count_worker(args.count_worker, args.engine)
         return
     machine = (f"{platform.machine()}, {os.cpu_count()} cores ({platform.processor() or 'cpu'}), "
                f"{platform.platform()}; CPython {platform.python_version()}; load average at start "
@@ -245,27 +282,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         checkouts = (args.checkout or [ROOT]) + [_copy_of(ref, Path(tmp)) for ref in args.against]
         for c in checkouts:
-            r = measure(c.resolve(), args.runs, not args.no_instructions)
-            if (c / ".commit").exists():
-                r["commit"] = (c / ".commit").read_text()
-            rows.append(r)
-            print(json.dumps(r), file=sys.stderr, flush=True)
+            for engine in args.engines.split(","):
+                r = measure(c.resolve(), args.runs, not args.no_instructions, engine)
+                if (c / ".commit").exists():
+                    r["commit"] = (c / ".commit").read_text()
+                rows.append(r)
+                print(json.dumps(r), file=sys.stderr, flush=True)
     print(f"Machine: {machine}; load average at end {os.getloadavg()[0]:.1f}\n")
-    print("| checkout | cell | CPU µs/object best [median] | instructions/object |")
-    print("|---|---|---|---|")
+    print("| checkout | engine | cell | CPU µs/object best [median] | instructions/object |")
+    print("|---|---|---|---|---|")
     for r in rows:
         for cell in CELLS:
             t, ir = r["cpu_us"][cell], r.get("instructions", {}).get(cell)
-            print(f"| {r['commit']} | {cell} | {t['best']:,.2f} [{t['median']:,.2f}] | "
+            print(f"| {r['commit']} | {r['engine']} | {cell} | {t['best']:,.2f} [{t['median']:,.2f}] | "
                   f"{'' if ir is None else f'{ir:,.0f}'} |")
-    print("\n| checkout | ratio | CPU (best) | CPU (median) | instructions |")
-    print("|---|---|---|---|---|")
+    print("\n| checkout | engine | ratio | CPU (best) | CPU (median) | instructions |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         for a, b in RATIOS:
             ta, tb = r["cpu_us"][a], r["cpu_us"][b]
             ins = r.get("instructions", {})
             ir = f"{ins[a] / ins[b]:.3f}" if a in ins and b in ins else ""
-            print(f"| {r['commit']} | {a} / {b} | {ta['best'] / tb['best']:.2f} | "
+            print(f"| {r['commit']} | {r['engine']} | {a} / {b} | {ta['best'] / tb['best']:.2f} | "
                   f"{ta['median'] / tb['median']:.2f} | {ir} |")
     if args.json:
         args.json.write_text(json.dumps({"machine": machine, "rows": rows}, indent=1))

@@ -22,6 +22,7 @@ is the Java team's point: compare the two.
     python -m benchmarks.writer_scale                       # CPU time, 200 and 22,000 items, both engines
     python -m benchmarks.writer_scale --instructions        # callgrind counts (minutes: see --help)
     python -m benchmarks.writer_scale --json out.json       # also write the figures
+    python -m benchmarks.writer_scale --from-json cpu.json ir-native.json ir-python.json   # the page's tables
 
 Ratios (reverse / forward), not absolute times, are what a page should compare: absolute times move
 with the machine and its load.
@@ -31,9 +32,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import gc
 import json
 import os
+import pickle
 import platform
 import statistics
 import subprocess
@@ -51,9 +54,18 @@ MODES = ("fwd fresh", "rev fresh", "fwd cached", "rev cached")
 MARK = os.getppid  # callgrind dumps its counts when getppid is entered (--dump-before=getppid)
 
 
+BLOCK_ITEM = "com.hedera.hapi.block.stream.BlockItem"
+
+
+@functools.cache
+def item_class() -> type:
+    """The HAPI ``BlockItem`` class, loaded from the shipped descriptor set (and nothing else compiled)."""
+    return pbj.load_descriptor_set(T.hapi_set())[BLOCK_ITEM]
+
+
 def kind_bytes() -> dict[str, list[bytes]]:
     """The encoding of each BlockItem of the shipped block, by kind (its oneof member), in block order."""
-    cls = T.target("blockitem").cls
+    cls = item_class()
     out: dict[str, list[bytes]] = collections.defaultdict(list)
     for b in T.block_items():
         out[pbj.decode(cls, b).item.which].append(b)
@@ -70,7 +82,7 @@ def _writer(mode: str):
 
 
 def _objects(data: list[bytes], cached: bool) -> list:
-    cls = T.target("blockitem").cls
+    cls = item_class()
     objs = [pbj.decode(cls, b) for b in data]
     if cached:
         for o in objs:
@@ -107,7 +119,8 @@ def _identity(o):
 def worker(config: dict) -> None:
     """Under callgrind: each mode's loop and the identity loop, between marks; writes the labels."""
     pbj.use_engine(config["engine"])
-    data = cycled(kind_bytes()[config["kind"]], config["items"])
+    items = pickle.loads(Path(config["bytes"]).read_bytes())  # the kind's items, cut by the parent
+    data = cycled(items, config["items"])
     gc.collect()
     gc.disable()
     labels = ["start"]
@@ -131,13 +144,15 @@ def worker(config: dict) -> None:
     Path(config["labels"]).write_text(json.dumps({"labels": labels, "items": len(data) - 2}))
 
 
-def instructions(engine: str, kind: str, items: int, folder: Path) -> dict[str, float]:
-    """Instructions per item of each mode, one callgrind process."""
+def instructions(engine: str, kind: str, items: int, folder: Path, kind_items: list[bytes]) -> dict[str, float]:
+    """Instructions per item of each mode, one callgrind process (``kind_items``: the kind's items, cycled)."""
     program = valgrind()
     if program is None:
         raise SystemExit("valgrind not found; apt-get install valgrind")
     stem = folder / f"{engine}-{kind}-{items}"
-    config = {"engine": engine, "kind": kind, "items": items, "labels": str(stem) + ".labels.json"}
+    config = {"engine": engine, "kind": kind, "items": items, "labels": str(stem) + ".labels.json",
+              "bytes": str(stem) + ".items.pickle"}
+    Path(config["bytes"]).write_bytes(pickle.dumps(kind_items))
     Path(str(stem) + ".config.json").write_text(json.dumps(config))
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     cmd = [program, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={stem}.callgrind",
@@ -157,6 +172,61 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}"
 
 
+#: The Java PBJ team's figures (JMH, AMD EPYC, µs per batch): (kind, items) -> fwd fresh, rev fresh, fwd cached,
+#: rev cached
+JAVA = {("state_changes", 200): (89.4, 71.5, 63.2, 81.5), ("state_changes", 21986): (13844, 39334, 9200, 39095),
+        ("transaction_result", 200): (14.6, 13.2, 10.7, 13.3),
+        ("transaction_result", 21974): (1755, 5648, 1527, 4060)}
+
+
+def render(files: list[Path]) -> str:
+    """The page's tables from ``--json`` files of this script (CPU time and instruction runs, any mix): per kind,
+    engine and batch size, CPU µs per item and instructions per item, and reverse / forward beside Java's."""
+    cpu: dict[tuple, dict] = {}
+    ir: dict[tuple, dict] = {}
+    machines = []
+    for f in files:
+        got = json.loads(f.read_text())
+        machines.append(f"{f.name}: {got['machine']}; at the end {got.get('machine_end', '')}")
+        for r in got["rows"]:
+            (ir if got["what"] == "instructions" else cpu)[(r["kind"], r["engine"], r["items"])] = r
+    out = ["Runs: " + " | ".join(machines), "",
+           "| kind | engine | items | fwd fresh | rev fresh | rev/fwd fresh | fwd cached | rev cached "
+           "| rev/fwd cached |", "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(cpu.keys() | ir.keys(), key=lambda k: (KINDS.index(k[0]), k[1] != "native", k[2])):
+        for what, table in (("µs", cpu), ("instructions", ir)):
+            r = table.get(key)
+            if r is None:
+                continue
+            n = key[2]
+            if what == "µs":  # per batch in the runs: per item here
+                def val(m: str, r: dict = r, n: int = n) -> str:
+                    return f"{r[m] / n:,.2f} [{r[m + ' median'] / n:,.2f}]"
+            else:
+                def val(m: str, r: dict = r) -> str:
+                    return f"{r[m] / 1000:,.1f}k"
+            out.append(f"| {key[0]} | {key[1]} | {n:,} ({what}) | {val('fwd fresh')} | {val('rev fresh')} | "
+                       f"{_ratio(r['rev fresh'], r['fwd fresh'])} | {val('fwd cached')} | {val('rev cached')} | "
+                       f"{_ratio(r['rev cached'], r['fwd cached'])} |")
+    heads = [f"pbj {e}, {n} ({w})" for e in ("native", "python") for n in ("200", "22,000") for w in ("CPU", "instr.")]
+    out += ["", "| reverse / forward | Java, 200 | Java, ~22,000 | " + " | ".join(heads) + " |", "|---|" + "---|" * 10]
+    for kind in KINDS:
+        for fresh in (True, False):
+            a, b = ("rev fresh", "fwd fresh") if fresh else ("rev cached", "fwd cached")
+            j = [v for (k, _), v in sorted(JAVA.items()) if k == kind]
+            cells = [f"{(x[1] / x[0]) if fresh else (x[3] / x[2]):.2f}" for x in j] or ["", ""]
+            for e in ("native", "python"):
+                for small in (True, False):
+                    for table in (cpu, ir):
+                        sizes = sorted(n for (k, en, n) in table if k == kind and en == e)
+                        n = (sizes[0] if small else sizes[-1]) if sizes else None
+                        r = table.get((kind, e, n)) if n is not None and (small or len(sizes) > 1) else None
+                        cells.append(_ratio(r[a], r[b]) + ("" if n in (200, 22000) else f" ({n:,})")
+                                     if r else "n/a")
+            out.append(f"| {kind}, {'fresh' if fresh else 'sizes cached'} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=22000, help="items a kind at scale (default 22,000)")
@@ -170,8 +240,13 @@ def main() -> None:
     parser.add_argument("--python-items", type=int, default=None,
                         help="with --instructions: items a kind at scale for the pure-Python engine (default --items)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--from-json", type=Path, nargs="+", default=None,
+                        help="print the page's tables from these --json files (CPU, instructions); measure nothing")
     parser.add_argument("--worker", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.from_json:
+        print(render(args.from_json))
+        return
     if args.worker is not None:
         worker(json.loads(args.worker.read_text()))
         return
@@ -190,7 +265,7 @@ def main() -> None:
                     if args.instructions and engine == "python" and n == args.items and args.python_items:
                         n = args.python_items
                     if args.instructions:
-                        cells = instructions(engine, kind, n, Path(tmp))
+                        cells = instructions(engine, kind, n, Path(tmp), data_by_kind[kind])
                         row = {"kind": kind, "engine": engine, "items": n, **cells}
                     else:
                         times = cpu_times(engine, cycled(data_by_kind[kind], n), args.runs)

@@ -492,3 +492,23 @@ def test_a_kept_string_replaced_while_the_buffer_grows_is_written_as_it_was(pyth
         assert buf.grown >= 1 and buf.swap is None, label  # the change ran, inside the write
         assert buf.to_bytes() == expected + b"tail", label
         assert python_writer_calls == [], label
+
+
+@native_only
+def test_equal_sizes_above_256_are_one_int_and_colliding_sizes_stay_exact():
+    # 40 siblings of 300 bytes each (past CPython's shared small ints), 2 of them 556 bytes (300 + 256:
+    # the same slot of the engine's table of size ints): every size exact, and one int per run of
+    # equal sizes between two of the other (38 ints of 300 and 2 of 556 before)
+    def node(n: int) -> Node:
+        return Node(n=1, text="x" * (n - 5))  # n: 2 bytes, text: tag, a 2-byte length, n - 5
+    kids = tuple(node(556 if i in (7, 30) else 300) for i in range(40))
+    data = NC._encode_python(Node(kids=kids))
+    for reverse in (False, True):  # every writer test runs both writers
+        fresh = pbj.decode(Node, data)
+        assert pbj.encode(fresh, reverse=reverse) == data
+    fresh = NC._python_decode(Node, data)
+    assert _native._engine.encode(codec_of(Node).native, fresh) == data  # the native forward writer
+    sizes = [k._pbj_size for k in fresh.kids]
+    assert sizes == [556 if i in (7, 30) else 300 for i in range(40)]
+    assert len({id(s) for s in sizes if s == 300}) == 3 and len({id(s) for s in sizes if s == 556}) == 2
+    assert pbj.encode(fresh) == data == pbj.encode(fresh, reverse=True)  # sizes cached: the same bytes

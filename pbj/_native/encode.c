@@ -35,9 +35,25 @@
  */
 #include "values.h"
 
+/* n cached as o's size: an int CPython shares (n <= 256), the module's int of the same value
+ * (PbjState.sizes), or a new one that the module keeps for the next equal size */
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
 {
-    PyObject *s = PyLong_FromSsize_t(n);
+    PyObject *s;
+    if (n <= 256) {
+        s = PyLong_FromSsize_t(n);
+    } else {
+        PbjState *st = m->st;
+        size_t i = (size_t)n & 255;
+        if (st->sizes_of[i] == n) {
+            s = Py_NewRef(st->sizes[i]);
+        } else {
+            s = PyLong_FromSsize_t(n);
+            if (!s) return -1;
+            Py_XSETREF(st->sizes[i], Py_NewRef(s));
+            st->sizes_of[i] = n;
+        }
+    }
     if (!s) return -1;
     Py_XSETREF(SLOT(o, m->size_off), s);
     return 0;

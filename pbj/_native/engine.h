@@ -257,6 +257,11 @@ struct PbjState {
     PyObject *type_names;       /* the scalar types' names by code (pbj.scalars, checked by setup), for error texts */
     PyObject *empty_tuple, *empty_bytes;
     PyObject *minus_one;        /* the cached size of a message not measured yet */
+    /* the forward writer's size ints above 256 (CPython's own cache ends there), by size & 255: an
+     * equal size reuses the int (ints are immutable), so a tree of equal-sized messages holds one
+     * int, not one each (encode.c: set_size); sizes_of: the value each one holds, 0 for none */
+    PyObject *sizes[256];
+    Py_ssize_t sizes_of[256];
     /* interned attribute names */
     PyObject *s_codec, *s_native, *s_holder, *s_writer_view, *s_writer_grow, *s_scratch;
     /* switches for tests and fuzzing, read once from the environment when the module is executed

@@ -154,6 +154,10 @@ static int clear_module(PyObject *module)
     Py_CLEAR(st->empty_tuple);
     Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->minus_one);
+    for (int i = 0; i < 256; i++) {
+        Py_CLEAR(st->sizes[i]);
+        st->sizes_of[i] = 0;
+    }
     Py_CLEAR(st->s_codec);
     Py_CLEAR(st->s_native);
     Py_CLEAR(st->s_holder);
