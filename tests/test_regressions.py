@@ -153,6 +153,37 @@ def test_a_map_key_past_its_entry_is_not_in_the_path(data):
         assert same_error(native.value, python.value), (native.value.path, python.value.path)
 
 
+@pytest.mark.parametrize("cut", [bytes([0x08, 0x80]), bytes([0x15, 0x01, 0x02])], ids=["varint", "fixed32"])
+def test_an_element_cut_at_a_sub_message_end_has_its_own_index(cut):
+    """A repeated scalar whose element runs past the end of a sub-message that occurs again: the
+    Python parser reads the element from the next occurrence's bytes and appends it before it checks
+    the end, and named the next index (``xs[2]``); the native engine names the cut element
+    (``xs[1]``). Both now say ``xs[1]`` (fuzz/native_asan.sh)."""
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Inner:
+        xs: tuple[int, ...] = pbj.field(1, "int32", repeated=True, packed=False)
+        fs: tuple[int, ...] = pbj.field(2, "fixed32", repeated=True, packed=False)
+
+    @pbj.message
+    class Outer:
+        a: Inner | None = pbj.field(1, Inner)
+
+    first = (b"\x08\x01" if cut[0] == 0x08 else b"\x15\x00\x00\x00\x00") + cut
+    again = b"\x08\x05\x08\x06\x08\x07"
+    data = bytes([0x0A, len(first)]) + first + bytes([0x0A, len(again)]) + again
+    name = "xs" if cut[0] == 0x08 else "fs"
+    with pytest.raises(pbj.DecodeError) as python:
+        codec_of(Outer).parse(data, 0, len(data), 100, None)
+    assert python.value.path == ["a", name, 1], python.value.path
+    if _native.available():
+        with pytest.raises(pbj.DecodeError) as native:
+            _native._engine.decode(codec_of(Outer).native, data, 100)
+        assert native.value.path == python.value.path and native.value.offset == python.value.offset
+
+
 def test_map_entry_with_an_unknown_field_is_kept_whole():
     """The first fault (upb as oracle): the entry goes to the unknown fields, not into the map."""
     t = T.target("maps")

@@ -108,7 +108,12 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
             items = frame.get(where)
             if items is None:
                 items = frame.get("t" + where[1:], ())  # a packed run kept as a tuple
-            prefix.append(len(items) if items is not None else 0)
+            index = len(items) if items is not None else 0
+            if index and frame.get("pos", 0) > frame.get("end", len(frame.get("data", b""))):
+                # the element that ran past the message's end was read (from the bytes after it) and
+                # appended before the end was checked: it is the last one, not one more
+                index -= 1
+            prefix.append(index)
         err.path[0:0] = prefix
     return err
 
