@@ -57,15 +57,15 @@ def _native_engine_built() -> bool:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Run the ``static`` checks once: a second run of the selection on the pure-Python engine
-    (``PBJ_ENGINE=python`` where the native engine is built) skips them, since they read the source
-    and run no codec; where the native engine is not built they run on the pure-Python engine."""
+    """Run the ``once`` tests once: a second run of the selection on the pure-Python engine
+    (``PBJ_ENGINE=python`` where the native engine is built) skips them, since their outcome does not
+    depend on the engine the run chooses; where the native engine is not built they run on the
+    pure-Python engine."""
     if os.environ.get("PBJ_ENGINE") != "python" or not _native_engine_built():
         return
-    skip = pytest.mark.skip(reason="a check of the source, the same on both engines: the run without "
-                                   "PBJ_ENGINE=python makes it")
+    skip = pytest.mark.skip(reason="the same whatever PBJ_ENGINE chooses: the run without PBJ_ENGINE=python makes it")
     for item in items:
-        if item.get_closest_marker("static") is not None:
+        if item.get_closest_marker("once") is not None:
             item.add_marker(skip)
 
 

@@ -24,6 +24,8 @@ from pbj.arrow.blocks import BLOCK_TYPE, ITEM_TYPE, SPLIT_PATHS, block_items, tr
 from pbj.cli import main
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.once
+
 
 def _example(name: str):
     spec = importlib.util.spec_from_file_location(f"example_{name}", REPO / "examples" / f"{name}.py")

@@ -49,7 +49,7 @@ def test_the_engines_and_api_form_no_circle():
     assert import_graph.cycles(core) == []
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_no_circle_among_pbj_packages():
     """The whole graph: no circle among pbj's units (a circle inside one package's own files is allowed)."""
     units = import_graph.unit_graph()
@@ -66,7 +66,7 @@ KNOWN_PACKAGE_CIRCLES = {
 }
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_no_circle_inside_the_codec_or_among_the_engines_c_files():
     """Inside each package, modules import each other without a circle (pbj.codec first of all: its
     extensions helpers get the compiler by registration, not by import); the native engine's C files
@@ -91,7 +91,7 @@ def test_the_c_call_finder_finds_a_circle(tmp_path):
     assert import_graph.cycles(graph) == [["a.c", "c.c"]]
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_the_documented_import_graph_is_the_real_one():
     """docs/codec-protobuf.md ("Import graph") names every unit once, with exactly the units it imports,
     and each line imports only units of the lines above it: the layering the docs show is the code's."""

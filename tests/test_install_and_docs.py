@@ -68,7 +68,7 @@ def test_readme_first_lines_and_commands():
         assert (REPO / doc).is_file()
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_api_reference_builds_without_warnings(tmp_path):
     pytest.importorskip("sphinx", reason="needs the docs extra: pip install -e '.[docs]'")
     out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.engine_independent,
+pytestmark = [pytest.mark.static,
               pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
                                  reason="ruff is not installed: pip install -e '.[test]'")]
 

@@ -35,7 +35,7 @@ from pbj.codec import codec_of
 from pbj.schema import info
 from tests.native_switches import engine_with
 
-pytestmark = [pytest.mark.engine_independent,
+pytestmark = [pytest.mark.once,
               pytest.mark.skipif(not _native.available(), reason="the native engine is not built")]
 
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

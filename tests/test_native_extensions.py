@@ -27,7 +27,7 @@ from tests import test_extensions as X
 from tests import test_extensions_message_set as MS
 from tests.test_native_writers import count_python_writers
 
-pytestmark = pytest.mark.engine_independent
+pytestmark = pytest.mark.once
 
 native_only = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -24,7 +24,7 @@ import pytest
 from pbj import _native
 from pbj.codec import codec_of
 
-pytestmark = pytest.mark.engine_independent
+pytestmark = pytest.mark.once
 
 NATIVE = Path(_native.__file__).parent
 SOURCES = sorted([*NATIVE.glob("*.c"), *NATIVE.glob("*.h")])

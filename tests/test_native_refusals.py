@@ -18,7 +18,7 @@ from fuzz.native_checks import _python_decode, same_error
 from pbj import _native, api
 from pbj.codec import codec_of
 
-pytestmark = [pytest.mark.engine_independent,
+pytestmark = [pytest.mark.once,
               pytest.mark.skipif(not _native.available(), reason="the native engine is not built")]
 
 

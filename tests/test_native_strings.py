@@ -27,7 +27,7 @@ from pbj import _native, api
 from pbj.codec import codec_of
 from tests.oracle import google_class, protoc_sources
 
-pytestmark = [pytest.mark.engine_independent,
+pytestmark = [pytest.mark.once,
               pytest.mark.skipif(not _native.available(), reason="the native engine is not built")]
 
 PROTO3 = """

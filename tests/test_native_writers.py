@@ -24,7 +24,7 @@ from fuzz import native_checks as NC
 from pbj import _native
 from pbj.codec import codec_of
 
-pytestmark = pytest.mark.engine_independent
+pytestmark = pytest.mark.once
 
 native_only = pytest.mark.skipif(not _native.available(), reason="the native engine is not built")
 

@@ -24,7 +24,7 @@ def test_pyproject_declares_an_spdx_license_and_a_setuptools_that_reads_it():
     assert all(f in notice for f in LICENSE_FILES[2:])
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_wheel_metadata_carries_the_license_files(tmp_path):
     code = ("import setuptools.build_meta as b, sys; "
             "print(b.prepare_metadata_for_build_wheel(sys.argv[1]))")

@@ -28,7 +28,7 @@ import yaml
 import pbj
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.engine_independent
+pytestmark = pytest.mark.static
 
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 TOOLS = REPO / ".ci" / "release-tools.txt"

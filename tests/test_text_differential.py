@@ -45,6 +45,8 @@ from tests.oracle import GOOGLE_PROTOS, SCHEMA_SUITES, google_class, protoc, sui
 from tests.test_conformance import _google_editions
 from tests.test_loaded_differential import CASES, SUITES, _run
 
+pytestmark = pytest.mark.once
+
 EXAMPLES = 3
 #: Conformance messages with the features the loader suites lack (groups, extensions, delimited fields).
 CONFORMANCE = [

@@ -18,6 +18,8 @@ from pbj import conformance
 from pbj.testing import values
 from tests.test_text_differential import same
 
+pytestmark = pytest.mark.once
+
 _SETTINGS = dict(deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                         HealthCheck.filter_too_much])

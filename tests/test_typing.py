@@ -112,7 +112,7 @@ WRONG = [p.name for p in sorted(PROGRAMS.glob("*_bad.py"))]
 
 @pytest.mark.parametrize("checker", CHECKERS)
 @pytest.mark.parametrize("program", CLEAN)
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_correct_programs_are_clean(reports, checker, program):
     lines = reports[checker][program]
     assert not lines, f"{checker} reports {program} at lines {sorted(lines)}:\n{reports[checker]['_output']}"
@@ -120,7 +120,7 @@ def test_correct_programs_are_clean(reports, checker, program):
 
 @pytest.mark.parametrize("checker", CHECKERS)
 @pytest.mark.parametrize("program", WRONG)
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_wrong_programs_are_reported_at_the_marked_lines(reports, checker, program):
     expected = _expected(PROGRAMS / program)
     assert len(expected) >= 6
@@ -142,7 +142,7 @@ def test_the_programs_run():
 
 # -------------------------------------------------------------- pbj itself
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_mypy_is_clean_on_pbj(tmp_path):
     """mypy, settings from pyproject.toml ([tool.mypy]: default strictness, files = pbj)."""
     out = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path)], cwd=REPO,
@@ -150,7 +150,7 @@ def test_mypy_is_clean_on_pbj(tmp_path):
     assert out.returncode == 0, out.stdout[-5000:]
 
 
-@pytest.mark.engine_independent
+@pytest.mark.static
 def test_pyright_basic_is_clean_on_pbj():
     """pyright, settings from pyproject.toml ([tool.pyright]: basic mode, include = pbj)."""
     if shutil.which("node") is None and not _has_node_wheel():
