@@ -17,7 +17,7 @@ from google.protobuf import json_format
 
 import pbj
 from tests.oracle import google_class, protoc
-from tests.test_loaded_differential import CASES, _multi_entry_map, _run
+from tests.test_loaded_differential import CASES, DEFAULT_CASES, _multi_entry_map, _run
 
 # The field numbers of googleapis' google/api/http.proto HttpRule (written here, not copied).
 HTTP = """
@@ -105,6 +105,12 @@ def _same_order(cls, gcls, x) -> None:
         assert _pairs(mine) == _pairs(expected), (mine, expected)
 
 
-@pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
+@pytest.mark.parametrize("suite, name", DEFAULT_CASES, ids=[f"{s}:{n}" for s, n in DEFAULT_CASES])
 def test_key_order_matches_google(suite, name):
     _run(suite, name, 2, _same_order)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
+def test_key_order_matches_google_long(suite, name):
+    _run(suite, name, 20, _same_order)

@@ -30,6 +30,11 @@ def _namespace(suite: str) -> pbj.Namespace:
 
 
 CASES = [(suite, name) for suite in SUITES for name in suite_message_names(suite)]
+#: The default selection's cases: every message of pbj-it and proto3, and one HAPI message in three
+#: (353 messages, most of them transaction bodies of the same few shapes; the same one in three on every
+#: run). The ``slow`` tests run every case with more examples; ``test_same_text_as_protoc`` reads every
+#: HAPI message in the default selection.
+DEFAULT_CASES = [case for i, case in enumerate(CASES) if case[0] != "hapi" or i % 3 == 0]
 
 
 def _multi_entry_map(value) -> bool:
@@ -82,7 +87,7 @@ def _run(suite: str, name: str, examples: int, check=None) -> None:
     run()
 
 
-@pytest.mark.parametrize("suite, name", CASES, ids=[f"{s}:{n}" for s, n in CASES])
+@pytest.mark.parametrize("suite, name", DEFAULT_CASES, ids=[f"{s}:{n}" for s, n in DEFAULT_CASES])
 def test_matches_google(suite, name):
     _run(suite, name, EXAMPLES)
 
