@@ -156,6 +156,6 @@ def report(version: str, engine: str, native_built: bool) -> list[tuple[str, str
                    f"at {sys.executable}"),
         ("platform", f"{sysconfig.get_platform()} ({platform.machine()}{', ' + libc if libc else ''})"),
         ("installed", f"{tags or '-'} ({how})"),
-        ("binary wheel", "published for this Python and platform" if expected
+        ("binary wheel", "built by every release for this Python and platform" if expected
          else "none for this Python and platform: the pure-Python wheel is the one to use"),
     ]

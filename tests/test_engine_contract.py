@@ -13,6 +13,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 import pytest
 
 import pbj
@@ -121,6 +124,42 @@ def test_no_scalar_type_name_in_the_c_engine():
     hits = [(p.name, n) for p in sources for n in sorted(import_graph.TYPE_NAMES - {"message"})
             if f'"{n}"' in p.read_text()]
     assert hits == []
+
+
+#: The Python emitters: they turn a plan into source and read nothing of a class but what the plan holds.
+EMITTERS = ("emit.py", "forward.py", "reverse.py", "parse.py", "wide.py")
+
+
+def class_internals_read(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of each read of a class's pbj attributes (``__pbj_...__``, but the compiled codec,
+    ``__pbj_codec__``) or of an attribute of a plan's class (``plan.cls.x``), in Python ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Attribute):
+            names.append(node.attr)
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "cls":
+                found.append((node.lineno, f"cls.{node.attr}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.append(node.value)
+        found += [(node.lineno, n) for n in names
+                  if re.fullmatch(r"__pbj_\w+__", n) and n != "__pbj_codec__"]
+    return sorted(found)
+
+
+@pytest.mark.static
+def test_the_emitters_read_only_the_plan():
+    """The writer and parser emitters read the facts of a class from its plan (``read_by_slot``,
+    ``extension_registry``, ``message_set`` ...), never from the class's own pbj attributes."""
+    found = {name: class_internals_read((import_graph.ROOT / "codec" / name).read_text()) for name in EMITTERS}
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+@pytest.mark.static
+def test_the_class_internals_finder_finds_reads():
+    source = ('a = plan.cls.__pbj_info__\nb = getattr(plan.cls, "__pbj_defaults__", ())\n'
+              'c = cls.__pbj_codec__.plan\nd = plan.slots\n')
+    assert class_internals_read(source) == [(1, "__pbj_info__"), (1, "cls.__pbj_info__"), (2, "__pbj_defaults__")]
 
 
 def test_the_type_name_finder_finds_comparisons():

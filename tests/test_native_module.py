@@ -147,5 +147,8 @@ def test_state_is_per_module_object():
 def test_module_declares_its_slots():
     text = (NATIVE / "module.c").read_text()
     assert ".m_size = sizeof(PbjState)" in text and "PyModuleDef_Init(&module_def)" in text
-    assert "#ifdef Py_mod_multiple_interpreters" in text and "Py_MOD_PER_INTERPRETER_GIL_SUPPORTED" in text
-    assert "#ifdef Py_mod_gil" in text and "Py_MOD_GIL_USED" in text and "Py_MOD_GIL_NOT_USED" not in text
+    for name in ("module.c", "arrow_encode.c"):  # pbj._native._engine and pbj._native._arrow
+        text = (NATIVE / name).read_text()
+        assert "PyModuleDef_Init(" in text, name
+        assert "#ifdef Py_mod_multiple_interpreters" in text and "Py_MOD_PER_INTERPRETER_GIL_SUPPORTED" in text, name
+        assert "#ifdef Py_mod_gil" in text and "Py_MOD_GIL_USED" in text and "Py_MOD_GIL_NOT_USED" not in text, name

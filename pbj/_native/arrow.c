@@ -152,18 +152,6 @@ static int store_of(int kind, int type)
     }
 }
 
-static int *int_tuple(PyObject *t, int *n)
-{
-    if (!PyTuple_Check(t)) return NULL;
-    *n = (int)PyTuple_GET_SIZE(t);
-    int *a = PyMem_Calloc(*n + 1, sizeof(int));
-    if (!a) return NULL;
-    for (int i = 0; i < *n; i++) {
-        if (item_i(t, i, &a[i]) < 0) { PyMem_Free(a); return NULL; }
-    }
-    return a;
-}
-
 /* a message node's class: its codec plan (a capsule of plan.c), held */
 static int convert_capsule(ANode *n, PyObject *capsule)
 {
@@ -193,7 +181,7 @@ static int convert_fields(ANode *n, PyObject *entries, PyObject *capsule, PyObje
         a->number = (uint32_t)number;
     }
     int nf;
-    if (!(n->entry_of = int_tuple(entry_of, &nf)) || nf != n->plan->nfields) return -1;
+    if (!(n->entry_of = pbj_int_array(entry_of, &nf)) || nf != n->plan->nfields) return -1;
     for (int i = 0; i < nf; i++) {
         int k = n->entry_of[i];
         NField *f = &n->plan->fields[i];
@@ -285,7 +273,7 @@ static int convert_node(ANode *n, PyObject *t, int nnodes)
         break;
     case AK_STRUCT:
         if (nr != 4) return -1;
-        if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
+        if (!(n->children = pbj_int_array(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
         if (convert_fields(n, PyTuple_GET_ITEM(rest, 1), PyTuple_GET_ITEM(rest, 2), PyTuple_GET_ITEM(rest, 3)) < 0)
             return -1;
         for (int i = 0; i < n->nentries; i++) {
@@ -294,17 +282,17 @@ static int convert_node(ANode *n, PyObject *t, int nnodes)
         break;
     case AK_ONEOF:
         if (nr != 2) return -1;
-        if (!(n->children = int_tuple(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
+        if (!(n->children = pbj_int_array(PyTuple_GET_ITEM(rest, 0), &n->nchildren))) return -1;
         if (convert_names(n, PyTuple_GET_ITEM(rest, 1), NULL) < 0 || n->nnames != n->nchildren) return -1;
         if (!n->nullable) return -1;
         break;
     case AK_LIST:
         if (nr != 1 || n->nullable) return -1;
-        if (!(n->children = int_tuple(rest, &n->nchildren)) || n->nchildren != 1) return -1;
+        if (!(n->children = pbj_int_array(rest, &n->nchildren)) || n->nchildren != 1) return -1;
         break;
     case AK_MAP:
         if (nr != 2 || n->nullable) return -1;
-        if (!(n->children = int_tuple(rest, &n->nchildren)) || n->nchildren != 2) return -1;
+        if (!(n->children = pbj_int_array(rest, &n->nchildren)) || n->nchildren != 2) return -1;
         break;
     case AK_TIME:
         if (nr != 4 || item_i(rest, 0, &n->duration) < 0) return -1;

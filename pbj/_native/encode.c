@@ -36,10 +36,15 @@
 #include "values.h"
 
 /* n cached as o's size: an int CPython shares (n <= 256), the module's int of the same value
- * (PbjState.sizes), or a new one that the module keeps for the next equal size */
+ * (PbjState.sizes), or a new one that the module keeps for the next equal size. Free-threaded
+ * builds skip the module's ints: two threads writing one entry (its int and its value, two stores)
+ * could leave an int of another value under n, and both release the int they replace. */
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
 {
     PyObject *s;
+#ifdef Py_GIL_DISABLED
+    s = PyLong_FromSsize_t(n);
+#else
     if (n <= 256) {
         s = PyLong_FromSsize_t(n);
     } else {
@@ -54,6 +59,7 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
             st->sizes_of[i] = n;
         }
     }
+#endif
     if (!s) return -1;
     Py_XSETREF(SLOT(o, m->size_off), s);
     return 0;

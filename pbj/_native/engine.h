@@ -287,6 +287,7 @@ static inline PbjState *pbj_state(PyObject *mod)
 /* plan.c */
 PyObject *pbj_build(PyObject *self, PyObject *args);
 NMessage *pbj_message_of(PyObject *capsule);
+int *pbj_int_array(PyObject *t, int *n);  /* a tuple of ints: a new array (PyMem_Free), or NULL */
 /* decode.c */
 PyObject *pbj_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *pbj_decode_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

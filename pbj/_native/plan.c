@@ -94,7 +94,8 @@ static int get_tag(PyObject *b, uint8_t *dst, uint8_t *len)
     return 0;
 }
 
-static int *int_array(PyObject *t, int *n)
+/* a tuple of ints as a new array of *n ints (PyMem_Free it), or NULL; also read by arrow.c */
+int *pbj_int_array(PyObject *t, int *n)
 {
     if (!PyTuple_Check(t)) return NULL;
     *n = (int)PyTuple_GET_SIZE(t);
@@ -277,7 +278,7 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
     for (int i = 0; i < m->noneofs; i++) {
         PyObject *o = PyTuple_GET_ITEM(oneofs, i);  /* a pbj.codec.plan.OneofPlan */
         if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != OP_SIZE || get_int(o, OP_SLOT, &m->oneofs[i].slot) < 0) goto fail;
-        m->oneofs[i].members = int_array(PyTuple_GET_ITEM(o, OP_MEMBERS), &m->oneofs[i].nmembers);
+        m->oneofs[i].members = pbj_int_array(PyTuple_GET_ITEM(o, OP_MEMBERS), &m->oneofs[i].nmembers);
         if (!m->oneofs[i].members || m->oneofs[i].slot < 0 || m->oneofs[i].slot >= m->nslots) goto fail;
         for (int k = 0; k < m->oneofs[i].nmembers; k++) {
             if (m->oneofs[i].members[k] < 0 || m->oneofs[i].members[k] >= m->nfields) goto fail;
@@ -296,7 +297,7 @@ static NMessage *convert_message(PyObject *module, PyObject *t)
         NWrite *nw = &m->writes[i];
         if (!PyTuple_Check(w) || PyTuple_GET_SIZE(w) != 3 || get_int(w, 0, &nw->step) < 0
             || get_int(w, 1, &nw->index) < 0) goto fail;
-        nw->members = int_array(PyTuple_GET_ITEM(w, 2), &nw->nmembers);
+        nw->members = pbj_int_array(PyTuple_GET_ITEM(w, 2), &nw->nmembers);
         if (!nw->members) goto fail;
         if (nw->step != W_FIELD && nw->step != W_RUN && nw->step != W_EXTENSIONS) goto fail;  /* a step this engine does not know */
         if (nw->step == W_FIELD && (nw->index < 0 || nw->index >= m->nfields)) goto fail;

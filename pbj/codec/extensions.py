@@ -165,13 +165,14 @@ def _set_holder(ext: Any, value: Any) -> Any:
     return ext.holder(item=item_cls(type_id=ext.number, message=value))
 
 
-def take(mi: Any, unk: bytearray, depth: int) -> tuple[tuple, bytearray | None]:
+def take(registry: dict[int, Any], message_set: bool, unk: bytearray, depth: int) -> tuple[tuple, bytearray | None]:
     """Split the unknown fields of a just-parsed message into its extensions and the rest.
 
     Args:
-        mi: the class's :class:`~pbj.schema.MessageInfo` (its ``extensions``
-            registry and ``message_set`` flag are read now, so extensions
+        registry: the class's registry of extensions, number -> extension (the plan's
+            ``extension_registry``: the class's own dict, read now, so extensions
             registered after the class was compiled are read too).
+        message_set: the class has ``message_set_wire_format`` (the plan's ``message_set``).
         unk: the unknown fields' bytes, in arrival order.
         depth: the parse's remaining nesting depth at this message.
 
@@ -182,11 +183,10 @@ def take(mi: Any, unk: bytearray, depth: int) -> tuple[tuple, bytearray | None]:
     Raises:
         DecodeError: an extension's value is malformed (the path names it).
     """
-    registry = mi.extensions
     if not registry:
         return (), unk
     data = bytes(unk)
-    if mi.message_set:
+    if message_set:
         return _take_message_set(registry, data, depth)
     rest = bytearray()
     found: dict[int, list[bytes]] = {}

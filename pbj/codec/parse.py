@@ -749,9 +749,10 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
         with src:
             src(f"raise _locate(exc, {names}, locals()) from None")
         if plan.extension_ranges:
-            info = ctx.const(plan.cls.__pbj_info__, f"Info_{p.stem}")
+            registry = ctx.const(plan.extension_registry, f"Extensions_{p.stem}")
             src("# the unknown fields that are extensions registered for this class (pbj.extensions.wire)")
-            src(f"if unk is not None: _xt, unk = {ctx.extensions_helper('take')}({info}, unk, depth)")
+            src(f"if unk is not None: _xt, unk = {ctx.extensions_helper('take')}({registry}, "
+                f"{plan.message_set}, unk, depth)")
             src("else: _xt = ()")
         src(f"o = _new({slots})")
         for attr, expr in p.store:
