@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import inspect
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,6 +59,8 @@ from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
 __all__ = ["Servicer", "ASGIApplication", "WSGIApplication", "GrpcContext", "method_info", "endpoints"]
+
+_LOGGER = logging.getLogger("pbj.connect")
 
 _STREAM_TYPES = {"unary_unary": StreamType.UNARY, "unary_stream": StreamType.SERVER_STREAM,
                  "stream_unary": StreamType.CLIENT_STREAM, "stream_stream": StreamType.BIDI_STREAM}
@@ -358,15 +361,48 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Answer one ASGI event (connectrpc's), except a gRPC request on a server without ASGI's trailers
-        extension (uvicorn): HTTP 415, where connectrpc would raise to the server."""
-        if scope.get("type") == "http" and "http.response.trailers" not in scope.get("extensions", {}):
+        extension (uvicorn): HTTP 415, where connectrpc would raise to the server.
+
+        A handler's exception (other than the statuses above) is answered ``unknown`` by
+        connectrpc, which then raises it to the server for its log; a server that sees an
+        exception after the response has started closes the connection (uvicorn does), and the
+        next call a client sends on that kept-alive connection fails (``unavailable``, a reset
+        connection). Here an exception raised after the response has ended is logged instead
+        (logger ``pbj.connect``, level ERROR, with its traceback), as connectrpc's WSGI
+        application writes it to ``wsgi.errors``, and the connection stays open. Raised before
+        the response ends, it reaches the server as before; ``BaseException``\\ s that are not
+        ``Exception``\\ s (a cancellation, ``KeyboardInterrupt``) always do.
+        """
+        if scope.get("type") != "http":
+            await super().__call__(scope, receive, send)
+            return
+        if "http.response.trailers" not in scope.get("extensions", {}):
             content_type = next((v for k, v in scope.get("headers", ()) if k.lower() == b"content-type"), b"")
             if _is_grpc(content_type.decode("latin-1")):
                 await send({"type": "http.response.start", "status": 415,
                             "headers": [(k.encode(), v.encode()) for k, v in _NO_GRPC_HEADERS]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-        await super().__call__(scope, receive, send)
+        # the response has ended once its last body (no trailers promised) or its last trailers are sent
+        state = {"trailers": False, "ended": False}
+
+        async def send_and_note(message: Any) -> None:
+            await send(message)
+            kind = message["type"]
+            if kind == "http.response.start":
+                state["trailers"] = bool(message.get("trailers"))
+            elif kind == "http.response.body":
+                state["ended"] = not message.get("more_body") and not state["trailers"]
+            elif kind == "http.response.trailers":
+                state["ended"] = not message.get("more_trailers")
+
+        try:
+            await super().__call__(scope, receive, send_and_note)
+        except Exception as exc:
+            if not state["ended"]:
+                raise
+            _LOGGER.error("exception in the handler of %s (the client was answered 'unknown')",
+                          scope.get("path", "?"), exc_info=exc)
 
     @property
     def path(self) -> str:
