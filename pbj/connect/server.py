@@ -367,41 +367,25 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
         connectrpc, which then raises it to the server for its log; a server that sees an
         exception after the response has started closes the connection (uvicorn does), and the
         next call a client sends on that kept-alive connection fails (``unavailable``, a reset
-        connection). Here an exception raised after the response has ended is logged instead
-        (logger ``pbj.connect``, level ERROR, with its traceback), as connectrpc's WSGI
-        application writes it to ``wsgi.errors``, and the connection stays open. Raised before
-        the response ends, it reaches the server as before; ``BaseException``\\ s that are not
-        ``Exception``\\ s (a cancellation, ``KeyboardInterrupt``) always do.
+        connection). Here an ``Exception`` that leaves connectrpc is logged instead (logger
+        ``pbj.connect``, level ERROR, with its traceback), as connectrpc's WSGI application
+        writes it to ``wsgi.errors``, and the server ends the exchange as it ends one whose
+        application returned: after a complete response the connection stays open; a response
+        not started or not complete (the connection lost while it was sent) is the server's
+        to end (uvicorn: HTTP 500, or the connection closed). ``BaseException``\\ s that are not
+        ``Exception``\\ s (a cancellation, ``KeyboardInterrupt``) reach the server.
         """
-        if scope.get("type") != "http":
-            await super().__call__(scope, receive, send)
-            return
-        if "http.response.trailers" not in scope.get("extensions", {}):
+        if scope.get("type") == "http" and "http.response.trailers" not in scope.get("extensions", {}):
             content_type = next((v for k, v in scope.get("headers", ()) if k.lower() == b"content-type"), b"")
             if _is_grpc(content_type.decode("latin-1")):
                 await send({"type": "http.response.start", "status": 415,
                             "headers": [(k.encode(), v.encode()) for k, v in _NO_GRPC_HEADERS]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-        # the response has ended once its last body (no trailers promised) or its last trailers are sent
-        state = {"trailers": False, "ended": False}
-
-        async def send_and_note(message: Any) -> None:
-            await send(message)
-            kind = message["type"]
-            if kind == "http.response.start":
-                state["trailers"] = bool(message.get("trailers"))
-            elif kind == "http.response.body":
-                state["ended"] = not message.get("more_body") and not state["trailers"]
-            elif kind == "http.response.trailers":
-                state["ended"] = not message.get("more_trailers")
-
         try:
-            await super().__call__(scope, receive, send_and_note)
+            await super().__call__(scope, receive, send)
         except Exception as exc:
-            if not state["ended"]:
-                raise
-            _LOGGER.error("exception in the handler of %s (the client was answered 'unknown')",
+            _LOGGER.error("exception serving %s (answered 'unknown' unless the connection was lost)",
                           scope.get("path", "?"), exc_info=exc)
 
     @property
