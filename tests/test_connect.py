@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import http.client
 import json
 import time
 import urllib.error
@@ -120,12 +121,33 @@ def test_errors_carry_code_message_details_and_trailers(servers, server, protoco
         assert c.Unary(Request(text="after")).text == "after"
 
 
-def test_a_handler_crash_is_unknown_and_the_server_goes_on(servers, capsys):
+def test_a_handler_crash_is_unknown_and_the_server_goes_on(servers, capsys, caplog):
     with client(servers, "wsgi", "connect") as c:
         with pytest.raises(ConnectError) as caught:
             c.Unary(Request(fail="crash"))
         assert (caught.value.code, caught.value.message) == (Code.UNKNOWN, "boom")
         assert c.Unary(Request(text="ok")).text == "ok"
+    # uvicorn closes a connection whose application raised after answering: the crash is logged instead, and
+    # the next call on the same kept-alive connection (a unary call, then a stream that crashes) is answered
+    conn = http.client.HTTPConnection(servers["uvicorn"][0].removeprefix("http://"), timeout=TIMEOUT)
+    crash_stream = pbj.encode(Request(fail="crash", count=2))
+    try:
+        for path, body, expected in [
+                ("Unary", pbj.encode(Request(fail="crash")), 500), ("Unary", pbj.encode(Request(text="ok")), 200),
+                ("ServerStream", b"\0" + len(crash_stream).to_bytes(4, "big") + crash_stream, 200),
+                ("Unary", pbj.encode(Request(text="ok")), 200)]:
+            stream = path == "ServerStream"
+            conn.request("POST", f"/{SERVICE}/{path}", body=body,
+                         headers={"content-type": "application/connect+proto" if stream else "application/proto"})
+            answer = conn.getresponse()
+            assert (answer.status, answer.getheader("connection")) == (expected, None), path
+            answered = answer.read()
+            if stream:  # the end message: its error, after the flag and length
+                assert json.loads(answered[5:])["error"] == {"code": "unknown", "message": "boom"}
+    finally:
+        conn.close()
+    crashes = [r for r in caplog.records if r.name == "pbj.connect"]
+    assert [(r.levelname, r.exc_info[1].args) for r in crashes] == [("ERROR", ("boom",))] * 2
 
 
 @pytest.mark.parametrize(("server", "protocol"), CARRIED)

@@ -249,3 +249,55 @@ def test_use_get_where_no_get_is_sent_is_refused():
             with pytest.raises(ValueError, match="are streams"):
                 c.ClientStream([Strict(a=1)], use_get=True)
     assert impl.calls == 0
+
+
+class Waits(pbj.connect.Servicer, service=strict):
+    """Handlers that answer once (a stream's first reply; a unary call with ``a`` 0), then wait until their call
+    is cancelled."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def Unary(self, r, ctx):
+        self.started.set()
+        if r.a != 0:
+            await asyncio.sleep(TIMEOUT)
+        return r
+
+    async def ServerStream(self, r, ctx):
+        yield r
+        self.started.set()
+        await asyncio.sleep(TIMEOUT)
+        yield r
+
+
+def test_a_cancelled_task_raises_its_cancellation():
+    """connectrpc's asyncio client reports a cancelled call as ConnectError(CANCELED); pbj's gives the task its
+    CancelledError back, so task.cancel(), asyncio.timeout and task groups work around a call."""
+    from pyqwest import Client as HTTPClient
+    from pyqwest.testing import ASGITransport
+
+    async def main():
+        impl = Waits()
+        http = HTTPClient(ASGITransport(pbj.connect.ASGIApplication(impl)))
+        async with pbj.connect.Client("http://strict", strict, http_client=http, timeout=TIMEOUT) as c:
+            seen = []
+
+            async def stream():
+                async for r in c.ServerStream(Strict(a=2)):
+                    seen.append(r)
+            for call in (lambda: c.Unary(Strict(a=1)), stream):
+                impl.started.clear()
+                task = asyncio.create_task(call())
+                await asyncio.wait_for(impl.started.wait(), TIMEOUT)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            impl.started.clear()
+            with pytest.raises(TimeoutError) as caught:
+                async with asyncio.timeout(0.01):
+                    await c.Unary(Strict(a=3))
+            assert not isinstance(caught.value, ConnectError)
+            return seen, await c.Unary(Strict(a=0))
+
+    assert asyncio.run(main()) == ([Strict(a=2)], Strict(a=0))

@@ -112,6 +112,33 @@ def test_buf_curl_with_reflection(h2_app, protocol):
     assert health == {"status": "SERVING"}
 
 
+def _documents(out: str) -> list[dict]:
+    """The JSON documents ``buf curl`` printed one after another (a stream's replies)."""
+    decoder, text, at, found = json.JSONDecoder(), out.strip(), 0, []
+    while at < len(text):
+        document, at = decoder.raw_decode(text, at)
+        found.append(document)
+        at += len(text[at:]) - len(text[at:].lstrip())
+    return found
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpc", "grpcweb"])
+def test_buf_curl_streams_from_the_client_and_a_deadline(h2_app, schema_file, protocol):
+    """The client-streaming and bidirectional methods (several request documents), and a deadline that expires
+    (``--timeout``, sent as the protocol's timeout header) while the handler waits."""
+    _node()
+    curl = [str(BUF), "curl", "--http2-prior-knowledge", "--schema", str(schema_file), "--protocol", protocol]
+    gathered = json.loads(_run(*curl, f"{h2_app}/pbjtest.echo.v1.Echo/ClientStream",
+                               "-d", '{"text": "a"} {"text": "b"} {"text": "c"}').stdout)
+    assert (gathered["text"], gathered["index"]) == ("a,b,c", 3)
+    chat = _documents(_run(*curl, f"{h2_app}/pbjtest.echo.v1.Echo/Bidi", "-d", '{"text": "x"} {"text": "y"}').stdout)
+    assert [(r["text"], r.get("index", 0)) for r in chat] == [("x", 0), ("y", 1)]
+    late = _run(str(BUF), "--timeout", "2s", *curl[1:], f"{h2_app}/pbjtest.echo.v1.Echo/Unary",
+                "-d", '{"delay": 30}', check=False)
+    assert late.returncode != 0
+    assert json.loads(late.stderr)["code"] == "deadline_exceeded"
+
+
 @pytest.mark.parametrize("protocol", ["connect", "grpcweb"])
 def test_buf_curl_with_a_schema_file_over_http1(schema_file, protocol):
     _node()

@@ -14,7 +14,9 @@ each call encodes and decodes with pbj. ``client.SayHello(request, timeout=2.0)`
   method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only: with
   another protocol, or on a streaming method, it is a ``ValueError`` before anything is sent);
 * a failed call raises connectrpc's ``ConnectError`` (``.code``, ``.message``,
-  ``.details``: :func:`pbj.connect.unpack_details`); a request of another message type than
+  ``.details``: :func:`pbj.connect.unpack_details`); a call of :class:`Client` whose task is
+  cancelled (``task.cancel()``, ``asyncio.timeout``) raises the ``asyncio.CancelledError``,
+  not connectrpc's ``ConnectError(CANCELED)``; a request of another message type than
   the method's is a ``TypeError`` before anything is sent, and one the codec cannot encode
   (a proto2 ``required`` field unset, an ``Any`` of a type the JSON codec does not know) raises
   the codec's own error (:class:`pbj.EncodeError`, :class:`pbj.JSONError`), not ``unavailable``;
@@ -28,6 +30,7 @@ are full duplex only over HTTP/2.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
@@ -141,11 +144,23 @@ def _iterated(replies: Iterator[Any]) -> Iterator[Any]:
         raise
 
 
+def _raise_cancellation(error: BaseException) -> None:
+    """Raise the task's cancellation when ``error`` (connectrpc's ``canceled``) stands for it; else return.
+
+    connectrpc's asyncio client turns the ``CancelledError`` of a call whose task is cancelled into
+    ``ConnectError(CANCELED)``; given back, ``task.cancel()``, ``asyncio.timeout`` and task groups
+    work around a call as around any other await."""
+    cause = error.__cause__
+    if isinstance(cause, asyncio.CancelledError):
+        raise cause from None
+
+
 async def _awaited(reply: Any) -> Any:
     try:
         return await reply
     except ConnectError as exc:
         _raise_codec_error(exc)
+        _raise_cancellation(exc)
         raise
 
 
@@ -155,6 +170,7 @@ async def _iterated_async(replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
             yield reply
     except ConnectError as exc:
         _raise_codec_error(exc)
+        _raise_cancellation(exc)
         raise
 
 

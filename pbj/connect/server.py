@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import inspect
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,6 +59,8 @@ from pbj.loader.services import Method, Service
 from pbj.schema import info, is_message
 
 __all__ = ["Servicer", "ASGIApplication", "WSGIApplication", "GrpcContext", "method_info", "endpoints"]
+
+_LOGGER = logging.getLogger("pbj.connect")
 
 _STREAM_TYPES = {"unary_unary": StreamType.UNARY, "unary_stream": StreamType.SERVER_STREAM,
                  "stream_unary": StreamType.CLIENT_STREAM, "stream_stream": StreamType.BIDI_STREAM}
@@ -358,7 +361,20 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Answer one ASGI event (connectrpc's), except a gRPC request on a server without ASGI's trailers
-        extension (uvicorn): HTTP 415, where connectrpc would raise to the server."""
+        extension (uvicorn): HTTP 415, where connectrpc would raise to the server.
+
+        A handler's exception (other than the statuses above) is answered ``unknown`` by
+        connectrpc, which then raises it to the server for its log; a server that sees an
+        exception after the response has started closes the connection (uvicorn does), and the
+        next call a client sends on that kept-alive connection fails (``unavailable``, a reset
+        connection). Here an ``Exception`` that leaves connectrpc is logged instead (logger
+        ``pbj.connect``, level ERROR, with its traceback), as connectrpc's WSGI application
+        writes it to ``wsgi.errors``, and the server ends the exchange as it ends one whose
+        application returned: after a complete response the connection stays open; a response
+        not started or not complete (the connection lost while it was sent) is the server's
+        to end (uvicorn: HTTP 500, or the connection closed). ``BaseException``\\ s that are not
+        ``Exception``\\ s (a cancellation, ``KeyboardInterrupt``) reach the server.
+        """
         if scope.get("type") == "http" and "http.response.trailers" not in scope.get("extensions", {}):
             content_type = next((v for k, v in scope.get("headers", ()) if k.lower() == b"content-type"), b"")
             if _is_grpc(content_type.decode("latin-1")):
@@ -366,7 +382,11 @@ class ASGIApplication(ConnectASGIApplication):  # type: ignore[misc]
                             "headers": [(k.encode(), v.encode()) for k, v in _NO_GRPC_HEADERS]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-        await super().__call__(scope, receive, send)
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as exc:
+            _LOGGER.error("exception serving %s (answered 'unknown' unless the connection was lost)",
+                          scope.get("path", "?"), exc_info=exc)
 
     @property
     def path(self) -> str:
