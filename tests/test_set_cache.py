@@ -92,15 +92,17 @@ def test_a_damaged_truncated_or_foreign_entry_is_ignored_and_written_again(folde
     set_cache._write_pending()
     (path,) = [folder / n for n in os.listdir(folder) if n.startswith("set-")]
     whole = path.read_bytes()
+    key = cache.set_key(pbj.__version__, set_cache._maker())
+    content = cache.read_set_entry(folder, key, SHOP)
+    assert content is not None
     for damaged in (whole[:-1] + bytes([whole[-1] ^ 1]), whole[: len(whole) // 2], b"", whole[:5]):
         path.write_bytes(damaged)
         ns = pbj.load_descriptor_set(SHOP)
         assert _decoded(ns) and _item_facts(ns) == cold
         set_cache._write_pending()
-        assert path.read_bytes() == whole  # written again, whole
+        assert cache.read_set_entry(folder, key, SHOP) == content  # written again, whole
     # an entry of the same name whose content marshal wrote but whose records have another shape
-    key = cache.set_key(pbj.__version__, set_cache._maker())
-    summary = cache.read_set_entry(folder, key, SHOP)[0]
+    summary = content[0]
     for bad in ({"cachetest.Item": ("message", "Item")}, {"cachetest.Item": 5}, {"cachetest.Size": ("enum",)}):
         cache.write_set_entry(folder, key, SHOP, (summary, bad))
         ns = pbj.load_descriptor_set(SHOP)

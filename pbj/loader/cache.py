@@ -114,9 +114,9 @@ def _store(folder: Path, name: str, data: bytes) -> None:
         OSError: the folder cannot be made or written.
     """
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".binpb")
+    # a name of its own (not tempfile's: its import, random and hashlib, costs more than the write)
+    tmp = folder / f".tmp-{os.getpid()}-{os.urandom(6).hex()}.binpb"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

@@ -77,6 +77,7 @@ class Entry:
         self.summary = summary
         self.records = records
         self._written = (summary is not None, len(records))
+        self._folder_was = False
 
     def keep(self, summary: Summary) -> None:
         """Write this entry (with ``summary``, the set's) when the process exits, if the load added to it.
@@ -84,6 +85,7 @@ class Entry:
         One entry a set is held until then: a later load of the same set takes the records of the
         one before it, so a program loading a set many times holds one set of records."""
         self.summary = summary
+        self._folder_was = self._folder.is_dir()  # a folder removed before the exit is not made again
         name = (str(self._folder), self._key, len(self._data), hash(self._data))
         with _lock:
             if not _registered:
@@ -101,6 +103,8 @@ class Entry:
         """Write the entry now if it has anything the one on disk lacks (merged with what is there)."""
         if self.summary is None or self._written == (True, len(self.records)):
             return
+        if self._folder_was and not self._folder.is_dir():
+            return  # removed since the load (a test run's own folder, at its end): not made again
         records = dict(self.records)
         on_disk = _content(cache.read_set_entry(self._folder, self._key, self._data))
         if on_disk is not None:
