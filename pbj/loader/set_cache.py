@@ -136,14 +136,20 @@ def _content(found: Any) -> tuple[Summary, dict[str, Any]] | None:
 
 def _maker() -> str:
     """What names the code that derives records: the size and time of each module of the loader
-    and of the features' resolver (a change to any of them is another key)."""
+    and of the features' resolver (a change to any of them is another key), read once a process."""
+    if _MAKER:
+        return _MAKER[0]
     here = os.path.dirname(__file__)
     parts = []
     for path in sorted([*(os.path.join(here, n) for n in os.listdir(here) if n.endswith(".py")),
                         os.path.join(os.path.dirname(here), "features.py")]):
         st = os.stat(path)
         parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
-    return ",".join(parts)
+    _MAKER[:] = [",".join(parts)]
+    return _MAKER[0]
+
+
+_MAKER: list[str] = []
 
 
 def open_entry(data: bytes) -> Entry | None:
