@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,38 @@ def test_two_processes_share_the_cache_and_add_to_it(folder):
     assert set(cache.read_set_entry(folder, key, SHOP)[1]) == {"cachetest.Item", "cachetest.Size", "cachetest.Other"}
     assert run("cachetest.Other", "n") == ["1", "0805"]
     assert run("cachetest.Item", "id") == ["1", "0805"]
+
+
+def _shape(ns) -> dict:
+    """Every class and enum of a load, built, as what tells them apart: fields, names, members."""
+    ns.build_all()
+    out = {}
+    for name in ns.messages:
+        cls = ns[name]
+        out[name] = (repr(pbj.fields(cls)), cls.__qualname__, cls.__module__,
+                     getattr(cls, "__pbj_json_rules__", None), sorted(getattr(cls, "__pbj_fields_taken__", ())))
+    for name in ns.enums:
+        cls = ns[name]
+        out[name] = ([(m.name, int(m)) for m in cls], cls.__qualname__, cls.__pbj_closed__,
+                     getattr(cls, "__pbj_proto_names__", None))
+    return out
+
+
+@pytest.mark.slow
+def test_every_class_of_a_real_schema_is_the_same_from_the_cache(folder):
+    """HAPI's every message and enum, made from declarations the cache kept, against a load without
+    the cache; and the shipped block decodes and encodes to the same bytes."""
+    from pbj.bench.workload import BLOCK_FILE, BLOCK_TYPE, SCHEMA_FILE, read_block_file
+
+    data_dir = Path(pbj.__file__).parent / "data"
+    schema = (data_dir / SCHEMA_FILE).read_bytes()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PBJ_NO_CACHE", "1")
+        cold = _shape(pbj.load_descriptor_set(schema))
+    pbj.load_descriptor_set(schema).build_all()
+    set_cache._write_pending()
+    warm_ns = pbj.load_descriptor_set(schema)
+    assert _shape(warm_ns) == cold and not _decoded(warm_ns)
+    payload = read_block_file(data_dir / BLOCK_FILE)[0]
+    block = warm_ns[BLOCK_TYPE]
+    assert pbj.encode(pbj.decode(block, payload)) == payload
