@@ -29,7 +29,9 @@ The time of a run is the CPU time of the testee process (user + system, from the
 so that is one process). Every run is a fresh process; the testees alternate, run after run;
 reported are the best and the median of ``--runs`` runs, and the ratios to Google's. Imports run
 from cached bytecode (a ``PYTHONPYCACHEPREFIX`` of the benchmark's own, filled by an untimed run
-of each testee first).
+of each testee first), and pbj's schema cache is a folder of the benchmark's own, filled by the same
+untimed run (``pbj.loader.cache``: the shipped sets' names and declarations), as a testee started
+again on the same machine finds it.
 
 Where pbj's time goes: the same testees on a *startup* stream (the first request of each message
 type of the run, so that every schema is loaded and every class compiled once) and on an empty
@@ -251,14 +253,17 @@ def check(vectors: list[dict], answers: list[bytes]) -> dict[str, str]:
 
 
 def environment(pycache: str, engine: str | None = None) -> dict[str, str]:
-    """The testees' environment: this Python for ``conformance/testee``, a bytecode cache of our own.
+    """The testees' environment: this Python for ``conformance/testee``, a bytecode cache of our own
+    and a schema cache of our own (``PBJ_CACHE_DIR``: ``schema-cache`` beside the bytecode cache).
 
     Args:
         pycache: the folder of the bytecode cache (``PYTHONPYCACHEPREFIX``).
         engine: pbj's engine (``PBJ_ENGINE``), or ``None`` for the default (native when built).
     """
-    env = dict(os.environ, PBJ_PYTHON=sys.executable, PYTHONPYCACHEPREFIX=pycache)
+    env = dict(os.environ, PBJ_PYTHON=sys.executable, PYTHONPYCACHEPREFIX=pycache,
+               PBJ_CACHE_DIR=os.path.join(os.path.dirname(pycache), "schema-cache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PBJ_NO_CACHE", None)
     env.pop("PBJ_ENGINE", None)
     if engine is not None:
         env["PBJ_ENGINE"] = engine

@@ -23,6 +23,11 @@ read their ``.pyc`` files under a ``PYTHONPYCACHEPREFIX`` of their own (a tempor
 nothing is written beside the sources) even when ``PYTHONDONTWRITEBYTECODE`` is set, and an untimed
 run of each library fills it first. ``--no-bytecode-cache`` keeps the environment as it is (with
 ``PYTHONDONTWRITEBYTECODE`` set, every import then compiles its sources, both libraries alike).
+
+pbj's schema cache (``pbj.loader.cache``: the set's names and its classes' declarations, kept
+on disk by the process before) is a folder of the run's own, filled by the untimed run, so the
+timed processes are second processes, as a program's every start after its first is;
+``--schema-cache off`` runs them with ``PBJ_NO_CACHE=1`` (each a first process).
 """
 
 from __future__ import annotations
@@ -95,6 +100,11 @@ def _paths() -> tuple[str, str]:
 PHASES = ("import", "load", "class", "decode")
 
 
+#: How the children use pbj's schema cache: ``"warm"`` (a folder of the run's own, filled by the
+#: untimed run) or ``"off"`` (``PBJ_NO_CACHE=1``); set by :func:`main`.
+SCHEMA_CACHE = {"mode": "warm", "folder": ""}
+
+
 def _child_env(engine: str | None, pycache: str | None) -> dict[str, str]:
     env = dict(os.environ)
     if engine is not None:
@@ -102,6 +112,11 @@ def _child_env(engine: str | None, pycache: str | None) -> dict[str, str]:
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = pycache
+    if SCHEMA_CACHE["mode"] == "off" or not SCHEMA_CACHE["folder"]:
+        env["PBJ_NO_CACHE"] = "1"
+    else:
+        env.pop("PBJ_NO_CACHE", None)
+        env["PBJ_CACHE_DIR"] = SCHEMA_CACHE["folder"]
     return env
 
 
@@ -146,23 +161,31 @@ def main(argv: list[str] | None = None) -> None:
                         help="keep the environment's bytecode settings (see the module's docstring)")
     parser.add_argument("--instructions", action="store_true",
                         help="count each phase's instructions with callgrind (one run of each library) instead")
+    parser.add_argument("--schema-cache", choices=("warm", "off"), default="warm",
+                        help="pbj's schema cache: warm (filled by an untimed run) or off (PBJ_NO_CACHE=1)")
     args = parser.parse_args(argv)
-    if args.instructions:
-        _instructions(args)
-        return
+    with tempfile.TemporaryDirectory(prefix="pbj-first-use-cache-") as folder:
+        SCHEMA_CACHE.update(mode=args.schema_cache, folder=folder)
+        if args.instructions:
+            _instructions(args)
+        else:
+            _times(args)
+
+
+def _times(args: argparse.Namespace) -> None:
     runs: dict[str, list[dict]] = {"pbj": [], "google": []}
     with tempfile.TemporaryDirectory(prefix="pbj-first-use-") as tmp:
         pycache = None if args.no_bytecode_cache else tmp
-        if pycache is not None:
-            for lib in runs:
-                run_once(lib, args.engine, pycache)  # untimed: writes the bytecode cache
+        for lib in runs:
+            run_once(lib, args.engine, pycache)  # untimed: writes the bytecode cache and pbj's schema cache
         for _ in range(args.runs):
             for lib in runs:
                 runs[lib].append(run_once(lib, args.engine, pycache))
     cached = "cached bytecode" if not args.no_bytecode_cache else "bytecode as the environment has it"
     print(f"CPython {sys.version.split()[0]} on {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}; {cached}")
-    print(f"CPU seconds (process clock), best of {args.runs} fresh processes, the libraries alternating")
+    print(f"CPU seconds (process clock), best of {args.runs} fresh processes, the libraries alternating; "
+          f"pbj's schema cache {args.schema_cache}")
     heads = (f"pbj ({runs['pbj'][0]['engine']})", f"google ({runs['google'][0]['engine']})")
     print(f"{'phase':<14}{heads[0]:>16}{heads[1]:>18}{'ratio':>9}")
     for phase in PHASES:
@@ -182,13 +205,12 @@ def _instructions(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="pbj-first-use-") as tmp:
         pycache = None if args.no_bytecode_cache else tmp
         for lib in ("pbj", "google"):
-            if pycache is not None:
-                run_once(lib, args.engine, pycache)  # writes the bytecode cache
+            run_once(lib, args.engine, pycache)  # writes the bytecode cache and pbj's schema cache
             counts[lib] = count_once(lib, args.engine, pycache)
             if counts[lib] is None:
                 return
     print(f"CPython {sys.version.split()[0]} on {platform.machine()} {platform.system()}; instructions (callgrind), "
-          f"one fresh process each, pbj engine {args.engine or 'default'}")
+          f"one fresh process each, pbj engine {args.engine or 'default'}, pbj's schema cache {args.schema_cache}")
     print(f"{'phase':<14}{'pbj':>16}{'google':>16}{'ratio':>9}")
     for phase in PHASES:
         p, g = counts["pbj"][phase], counts["google"][phase]

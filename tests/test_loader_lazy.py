@@ -9,7 +9,7 @@ from importlib.resources import files
 import pytest
 
 import pbj
-from pbj.loader import messages as loader_messages
+from pbj.loader import declarations as loader_declarations
 from tests.test_first_use import _InterruptAt  # (a KeyboardInterrupt at the k-th Python call)
 
 HAPI = (files("pbj") / "data" / "hapi-v0.55.0.binpb").read_bytes()
@@ -75,19 +75,19 @@ def test_an_interrupted_build_leaves_the_load_as_it_was(monkeypatch):
     """Ctrl-C in the middle of a build (after its enums were built) publishes nothing; the next use
     builds the class whole."""
     ns = pbj.load_descriptor_set(HAPI)
-    real = loader_messages.build_message
+    real = loader_declarations.build_message_from
     calls = []
 
-    def interrupted(schema, full):
+    def interrupted(schema, full, record):
         calls.append(full)
-        real(schema, full)  # the class and its enums are made ...
+        real(schema, full, record)  # the class and its enums are made ...
         raise KeyboardInterrupt  # ... and the user presses Ctrl-C before the request ends
 
-    monkeypatch.setattr(loader_messages, "build_message", interrupted)
+    monkeypatch.setattr(loader_declarations, "build_message_from", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ns["proto.TransactionReceipt"]
     assert calls == ["proto.TransactionReceipt"] and _built(ns) == {}
-    monkeypatch.setattr(loader_messages, "build_message", real)
+    monkeypatch.setattr(loader_declarations, "build_message_from", real)
     cls = ns["proto.TransactionReceipt"]
     assert set(_built(ns)) >= {"proto.TransactionReceipt", "proto.ResponseCodeEnum"}
     assert pbj.decode(cls, pbj.encode(cls(status=22))).status == 22

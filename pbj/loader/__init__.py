@@ -56,7 +56,10 @@ descriptors by full name), :mod:`~pbj.loader.features` (their editions features,
 file by file), :mod:`~pbj.loader.enums`, :mod:`~pbj.loader.fields`
 and :mod:`~pbj.loader.messages` (the classes), :mod:`~pbj.loader.names` and
 :mod:`~pbj.loader.defaults` (names and default values),
-:mod:`~pbj.loader.descriptor_set` and :mod:`~pbj.loader.protoc` (the two entry points).
+:mod:`~pbj.loader.descriptor_set` and :mod:`~pbj.loader.protoc` (the two entry points),
+:mod:`~pbj.loader.declarations` (each class's declaration as plain data, and the class made
+from it), :mod:`~pbj.loader.cache` and :mod:`~pbj.loader.set_cache` (the schema cache on disk:
+protoc's output, and a set's names and declarations, so a second process decodes no set).
 """
 
 from pbj.loader.descriptor_set import load_descriptor_set

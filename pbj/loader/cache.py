@@ -28,6 +28,19 @@ Writes are atomic (a temporary file in the same folder, then ``os.replace``), so
 sharing the folder read either a whole entry or none. A folder that cannot be written is
 not an error: the load goes on without the cache. (No ``hashlib`` or ``json``: their imports
 alone cost a small program's start-up more than reading an entry.)
+
+The same folder keeps, for :func:`pbj.load_descriptor_set` (and so for ``load_proto``), what a
+load derives from a descriptor set: its names (messages, enums, map entries, the messages that
+extensions extend) and the declaration of each class a process built (its fields' numbers, types,
+presence, packing, defaults, as the editions features decide them: :mod:`pbj.loader.declarations`).
+A later process that loads the same bytes reads them instead of decoding the set and resolving
+features; the classes are then made by the same declaration calls, with the same checks, as in a
+process without the cache. Such an entry is found by the set's bytes and checked against them (it
+keeps a copy), by pbj's version and the module that makes the declarations, and by the Python that
+wrote it (``marshal``'s data format); its CRC-32 and length are checked, and each declaration's shape is
+checked before use (:func:`pbj.loader.declarations.valid`): a damaged, truncated or foreign entry
+is ignored and written again. Declarations are added when a process exits (:mod:`atexit`), to what
+the entry holds by then, so processes sharing the folder add to each other's entries.
 """
 
 from __future__ import annotations
@@ -38,7 +51,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["cache_dir", "entry_key", "read_entry", "write_entry"]
+__all__ = ["cache_dir", "entry_key", "read_entry", "write_entry", "read_set_entry", "write_set_entry"]
 
 #: The format of an entry; part of every key, so a new format never reads an old entry.
 FORMAT = "pbj-schema-cache-2"
@@ -76,6 +89,41 @@ def entry_key(version: str, compiler: Sequence[str], includes: Iterable[str], na
 def _file_name(key: str) -> str:
     raw = key.encode("utf-8", "surrogateescape")
     return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}{len(raw):x}.binpb"
+
+
+def _framed(body: bytes | bytearray) -> bytes:
+    return _MAGIC + zlib.crc32(body).to_bytes(4, "little") + len(body).to_bytes(4, "little") + body
+
+
+def _unframed(raw: bytes) -> bytes | None:
+    """The body of an entry whose magic, length and CRC-32 check, else ``None``."""
+    head = len(_MAGIC) + 8
+    if not raw.startswith(_MAGIC) or len(raw) < head:
+        return None
+    body = raw[head:]
+    if int.from_bytes(raw[len(_MAGIC) + 4:head], "little") != len(body) or \
+            int.from_bytes(raw[len(_MAGIC):len(_MAGIC) + 4], "little") != zlib.crc32(body):
+        return None  # damaged
+    return body
+
+
+def _store(folder: Path, name: str, data: bytes) -> None:
+    """Write ``data`` to ``folder/name`` atomically (a temporary file, then ``os.replace``).
+
+    Raises:
+        OSError: the folder cannot be made or written.
+    """
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # a name of its own (not tempfile's: its import, random and hashlib, costs more than the write)
+    tmp = folder / f".tmp-{os.getpid()}-{os.urandom(6).hex()}.binpb"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def _first_found(name: str, search: Sequence[Path]) -> Path | None:
@@ -124,12 +172,8 @@ def read_entry(folder: Path, key: str, search: Sequence[Path]) -> bytes | None:
         raw = (folder / _file_name(key)).read_bytes()
     except OSError:
         return None
-    head = len(_MAGIC) + 8
-    if not raw.startswith(_MAGIC) or len(raw) < head:
-        return None
-    body = raw[head:]
-    if int.from_bytes(raw[len(_MAGIC) + 4:head], "little") != len(body) or \
-            int.from_bytes(raw[len(_MAGIC):len(_MAGIC) + 4], "little") != zlib.crc32(body):
+    body = _unframed(raw)
+    if body is None:
         return None  # damaged: protoc runs and the entry is written again
     try:
         reader = _Reader(body)
@@ -164,16 +208,66 @@ def write_entry(folder: Path, key: str, search: Sequence[Path], files: Iterable[
             _put(body, _text(str(found)))
             _put(body, found.read_bytes())
         _put(body, data)
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        import tempfile
+        _store(folder, _file_name(key), _framed(body))
+    except OSError:
+        return
 
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".binpb")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(_MAGIC + zlib.crc32(body).to_bytes(4, "little") + len(body).to_bytes(4, "little") + body)
-            os.replace(tmp, folder / _file_name(key))
-        except BaseException:
-            os.unlink(tmp)
-            raise
+
+#: Part of every descriptor-set entry's key: a new layout of its content never reads an old one.
+SET_FORMAT = "pbj-set-cache-1"
+
+
+def set_key(version: str, maker: str) -> str:
+    """The part of a descriptor-set entry's key that is not the set: the format, pbj's version,
+    ``maker`` (what names the code that makes declarations: its file's size and time) and the
+    Python whose ``marshal`` wrote the content (``sys.implementation.cache_tag``)."""
+    return "\0".join([SET_FORMAT, version, maker, str(sys.implementation.cache_tag)])
+
+
+def _set_file_name(key: str, data: bytes) -> str:
+    raw = _text(key)
+    return (f"set-{zlib.crc32(data, zlib.crc32(raw)):08x}{zlib.adler32(data, zlib.adler32(raw)):08x}"
+            f"{len(data):x}.binpb")
+
+
+def read_set_entry(folder: Path, key: str, data: bytes) -> object:
+    """What is kept for the descriptor set ``data`` under ``key`` (:func:`set_key`): the object
+    :func:`write_set_entry` was given, or ``None`` when there is none or it fails a check (its
+    CRC-32, its length, its key, its copy of the set, ``marshal``'s reading). Its shape is the
+    caller's to check."""
+    import marshal
+
+    try:
+        raw = (folder / _set_file_name(key, data)).read_bytes()
+    except OSError:
+        return None
+    body = _unframed(raw)
+    if body is None:
+        return None
+    try:
+        reader = _Reader(body)
+        if reader.take() != _text(key) or reader.take() != data:
+            return None  # another key or another set under the same file name
+        return marshal.loads(reader.take())
+    except (ValueError, EOFError, TypeError):  # marshal's refusals of bytes it did not write
+        return None
+
+
+def write_set_entry(folder: Path, key: str, data: bytes, content: object) -> None:
+    """Keep ``content`` (data ``marshal`` can write: tuples, dicts, strings, numbers) for the
+    descriptor set ``data`` under ``key``, atomically. A folder that cannot be written, or content
+    ``marshal`` refuses, leaves the cache as it was (no error)."""
+    import marshal
+
+    try:
+        blob = marshal.dumps(content)  # type: ignore[arg-type]  # (any data: refused with ValueError)
+    except ValueError:
+        return
+    body = bytearray()
+    _put(body, _text(key))
+    _put(body, data)
+    _put(body, blob)
+    try:
+        _store(folder, _set_file_name(key, data), _framed(body))
     except OSError:
         return

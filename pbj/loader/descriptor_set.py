@@ -60,6 +60,12 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
     elif not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"load_descriptor_set takes the bytes of a FileDescriptorSet or a path to its file, "
                         f"not {type(data).__name__}")
+    from pbj.loader.set_cache import open_entry
+
+    data = bytes(data)
+    entry = open_entry(data)
+    if entry is not None and entry.summary is not None and only is None:
+        return _load_cached(data, entry, lazy)
     from pbj.descriptor import FileDescriptorSet
 
     try:
@@ -70,11 +76,36 @@ def load_descriptor_set(data: bytes | bytearray | memoryview | str | os.PathLike
         raise DecodeError(f"{exc.reason} (this is not a FileDescriptorSet{_looks_like(bytes(data[:64]))}; make a "
                           "set with protoc --include_imports --descriptor_set_out=F)",
                           path=exc.path, offset=exc.offset) from None
-    return load_files(fds.file, only=only, lazy=lazy)
+    return load_files(fds.file, only=only, lazy=lazy, entry=entry)
 
 
-def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = True) -> Namespace:
+def _load_cached(data: bytes, entry: Any, lazy: bool) -> Namespace:
+    """The namespace of a set whose names the schema cache holds (:mod:`pbj.loader.set_cache`): the
+    set was loaded before (a set that fails to load is never kept), so it is not decoded now.
+
+    Raises:
+        SchemaError: with ``lazy=False``, as :func:`load_descriptor_set`.
+    """
+    from pbj.loader.declarations import well_known
+    from pbj.loader.pickling import register
+    from pbj.loader.schema import LoadedSchema
+
+    summary = entry.summary
+    schema = LoadedSchema(None, None, well_known() if summary.google else {}, summary=summary, source=data,
+                          records=entry.records)
+    ns = Namespace(schema)
+    if not lazy:
+        ns.build_all()
+    register(schema)
+    entry.keep(summary)
+    return ns
+
+
+def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = True, entry: Any = None) -> Namespace:
     """The namespace of decoded ``FileDescriptorProto`` objects (see :func:`load_descriptor_set`).
+
+    ``entry``: the set's :class:`~pbj.loader.set_cache.Entry` in the schema cache: its records are
+    used, and the names and records of this load are added to it when the process exits.
 
     Raises:
         KeyError, SchemaError: as :func:`load_descriptor_set`.
@@ -83,6 +114,7 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
     from pbj.loader.messages import UnknownRoot, reached, well_known
     from pbj.loader.pickling import register
     from pbj.loader.schema import LoadedSchema
+    from pbj.loader.set_cache import Summary
 
     nameless = [i for i, f in enumerate(files) if not f.name]
     if nameless:
@@ -95,8 +127,10 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
         _check_method_types(index)
         # pbj.wellknown's classes stand for google.protobuf's messages, for a set that has them (imported when
         # the first of them is looked up)
-        known = well_known() if any(f.package == "google.protobuf" for f in index.files) else {}
-        schema = LoadedSchema(index, None if only is None else reached(index, only), known)
+        summary = Summary.of(index)
+        known = well_known() if summary.google else {}
+        schema = LoadedSchema(index, None if only is None else reached(index, only), known, summary=summary,
+                              records=None if entry is None else entry.records)
         ns = Namespace(schema)
         if not lazy:
             ns.build_all()
@@ -111,6 +145,8 @@ def load_files(files: Any, *, only: Iterable[str] | None = None, lazy: bool = Tr
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise SchemaError(f"malformed descriptor set: {type(exc).__name__}: {exc}") from None
     register(schema)
+    if entry is not None:
+        entry.keep(summary)
     return ns
 
 

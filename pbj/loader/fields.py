@@ -23,17 +23,13 @@ recursive schemas load.
 
 from __future__ import annotations
 
-import enum
-import typing
 from typing import Any
 
 from pbj.descriptor import FieldPresence, Utf8Validation
 from pbj.errors import SchemaError
-from pbj.loader.defaults import parse_default
+from pbj.loader.declarations import field_type
 from pbj.loader.index import SchemaIndex
 from pbj.loader.names import _attr_name
-from pbj.scalars import SCALARS
-from pbj.schema import FrozenMap, field, map_field, oneof
 
 __all__ = ["FieldBuilder"]
 
@@ -78,8 +74,13 @@ class FieldBuilder:
         """The resolved features of the field ``fdp`` of the message ``full``."""
         return self.schema.features.field(full, fdp.name, self.index.msg_desc[full][1])
 
-    def field_type(self, fdp: Any, owner: str) -> Any:
-        """The pbj type of a field: a scalar name, an enum class or a message reference."""
+    def type_record(self, fdp: Any, owner: str) -> Any:
+        """The type of a field as a record says it (:mod:`pbj.loader.declarations`): a scalar's
+        name, ``("enum", full name)`` or ``("message", full name)``.
+
+        Raises:
+            SchemaError: the type is unknown, not offered by the load, or a map entry.
+        """
         t = fdp.type
         if t in _SCALAR_TYPES:
             return _SCALAR_TYPES[t]
@@ -90,7 +91,7 @@ class FieldBuilder:
             target = self.type_name(fdp, owner)
             if target not in self.index.enum_desc or target not in self.schema:
                 raise SchemaError(f"unknown enum type {fdp.type_name!r}", cls_name=owner, field_name=fdp.name)
-            return self.schema.enum(target)
+            return ("enum", target)
         if t in (_TYPE_MESSAGE, _TYPE_GROUP):
             target = self.type_name(fdp, owner)
             if target not in self.index.msg_desc:
@@ -99,19 +100,12 @@ class FieldBuilder:
             if target in self.index.map_entries:  # only a repeated message field of it is a map
                 raise SchemaError(f"type {fdp.type_name!r} is a map entry, which only a map field can use",
                                   cls_name=owner, field_name=fdp.name)
-            return self._ref(target)
+            return ("message", target)
         raise SchemaError(f"unknown field type {t!r}", cls_name=owner, field_name=fdp.name)
 
-    def _ref(self, target: str) -> Any:
-        known = self.known.get(target)
-        if known is not None:
-            return known
-        message = self.schema.message
-
-        def ref() -> Any:
-            return message(target)
-        ref.__qualname__ = ref.__name__ = target  # errors name the message, not FieldBuilder._ref.<locals>.<lambda>
-        return ref
+    def field_type(self, fdp: Any, owner: str) -> Any:
+        """The pbj type of a field: a scalar name, an enum class (built now) or a message reference."""
+        return field_type(self.schema, self.type_record(fdp, owner))
 
     @staticmethod
     def check_field(fdp: Any, full: str) -> None:
@@ -121,28 +115,21 @@ class FieldBuilder:
         if fdp.number is None:
             raise SchemaError("a field has no number", cls_name=full, field_name=fdp.name)
 
-    def oneof_spec(self, fdps: list, full: str) -> Any:
-        """The ``pbj.oneof`` of a real oneof's member fields."""
-        members: dict[str, tuple] = {}
+    def oneof_record(self, fdps: list, full: str) -> tuple:
+        """The members of a real oneof, as a record's ``oneof`` item holds them."""
+        members: list[tuple] = []
         member_names: set[str] = set()
         for fdp in fdps:
             self.check_field(fdp, full)
-            ftype = self.field_type(fdp, full)
-            opts: dict[str, Any] = {"name": fdp.name}
-            if fdp.json_name:
-                opts["json_name"] = fdp.json_name
+            kind = self.type_record(fdp, full)
             rec = self.features(fdp, full)
-            if rec.delimited:
-                opts["group"] = True
-            if fdp.default_value is not None:
-                opts["default"] = parse_default(fdp.default_value, ftype, full, fdp.name)
-            if ftype == "string":
-                opts["utf8"] = rec.utf8_validation == Utf8Validation.VERIFY
-            members[_attr_name(fdp.name, member_names)] = (fdp.number, ftype, opts)
-        return oneof(**members)
+            members.append((_attr_name(fdp.name, member_names), fdp.number, kind, fdp.name, fdp.json_name or None,
+                            bool(rec.delimited), fdp.default_value,
+                            rec.utf8_validation == Utf8Validation.VERIFY if kind == "string" else None))
+        return tuple(members)
 
-    def field_spec(self, fdp: Any, full: str) -> tuple[Any, Any]:
-        """A field's annotation and its ``pbj.field`` (or ``pbj.map_field``) declaration.
+    def field_record(self, fdp: Any, full: str, attr: str) -> tuple:
+        """A field's ``field`` (or ``map``) item of its message's record.
 
         Presence, packing, ``required`` and the group encoding are the field's resolved
         features (:func:`pbj.features.resolve`, "Feature Settings for Editions").
@@ -152,48 +139,20 @@ class FieldBuilder:
         if repeated and fdp.type == _TYPE_MESSAGE:
             target = self.type_name(fdp, full)
             if target in self.index.map_entries:
-                spec = self._map_spec(fdp, target, json_name)
+                md = self.index.msg_desc[target][0]
+                by_number = {f.number: f for f in md.field}
+                if 1 not in by_number or 2 not in by_number:
+                    raise SchemaError("a map entry needs a key (1) and a value (2)", cls_name=target)
+                key, value = self.type_record(by_number[1], target), self.type_record(by_number[2], target)
                 rec = self.features(fdp, full)
-                spec.utf8 = rec.utf8_validation == Utf8Validation.VERIFY  # about its string key or value
-                return FrozenMap, spec
-        ftype = self.field_type(fdp, full)
-        is_message = not isinstance(ftype, str) and not (isinstance(ftype, type) and issubclass(ftype, enum.IntEnum))
+                return ("map", attr, fdp.number, key, value, json_name, fdp.name,
+                        rec.utf8_validation == Utf8Validation.VERIFY)  # about its string key or value
+        kind = self.type_record(fdp, full)
+        is_message = not isinstance(kind, str) and kind[0] == "message"
         rec = self.features(fdp, full)
-        group = rec.delimited
-        packable = not is_message and ftype not in ("string", "bytes")
-        packed = rec.packed if repeated and packable else None
-        required = rec.required
+        packable = not is_message and kind not in ("string", "bytes")
+        packed = bool(rec.packed) if repeated and packable else None
         optional = not repeated and not is_message and rec.field_presence == FieldPresence.EXPLICIT
-        default = None
-        if fdp.default_value is not None:
-            default = parse_default(fdp.default_value, ftype, full, fdp.name)
-        kwargs: dict[str, Any] = {"name": fdp.name, "json_name": json_name}
-        if default is not None:
-            kwargs["default"] = default
-        spec = field(fdp.number, ftype, repeated=repeated, packed=packed if repeated and packable else None,
-                     optional=optional, group=group, required=required, **kwargs)
-        if ftype == "string":  # proto2 and utf8_validation = NONE strings keep any bytes
-            spec.utf8 = rec.utf8_validation == Utf8Validation.VERIFY
-        # a field with a declared default reads it when unset: its attribute is never None
-        return _annotation(ftype, repeated, (optional or required or is_message) and default is None), spec
-
-    def _map_spec(self, fdp: Any, entry: str, json_name: str | None) -> Any:
-        md = self.index.msg_desc[entry][0]
-        by_number = {f.number: f for f in md.field}
-        if 1 not in by_number or 2 not in by_number:
-            raise SchemaError("a map entry needs a key (1) and a value (2)", cls_name=entry)
-        key = self.field_type(by_number[1], entry)
-        value = self.field_type(by_number[2], entry)
-        return map_field(fdp.number, key, value, json_name=json_name, name=fdp.name)
-
-
-def _annotation(ftype: Any, repeated: bool, optional: bool) -> Any:
-    if repeated:
-        return tuple
-    if isinstance(ftype, str):
-        base: Any = SCALARS[ftype].py_type
-    elif isinstance(ftype, type):
-        base = ftype
-    else:
-        return typing.Any  # a message reference, resolved on first use
-    return base | None if optional else base
+        return ("field", attr, fdp.number, kind, repeated, packed, optional, bool(rec.delimited), bool(rec.required),
+                fdp.name, json_name, fdp.default_value,
+                rec.utf8_validation == Utf8Validation.VERIFY if kind == "string" else None)

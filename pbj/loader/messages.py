@@ -9,104 +9,29 @@ plain optional field. Messages of Google's well-known types are the classes of
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from pbj.descriptor import JsonFormat
 from pbj.errors import SchemaError
+from pbj.loader.declarations import well_known
 from pbj.loader.names import _attr_name
-from pbj.loader.pickling import message_copy, message_deepcopy, message_reduce, registry_module
-from pbj.schema import OneOf, message
 
-__all__ = ["UnknownRoot", "build_message", "reached", "well_known"]
+__all__ = ["UnknownRoot", "derive_message", "reached", "well_known"]
 
 
-def well_known() -> Mapping[str, Any]:
-    """Full name -> :mod:`pbj.wellknown` class or enum, for the types loads reuse.
-
-    :mod:`pbj.wellknown` is imported (its classes declared) when a name of package
-    ``google.protobuf`` is first looked up, not by the load: a program that never
-    reaches a well-known type does not pay for them.
-    """
-    return _KNOWN
-
-
-class _WellKnown(Mapping):
-    """:data:`pbj.wellknown.WELL_KNOWN`, imported on the first lookup of a ``google.protobuf`` name
-    (every name it holds is of that package); other names are answered without it."""
-
-    __slots__ = ()
-
-    @staticmethod
-    def _table() -> dict[str, Any]:
-        # (looked up under FIRST_USE while a class is built: importing pbj.wellknown never takes that lock)
-        from pbj.wellknown import WELL_KNOWN
-        return WELL_KNOWN
-
-    def get(self, full_name: str, default: Any = None) -> Any:
-        if not full_name.startswith(_WELL_KNOWN_PACKAGE):
-            return default
-        return self._table().get(full_name, default)
-
-    def __getitem__(self, full_name: str) -> Any:
-        found = self.get(full_name)
-        if found is None:
-            raise KeyError(full_name)
-        return found
-
-    def __contains__(self, full_name: object) -> bool:
-        return isinstance(full_name, str) and self.get(full_name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-
-_WELL_KNOWN_PACKAGE = "google.protobuf."
-_KNOWN = _WellKnown()
-
-
-class _Nested:
-    """A nested message or enum as an attribute of its outer class (``Outer.Inner``), built on first read.
-
-    The first read builds the class (through the load, so every thread gets the same one) and
-    puts it on the outer class in place of this stand-in.
-    """
-
-    __slots__ = ("full_name", "name", "schema")
-
-    def __init__(self, schema: Any, full_name: str, name: str) -> None:
-        self.schema = schema
-        self.full_name = full_name
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        cls = self.schema.get(self.full_name)
-        if owner is not None:
-            type.__setattr__(owner, self.name, cls)
-        return cls
-
-
-def build_message(schema: Any, full: str) -> type:
-    """The pbj message class of the message descriptor ``full`` of a load
-    (a :class:`~pbj.loader.schema.LoadedSchema`).
-
-    The enums its fields use are built with it; the message types of its fields are
-    references resolved on first use, and its nested types are built when first read as
-    its attributes (``Outer.Inner``).
+def derive_message(schema: Any, full: str) -> tuple:
+    """The record (:mod:`pbj.loader.declarations`) of the message descriptor ``full`` of a load
+    (a :class:`~pbj.loader.schema.LoadedSchema`): its fields' declarations as its descriptors
+    and their editions features decide them.
 
     Raises:
-        SchemaError: a field is malformed or refused by ``@pbj.message``, or the message's
-            file breaks a rule of protoc's.
+        SchemaError: a field is malformed (no name or number, an unknown type, a oneof index out
+            of range), or the message's file breaks a rule of protoc's.
     """
     fields = schema.fields
     md, fd, package = schema.index.msg_desc[full]
-    syntax = fd.syntax or "proto2"
     taken: set[str] = set()
-    anns: dict[str, Any] = {}
-    body: dict[str, Any] = {}
     synthetic = {f.oneof_index for f in md.field if f.proto3_optional and f.oneof_index is not None}
     real_oneofs: dict[int, list] = {}
     order: list[tuple[str, Any]] = []  # ("field", fdp) or ("oneof", index), declaration order
@@ -121,41 +46,27 @@ def build_message(schema: Any, full: str) -> type:
             real_oneofs[idx].append(fdp)
         else:
             order.append(("field", fdp))
+    items: list[tuple] = []
     for kind, item in order:
         if kind == "oneof":
             od = md.oneof_decl[item]
             attr = _attr_name(od.name or f"oneof_{item}", taken)
-            anns[attr] = OneOf | None
-            body[attr] = fields.oneof_spec(real_oneofs[item], full)
+            items.append(("oneof", attr, fields.oneof_record(real_oneofs[item], full)))
             continue
-        fdp = item
-        fields.check_field(fdp, full)
-        attr = _attr_name(fdp.name, taken)
-        anns[attr], body[attr] = fields.field_spec(fdp, full)
-    qualname = full[len(package) + 1:] if package else full
+        fields.check_field(item, full)
+        items.append(fields.field_record(item, full, _attr_name(item.name, taken)))
     # protoc's JSON-name rules follow the message's json_format (pbj.schema.name_rules)
     legacy_option = md.options is not None and md.options.deprecated_legacy_json_field_conflicts
     legacy = schema.features.message(full).json_format == JsonFormat.LEGACY_BEST_EFFORT
-    body["__pbj_json_rules__"] = "skip" if legacy_option else "legacy" if legacy else "allow"
-    # Nested classes as class attributes (ns.pkg.Outer.Inner, and pickling of classes), built
-    # when first read, unless a field of the class has the same name.
-    for nested in (*md.nested_type, *md.enum_type):
-        inner = f"{full}.{nested.name}"
-        if nested.name not in taken and inner in schema and inner not in schema.index.map_entries:
-            body[nested.name] = _Nested(schema, inner, nested.name)
-    ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
-          "__doc__": f"The message {full} (loaded from {fd.name}).", "__reduce__": message_reduce,
-          "__copy__": message_copy, "__deepcopy__": message_deepcopy}
-    raw = type(qualname.rsplit(".", 1)[-1], (), ns)
-    message_set = bool(md.options is not None and md.options.message_set_wire_format)
-    ranges = [range(r.start, r.end) for r in md.extension_range
-              if r.start is not None and r.end is not None and r.start < r.end]
-    cls = message(raw, full_name=full, syntax=syntax, message_set=message_set, extensions=ranges or None)
-    cls.__qualname__ = qualname
-    # Attributes of the class message() built from a plain type(): the checkers do not see them.
-    cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
-    cls.__pbj_info__.reserved_names = frozenset(md.reserved_name)  # type: ignore[attr-defined]
-    return cls
+    # nested classes become attributes of the class, unless a field of it has the same name
+    nested = tuple((n.name, f"{full}.{n.name}") for n in (*md.nested_type, *md.enum_type)
+                   if n.name not in taken and f"{full}.{n.name}" not in schema.index.map_entries)
+    return ("message", full[len(package) + 1:] if package else full, package, fd.name, fd.syntax or "proto2",
+            "skip" if legacy_option else "legacy" if legacy else "allow",
+            bool(md.options is not None and md.options.message_set_wire_format),
+            tuple((r.start, r.end) for r in md.extension_range
+                  if r.start is not None and r.end is not None and r.start < r.end),
+            tuple(md.reserved_name), tuple(items), nested, tuple(taken))
 
 
 #: The well-known type whose value may be a message of any type.

@@ -28,7 +28,9 @@ class Namespace:
             mapping whose classes are built when first looked up (``len``,
             iteration and ``in`` build nothing).
         enums: full name -> ``enum.IntEnum`` class, the same way.
-        files: the decoded ``FileDescriptorProto`` of every file, in order.
+        files: the decoded ``FileDescriptorProto`` of every file, in order (a load whose
+            names and declarations came from the schema cache decodes its set when this is
+            first read).
         extensions: full name -> :class:`pbj.Extension` of every extension
             declared in the schema (top-level and nested ``extend`` blocks) of
             a message class of this load, registered with that class: decoding
@@ -42,12 +44,16 @@ class Namespace:
     def __init__(self, schema: Any) -> None:
         self._schema = schema
         schema.namespace = self  # each class of the load names it (``__pbj_namespace__``: options_of, to_google)
-        self.files = schema.index.files
         # typed Any: a static checker cannot know a loaded class's attributes (see ``pbj stubs``)
         self.messages: Any = _Classes(schema, schema.message_names)
         self.enums: Any = _Classes(schema, schema.enum_names)
         self._services: dict[str, Any] | None = None
         self._prefixes: frozenset[str] | None = None
+
+    @property
+    def files(self) -> tuple[Any, ...]:
+        """The decoded ``FileDescriptorProto`` of every file, in order (see the class's attributes)."""
+        return self._schema.index.files  # type: ignore[no-any-return]
 
     @property
     def extensions(self) -> dict[str, Any]:
@@ -66,7 +72,7 @@ class Namespace:
             from pbj.loader.services import build_services
 
             schema = self._schema
-            complete = len(schema.message_names) == len(schema.index.msg_desc) - len(schema.index.map_entries)
+            complete = len(schema.message_names) == len(schema.summary.messages)
             services = build_services(self.files, _Classes(schema, schema.message_names, known=True),
                                       complete=complete)
             for svc in services.values():  # pbj.options_of reads the descriptors through it

@@ -28,6 +28,7 @@ from pbj.errors import PbjError, SchemaError
 from pbj.loader.features import LazyFeatures
 from pbj.loader.index import SchemaIndex
 from pbj.loader.pickling import release_newest
+from pbj.loader.set_cache import Summary
 from pbj.schema.generated import FIRST_USE
 
 __all__ = ["LoadedSchema"]
@@ -37,14 +38,19 @@ class LoadedSchema:
     """The classes of one load, by full name, built on first use.
 
     Args:
-        index: the load's descriptors.
+        index: the load's descriptors, or ``None`` for a load from the schema cache (decoded from
+            ``source`` when first needed).
         names: the full names of the messages and enums this load offers (a load with
             ``only=`` offers what its roots reach), or ``None`` for every one of the set.
         known: full name -> :mod:`pbj.wellknown` class, used instead of a new one.
+        summary: the set's names (:class:`~pbj.loader.set_cache.Summary`); default: ``index``'s.
+        source: the set's bytes (with ``index=None``).
+        records: full name -> record (:mod:`pbj.loader.declarations`) of classes whose
+            declarations are known (the schema cache's); the load adds those it derives.
 
     Attributes:
-        index: the :class:`~pbj.loader.index.SchemaIndex`.
-        features: the load's :class:`~pbj.loader.features.LazyFeatures`.
+        summary: as given.
+        records: as given.
         known: as given.
         message_names: the full names of the messages offered (map entries excluded), in
             the set's order.
@@ -53,15 +59,21 @@ class LoadedSchema:
             ``__pbj_load__``, and pickles carry it (:mod:`pbj.loader.pickling`).
     """
 
-    def __init__(self, index: SchemaIndex, names: Iterable[str] | None, known: Mapping[str, Any]) -> None:
-        self.index = index
-        self.features = LazyFeatures(index)
+    def __init__(self, index: SchemaIndex | None, names: Iterable[str] | None, known: Mapping[str, Any], *,
+                 summary: Summary | None = None, source: bytes | None = None,
+                 records: dict[str, Any] | None = None) -> None:
+        self._index = index
+        self._source = source  # the set's bytes, decoded when the index is first needed
+        summary = self.summary = summary if summary is not None else Summary.of(index)
+        self._features: LazyFeatures | None = None
         self.known = known
         offered = None if names is None else set(names)
         self.message_names: tuple[str, ...] = tuple(
-            n for n in index.msg_desc if n not in index.map_entries and (offered is None or n in offered))
-        self.enum_names: tuple[str, ...] = tuple(n for n in index.enum_desc if offered is None or n in offered)
+            n for n in summary.messages if offered is None or n in offered)
+        self.enum_names: tuple[str, ...] = tuple(n for n in summary.enums if offered is None or n in offered)
         self._offered = frozenset((*self.message_names, *self.enum_names))
+        self._enums = frozenset(summary.enums)
+        self.records: dict[str, Any] = {} if records is None else records  # full name -> record (declarations)
         self.token = os.urandom(16).hex()
         self._built: dict[str, Any] = {}  # published classes and enums, by full name
         self._lock = FIRST_USE  # the lock of every first use: no order of two locks to deadlock on
@@ -71,11 +83,35 @@ class LoadedSchema:
         self.namespace: Any = None  # the load's Namespace, which sets itself here
 
     @property
+    def index(self) -> SchemaIndex:
+        """The load's :class:`~pbj.loader.index.SchemaIndex`; a load whose names and records came from
+        the schema cache decodes its set when this is first read (a class with no record, the files)."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                index = self._index
+                if index is None:
+                    from pbj.api import decode
+                    from pbj.descriptor import FileDescriptorSet
+
+                    fds = decode(FileDescriptorSet, self._source, allow_partial=True)  # type: ignore[arg-type]
+                    index = self._index = SchemaIndex(fds.file)
+        return index
+
+    @property
+    def features(self) -> LazyFeatures:
+        """The load's :class:`~pbj.loader.features.LazyFeatures`."""
+        made = self._features
+        if made is None:
+            made = self._features = LazyFeatures(self.index)
+        return made
+
+    @property
     def fields(self) -> Any:
-        """The load's :class:`~pbj.loader.fields.FieldBuilder`, made when the first class is built."""
+        """The load's :class:`~pbj.loader.fields.FieldBuilder`, made when the first record is derived."""
         builder = self._fields
         if builder is None:
-            from pbj.loader.fields import FieldBuilder  # (it imports pbj.descriptor's enums and the schema API)
+            from pbj.loader.fields import FieldBuilder  # (it imports pbj.descriptor's enums)
 
             builder = self._fields = FieldBuilder(self.index, self)
         return builder
@@ -114,6 +150,8 @@ class LoadedSchema:
     def extensions(self) -> dict[str, Any]:
         """Full name -> :class:`pbj.Extension` of every extension of this load, in declaration order
         (building the classes they extend)."""
+        if not self.summary.extendees:
+            return {}
         for extendee in self.index.extending:
             if extendee in self._offered:
                 self.get(extendee)
@@ -145,19 +183,39 @@ class LoadedSchema:
         known = self.known.get(full_name)
         if known is not None:
             return known
-        if full_name in self.index.enum_desc:
-            from pbj.loader.enums import build_enum
+        from pbj.loader.declarations import build_enum_from, build_message_from
 
-            cls = build_enum(self, full_name)
+        record = self._record(full_name)
+        if record[0] == "enum":
+            cls = build_enum_from(full_name, record)
             pending.classes[full_name] = cls
             return cls
-        from pbj.loader.extensions import build_extensions
-        from pbj.loader.messages import build_message
-
-        cls = build_message(self, full_name)
+        cls = build_message_from(self, full_name, record)
         pending.classes[full_name] = cls  # before its extensions: one may hold a value of this very class
-        pending.extensions.update(build_extensions(self, full_name, cls))
+        if full_name in self.summary.extendees:
+            from pbj.loader.extensions import build_extensions
+
+            pending.extensions.update(build_extensions(self, full_name, cls))
         return cls
+
+    def _record(self, full_name: str) -> tuple:
+        """The record of ``full_name`` (:mod:`pbj.loader.declarations`): the cache's, when it has a
+        valid one, else derived from the descriptors now (and kept in :attr:`records`)."""
+        from pbj.loader.declarations import valid
+
+        record = self.records.get(full_name)
+        if record is not None and valid(full_name, record):
+            return record  # type: ignore[no-any-return]
+        if full_name in self._enums:
+            from pbj.loader.enums import derive_enum
+
+            record = derive_enum(self, full_name)
+        else:
+            from pbj.loader.messages import derive_message
+
+            record = derive_message(self, full_name)
+        self.records[full_name] = record
+        return record
 
     def _publish(self, pending: _Request) -> None:
         """Make a finished request's classes visible, in one dict update each.
@@ -173,7 +231,7 @@ class LoadedSchema:
             # pbj.options_of and pbj.to_google read the descriptors the class was built from
             # (pbj.schema.records.namespace_of). An enum holds its load weakly: its members live on
             # in places that outlive a load (the native engine's tables) and must not keep it alive.
-            if name in self.index.enum_desc:
+            if name in self._enums:
                 type.__setattr__(cls, "__pbj_schema__", weakref.ref(self))
                 type.__setattr__(cls, "__pbj_namespace__", weakref.ref(self.namespace))
             else:

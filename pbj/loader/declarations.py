@@ -1,0 +1,319 @@
+"""The declarations of a load's classes as plain data, and the classes made from them.
+
+A class of a load is made in two steps. The first reads the set's descriptors and the
+editions features that apply to them (:func:`pbj.loader.messages.derive_message`,
+:func:`pbj.loader.enums.derive_enum`) and writes what the class declares as a *record*: a
+tuple of strings, numbers, booleans and tuples, with the message and enum types of its fields
+named by full name. The second, here, makes the class from the record with the same
+``pbj.field``, ``pbj.map_field``, ``pbj.oneof`` and ``pbj.message`` calls (and their checks) as
+a class declared in Python. Records are what the schema cache keeps
+(:mod:`pbj.loader.cache`), so a process that reads them skips the first step, decoding the
+set included, and makes classes that are the same as those of a process that derived them.
+
+A message record::
+
+    ("message", qualname, package, file name, syntax, json rules, message_set,
+     extension ranges ((start, end), ...), reserved names (...), items (...),
+     nested ((attribute, full name), ...), attribute names taken (...))
+
+and its items, in declaration order::
+
+    ("field", attr, number, type, repeated, packed, optional, group, required, name, json_name,
+     default text, utf8)
+    ("map", attr, number, key type, value type, json_name, name, utf8)
+    ("oneof", attr, ((attr, number, type, name, json_name, group, default text, utf8), ...))
+
+where a type is a scalar's name (``"int32"``) or ``("enum", full name)`` or ``("message",
+full name)``; ``packed``, ``json_name``, the default's text (protoc's ``default_value``) and
+``utf8`` may be ``None``. An enum record: ``("enum", qualname, package, closed, ((name,
+number), ...))``. :func:`valid` checks a record's shape before it is used.
+
+This module imports neither :mod:`pbj.descriptor` nor the features' resolver: a process that
+finds its records in the cache never loads them.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pbj.errors import SchemaError
+from pbj.loader.defaults import parse_default
+from pbj.loader.names import enum_member_names
+from pbj.loader.pickling import (
+    make_enum_reduce,
+    message_copy,
+    message_deepcopy,
+    message_reduce,
+    registry_module,
+)
+from pbj.scalars import SCALARS
+from pbj.schema import FrozenMap, OneOf, field, map_field, message, oneof
+
+__all__ = ["build_enum_from", "build_message_from", "valid", "well_known"]
+
+
+def well_known() -> Mapping[str, Any]:
+    """Full name -> :mod:`pbj.wellknown` class or enum, for the types loads reuse.
+
+    :mod:`pbj.wellknown` is imported (its classes declared) when a name of package
+    ``google.protobuf`` is first looked up, not by the load: a program that never
+    reaches a well-known type does not pay for them.
+    """
+    return _KNOWN
+
+
+class _WellKnown(Mapping):
+    """:data:`pbj.wellknown.WELL_KNOWN`, imported on the first lookup of a ``google.protobuf`` name
+    (every name it holds is of that package); other names are answered without it."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _table() -> dict[str, Any]:
+        # (looked up under FIRST_USE while a class is built: importing pbj.wellknown never takes that lock)
+        from pbj.wellknown import WELL_KNOWN
+        return WELL_KNOWN
+
+    def get(self, full_name: str, default: Any = None) -> Any:
+        if not full_name.startswith(_WELL_KNOWN_PACKAGE):
+            return default
+        return self._table().get(full_name, default)
+
+    def __getitem__(self, full_name: str) -> Any:
+        found = self.get(full_name)
+        if found is None:
+            raise KeyError(full_name)
+        return found
+
+    def __contains__(self, full_name: object) -> bool:
+        return isinstance(full_name, str) and self.get(full_name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+_WELL_KNOWN_PACKAGE = "google.protobuf."
+_KNOWN = _WellKnown()
+
+
+class _Nested:
+    """A nested message or enum as an attribute of its outer class (``Outer.Inner``), built on first read.
+
+    The first read builds the class (through the load, so every thread gets the same one) and
+    puts it on the outer class in place of this stand-in.
+    """
+
+    __slots__ = ("full_name", "name", "schema")
+
+    def __init__(self, schema: Any, full_name: str, name: str) -> None:
+        self.schema = schema
+        self.full_name = full_name
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        cls = self.schema.get(self.full_name)
+        if owner is not None:
+            type.__setattr__(owner, self.name, cls)
+        return cls
+
+
+def field_type(schema: Any, kind: Any) -> Any:
+    """The pbj type of a record's field type: a scalar's name, the enum class (built now), or the
+    message class (a :mod:`pbj.wellknown` one) or a reference to it resolved on first use."""
+    if isinstance(kind, str):
+        return kind
+    what, target = kind
+    if what == "enum":
+        return schema.enum(target)
+    known = schema.known.get(target)
+    if known is not None:
+        return known
+    find = schema.message
+
+    def ref() -> Any:
+        return find(target)
+    ref.__qualname__ = ref.__name__ = target  # errors name the message, not a <lambda>
+    return ref
+
+
+def _annotation(ftype: Any, repeated: bool, optional: bool) -> Any:
+    if repeated:
+        return tuple
+    if isinstance(ftype, str):
+        base: Any = SCALARS[ftype].py_type
+    elif isinstance(ftype, type):
+        base = ftype
+    else:
+        return typing.Any  # a message reference, resolved on first use
+    return base | None if optional else base
+
+
+def _field(schema: Any, full: str, item: tuple) -> tuple[Any, Any]:
+    _, _, number, kind, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
+    ftype = field_type(schema, kind)
+    is_message = not isinstance(kind, str) and kind[0] == "message"
+    default = None if text is None else parse_default(text, ftype, full, name)
+    kwargs: dict[str, Any] = {"name": name, "json_name": json_name}
+    if default is not None:
+        kwargs["default"] = default
+    spec = field(number, ftype, repeated=repeated, packed=packed, optional=optional, group=group,
+                 required=required, **kwargs)
+    if utf8 is not None:  # proto2 and utf8_validation = NONE strings keep any bytes
+        spec.utf8 = utf8
+    # a field with a declared default reads it when unset: its attribute is never None
+    return _annotation(ftype, repeated, (optional or required or is_message) and default is None), spec
+
+
+def _oneof(schema: Any, full: str, members: tuple) -> Any:
+    made: dict[str, tuple] = {}
+    for attr, number, kind, name, json_name, group, text, utf8 in members:
+        ftype = field_type(schema, kind)
+        opts: dict[str, Any] = {"name": name}
+        if json_name:
+            opts["json_name"] = json_name
+        if group:
+            opts["group"] = True
+        if text is not None:
+            opts["default"] = parse_default(text, ftype, full, name)
+        if utf8 is not None:
+            opts["utf8"] = utf8
+        made[attr] = (number, ftype, opts)
+    return oneof(**made)
+
+
+def build_message_from(schema: Any, full: str, record: tuple) -> type:
+    """The message class of ``record`` (a valid message record of ``full``) in the load ``schema``
+    (a :class:`~pbj.loader.schema.LoadedSchema`).
+
+    Raises:
+        SchemaError: a declaration ``@pbj.message`` refuses, or a default that does not fit its field.
+    """
+    (_, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested,
+     taken) = record
+    anns: dict[str, Any] = {}
+    body: dict[str, Any] = {}
+    for item in items:
+        kind, attr = item[0], item[1]
+        if kind == "field":
+            anns[attr], body[attr] = _field(schema, full, item)
+        elif kind == "map":
+            _, _, number, key, value, json_name, name, utf8 = item
+            spec = map_field(number, field_type(schema, key), field_type(schema, value), json_name=json_name,
+                             name=name)
+            spec.utf8 = utf8  # about its string key or value
+            anns[attr], body[attr] = FrozenMap, spec
+        else:
+            anns[attr], body[attr] = OneOf | None, _oneof(schema, full, item[2])
+    body["__pbj_json_rules__"] = json_rules
+    # Nested classes as class attributes (ns.pkg.Outer.Inner, and pickling of classes), built when first read
+    for name, inner in nested:
+        if inner in schema:
+            body[name] = _Nested(schema, inner, name)
+    ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
+          "__doc__": f"The message {full} (loaded from {file_name}).", "__reduce__": message_reduce,
+          "__copy__": message_copy, "__deepcopy__": message_deepcopy}
+    raw = type(qualname.rsplit(".", 1)[-1], (), ns)
+    cls = message(raw, full_name=full, syntax=syntax, message_set=message_set,
+                  extensions=[range(start, end) for start, end in ranges] or None)
+    cls.__qualname__ = qualname
+    # Attributes of the class message() built from a plain type(): the checkers do not see them.
+    cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
+    cls.__pbj_info__.reserved_names = frozenset(reserved)  # type: ignore[attr-defined]
+    return cls
+
+
+def build_enum_from(full: str, record: tuple) -> type:
+    """The ``enum.IntEnum`` of ``record`` (a valid enum record of ``full``).
+
+    A closed enum's class has ``__pbj_closed__ = True``: the parser keeps a
+    number that is not a member as an unknown field, as Google's runtimes do.
+    Members pickle by the enum's full name. A value whose schema name cannot be
+    a member name (``value``, ``_X``: see :func:`~pbj.loader.names.enum_member_names`)
+    is listed in the class's ``__pbj_proto_names__`` (member name -> schema
+    name), which ProtoJSON and the text format write and read instead.
+
+    Raises:
+        SchemaError: the values cannot make an ``IntEnum``.
+    """
+    _, qualname, package, closed, schema_pairs = record
+    pairs = enum_member_names(list(schema_pairs))
+    try:
+        # The checkers follow the functional API only with a literal name: this one is the schema's.
+        cls: type[enum.IntEnum] = enum.IntEnum(  # type: ignore[misc]
+            qualname.rsplit(".", 1)[-1], pairs, module=registry_module(package), qualname=qualname)
+    except (ValueError, TypeError) as exc:
+        raise SchemaError(f"cannot build enum: {exc}", cls_name=full) from None
+    # Pickling by full name, and closedness, are set on the class built above (not declared on IntEnum).
+    cls.__reduce_ex__ = make_enum_reduce(full)  # type: ignore[method-assign]
+    cls.__doc__ = f"The enum {full}."
+    renamed = {py: name for (py, _), (name, _) in zip(pairs, schema_pairs, strict=True) if py != name}
+    if renamed:  # ProtoJSON and the text format write and read the schema's names
+        cls.__pbj_proto_names__ = renamed  # type: ignore[attr-defined]
+    # the parser keeps a closed enum's non-member numbers as unknown fields; an open one is
+    # marked too, so a proto2 message using it keeps it open (see pbj.schema.field_rules)
+    cls.__pbj_closed__ = closed  # type: ignore[attr-defined]
+    return cls
+
+
+# The shape of records, checked before one read from the cache is used.
+
+def _strs(value: Any) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
+
+
+def _opt(value: Any, kind: type) -> bool:
+    return value is None or type(value) is kind
+
+
+def _type_ok(kind: Any) -> bool:
+    if type(kind) is str:
+        return kind in SCALARS
+    return (type(kind) is tuple and len(kind) == 2 and kind[0] in ("enum", "message")
+            and type(kind[1]) is str)
+
+
+def _item_ok(item: Any) -> bool:
+    if type(item) is not tuple or len(item) < 3 or type(item[1]) is not str:
+        return False
+    if item[0] == "field" and len(item) == 13:
+        _, _, number, kind, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
+        return (type(number) is int and _type_ok(kind) and _opt(packed, bool) and type(name) is str
+                and all(type(b) is bool for b in (repeated, optional, group, required))
+                and _opt(json_name, str) and _opt(text, str) and _opt(utf8, bool))
+    if item[0] == "map" and len(item) == 8:
+        _, _, number, key, value, json_name, name, utf8 = item
+        return (type(number) is int and _type_ok(key) and _type_ok(value) and _opt(json_name, str)
+                and type(name) is str and type(utf8) is bool)
+    if item[0] == "oneof" and len(item) == 3 and type(item[2]) is tuple:
+        return all(type(m) is tuple and len(m) == 8 and type(m[0]) is str and type(m[1]) is int
+                   and _type_ok(m[2]) and type(m[3]) is str and _opt(m[4], str) and type(m[5]) is bool
+                   and _opt(m[6], str) and _opt(m[7], bool) for m in item[2])
+    return False
+
+
+def valid(full: str, record: Any) -> bool:
+    """Whether ``record`` has the shape of a message or enum record (the module's docstring) of the
+    type ``full``: what the cache gave is used only then."""
+    if type(record) is not tuple or not record:
+        return False
+    if record[0] == "enum":
+        return (len(record) == 5 and type(record[1]) is str and type(record[2]) is str and type(record[3]) is bool
+                and type(record[4]) is tuple and bool(record[4])
+                and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is int
+                        for p in record[4]) and full.endswith(record[1]))
+    if record[0] != "message" or len(record) != 12:
+        return False
+    _, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested, taken = record
+    return (all(type(v) is str for v in (qualname, package, file_name, syntax)) and full.endswith(qualname)
+            and json_rules in ("skip", "legacy", "allow") and type(message_set) is bool
+            and type(ranges) is tuple
+            and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int for r in ranges)
+            and _strs(reserved) and _strs(taken) and type(items) is tuple and all(_item_ok(i) for i in items)
+            and type(nested) is tuple
+            and all(type(n) is tuple and len(n) == 2 and type(n[0]) is str and type(n[1]) is str for n in nested))
