@@ -25,6 +25,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,7 @@ typedef struct {
     RBuf out;
     int64_t row;            /* the table row being written, for errors */
     EDict *dicts;           /* one per node */
+    const struct ArrowArray **fitted;  /* one per node: the array fits() last found fitting it (checked once) */
 } ECall;
 
 static int fail_at(ECall *c, const ENode *n, const char *what)
@@ -395,6 +397,8 @@ static int bad_array(ECall *c, const ENode *n)
 /* an array fits node n: its buffers and children are there */
 static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
 {
+    ptrdiff_t ni = n - c->pl->nodes;
+    if (a != NULL && c->fitted[ni] == a) return 0;  /* a call's arrays do not change while it runs */
     if (a == NULL || a->length < 0 || a->offset < 0 || a->buffers == NULL) return bad_array(c, n);
     int64_t nbuf = 2, nch = 0;
     switch (n->kind) {
@@ -420,6 +424,7 @@ static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
     if (a->n_buffers != nbuf || a->n_children != nch || (nch && a->children == NULL)) return bad_array(c, n);
     for (int64_t i = 0; i < nch; i++) if (a->children[i] == NULL) return bad_array(c, n);
     if (n->kind != AK_STRUCT && n->kind != AK_ONEOF && a->buffers[1] == NULL && a->length > 0) return bad_array(c, n);
+    c->fitted[ni] = a;
     return 0;
 }
 
@@ -800,30 +805,46 @@ done:
     return rc;
 }
 
+/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null */
+static int oneof_member(ECall *c, ENode *cn, int cni, const struct ArrowArray *col, int64_t ci, int64_t *out)
+{
+    *out = -1;
+    if (!valid_at(col, ci)) return 0;
+    int64_t mi = col->offset + ci;
+    const struct ArrowArray *which = col->children[0];
+    if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
+        which->offset < 0 || in_range(c, cn, which, mi) < 0) return bad_array(c, cn);
+    EDict *dc;
+    if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    int32_t idx;
+    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
+    if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
+    if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
+    *out = dc->map[idx];
+    return 0;
+}
+
 /* the fields of a struct row (its steps back to front) */
 static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
     ENode *n = &c->pl->nodes[ni];
     int64_t ci = a->offset + i;  /* a struct's offset applies to its children */
+    int oneof_child = -1;        /* the oneof whose member is known (each member is a step of its own) */
+    int64_t oneof_set = -1;      /* and that member's position, -1 for none */
     for (int s = n->nsteps - 1; s >= 0; s--) {
         const EStep *e = &n->steps[s];
+        if (e->member >= 0 && e->child == oneof_child && oneof_set != e->member) continue;  /* not the member set */
         int cni = n->children[e->child];
         ENode *cn = &c->pl->nodes[cni];
         const struct ArrowArray *col = a->children[e->child];
         if (fits(c, cn, col) < 0 || in_range(c, cn, col, ci) < 0) return -1;
         if (e->member >= 0) {  /* a oneof's member: written when it is the member set */
-            if (!valid_at(col, ci)) continue;
+            if (e->child != oneof_child) {
+                if (oneof_member(c, cn, cni, col, ci, &oneof_set) < 0) return -1;
+                oneof_child = e->child;
+            }
+            if (oneof_set != e->member) continue;
             int64_t mi = col->offset + ci;
-            const struct ArrowArray *which = col->children[0];
-            if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
-                which->offset < 0 || in_range(c, cn, which, mi) < 0) return bad_array(c, cn);
-            EDict *dc;
-            if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
-            int32_t idx;
-            memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
-            if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
-            if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
-            if (dc->map[idx] != e->member) continue;
             int mni = cn->children[e->member];
             ENode *mn = &c->pl->nodes[mni];
             const struct ArrowArray *mcol = col->children[e->member + 1];
@@ -964,8 +985,14 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     } else if ((root = capsule_array(args[1])) == NULL) {
         return NULL;
     }
-    ECall call = {pl, {NULL, 0, 0}, 0, calloc((size_t)pl->nnodes, sizeof(EDict))};
-    if (call.dicts == NULL) { free(columns); return PyErr_NoMemory(); }
+    ECall call = {pl, {NULL, 0, 0}, 0, calloc((size_t)pl->nnodes, sizeof(EDict)),
+                  calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *))};
+    if (call.dicts == NULL || call.fitted == NULL) {
+        free(call.dicts);
+        free(call.fitted);
+        free(columns);
+        return PyErr_NoMemory();
+    }
     PyObject *out = NULL;
     if (fits(&call, &pl->nodes[0], root) < 0) goto done;
     out = PyList_New(root->length);
@@ -983,6 +1010,7 @@ done:
     free(call.out.mem);
     for (int k = 0; k < pl->nnodes; k++) free(call.dicts[k].map);
     free(call.dicts);
+    free(call.fitted);
     free(columns);
     return out;
 }
