@@ -238,8 +238,9 @@ def test_the_writer_takes_the_engines_codes_and_refuses_another_layout():
 @pytest.mark.skipif(not NATIVE, reason="the native writer")
 def test_the_writer_reads_no_buffer_past_its_size():
     """The writer reads the arrays' buffers as records (pyarrow.Buffer objects, sizes known): a buffer shorter
-    than its column's rows need, a child record before its parent or nulls with no bitmap are refused (ValueError),
-    never read past; a struct's validity, found through its fields (the Python path's bytes), or by is_valid() where the struct starts inside its buffers, gives the Python path's bytes."""
+    than its column's rows need, a child record before its parent or nulls with no bitmap are refused
+    (ValueError), never read past; a struct's validity, found through its fields or, where the struct starts
+    inside its buffers, by is_valid(), gives the Python path's bytes."""
     from pbj.arrow.conform import conform_batch
     from pbj.arrow.encode import _module, _Records, writer_plan
 

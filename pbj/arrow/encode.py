@@ -175,8 +175,8 @@ class _Records:
                 self.records[me] = (n, 0, nulls, (None,), (-1,) * k, -1)
                 return me
             validity = None if nulls == 0 else self._bits(a)
-            children = tuple(self.add(a.field(i)) for i in range(k))
-            self.records[me] = (n, 0, nulls, (validity,), children, -1)
+            fields = tuple(self.add(a.field(i)) for i in range(k))
+            self.records[me] = (n, 0, nulls, (validity,), fields, -1)
             return me
         if isinstance(a, pa.ListArray):  # and MapArray
             offsets = a.offsets
