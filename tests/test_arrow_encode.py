@@ -233,3 +233,52 @@ def test_the_writer_takes_the_engines_codes_and_refuses_another_layout():
                 {k: v for k, v in good.items() if k != "arrow.time"}):
         with pytest.raises(ImportError, match="built for another codec plan"):
             module.setup(bad)
+
+
+@pytest.mark.skipif(not NATIVE, reason="the native writer")
+def test_the_writer_reads_no_buffer_past_its_size():
+    """The writer reads the arrays' buffers as records (pyarrow.Buffer objects, sizes known): a buffer shorter
+    than its column's rows need, a child record before its parent or nulls with no bitmap are refused
+    (ValueError), never read past; a struct's validity, found through its fields or, where the struct starts
+    inside its buffers, by is_valid(), gives the Python path's bytes."""
+    from pbj.arrow.conform import conform_batch
+    from pbj.arrow.encode import _module, _Records, writer_plan
+
+    table = pbj.arrow.to_arrow(ROWS, Row)
+    arrays = conform_batch(table.to_batches()[0], plan_of(Row, Options()), "Row", 0)
+    plan, module = writer_plan(Row, Options()), _module()
+
+    def encode(change):
+        records = _Records()
+        columns = tuple(records.add(a) for a in arrays)
+        rows = [list(r) for r in records.records]
+        change(rows, columns)
+        return module.encode(plan, tuple(map(tuple, rows)), columns, len(ROWS))
+
+    assert encode(lambda rows, columns: None) == [pbj.encode(m) for m in ROWS]
+    short = pa.py_buffer(b"\0" * 4)
+
+    def shorten(rows, columns):
+        rows[columns[1]][3] = (None, short)  # fixed64 column: 8 bytes a row
+    with pytest.raises(ValueError, match="column 'u64' row 0: the array does not fit its column"):
+        encode(shorten)
+
+    def cut_strings(rows, columns):
+        rows[columns[4]][3] = (*rows[columns[4]][3][:2], pa.py_buffer(b"\0"))  # row 0 holds 2 bytes
+    with pytest.raises(ValueError, match="column 'raw' row 0: the array does not fit"):
+        encode(cut_strings)
+
+    def loop(rows, columns):
+        rows[columns[7]][4] = (0,) * len(rows[columns[7]][4])
+    with pytest.raises(ValueError, match="a child that is not a later record"):
+        encode(loop)
+
+    def no_bitmap(rows, columns):
+        rows[columns[6]][2] = 1
+        rows[columns[6]][3] = (None, rows[columns[6]][3][1])
+    with pytest.raises(ValueError, match="nulls but no validity bitmap"):
+        encode(no_bitmap)
+    # a struct's validity through its fields, and sliced (is_valid)
+    leafy = [Row(leaf=Leaf(label="a")), Row(), Row(leaf=Leaf(weight=2.0)), Row(choice=pbj.OneOf("node", Leaf()))]
+    assert check(pbj.arrow.to_arrow(leafy * 3, Row).slice(1, 7), Row) == [pbj.encode(m) for m in (leafy * 3)[1:8]]
+    assert check(pbj.arrow.to_arrow(leafy, Row), Row) == [pbj.encode(m) for m in leafy]

@@ -4,8 +4,10 @@
  * pbj/arrow/encode.py flattens the column tree of pbj.arrow.mapping joined with each class's
  * codec plan (field numbers, labels, groups, packed forms, the field-number order of the writes)
  * into node records; plan() turns them into an EPlan (a capsule). encode() then takes one record
- * batch (a struct array through the Arrow C Data Interface, its columns in the mapping's exact
- * types: pbj/arrow/conform.py made them so) and writes each row's encoding as pbj's writers write
+ * batch's arrays as records (their buffers as pyarrow.Buffer objects read through the buffer
+ * protocol, so each buffer's size is known; the columns in the mapping's exact types:
+ * pbj/arrow/conform.py made them so; nothing under a struct whose rows are all null) and
+ * writes each row's encoding as pbj's writers write
  * the message from_arrow builds for that row: fields in field-number order, a oneof's member at
  * its number, implicit-presence zeros left out (+0.0 but not -0.0), packed runs, groups, map
  * entries sorted by key with key and value both written (the last of equal keys kept, as a dict
@@ -19,12 +21,13 @@
  * an enum name that is no member, a oneof member name that is no member, a string that is not
  * UTF-8, offsets outside their child). Memory safety: every array is checked against its node
  * before use (children and buffers present), every index against the array's length, every list
- * or string span against its offsets (monotonic, inside the child or up to the last offset, which
- * the Arrow format guarantees the data buffer holds). No Python code runs during a walk; the
- * capsule's arrays are owned by it until encode() returns.
+ * or string span against its offsets (monotonic, inside the child or up to the last offset), and
+ * every buffer against its size once per array (sized()). No Python code runs during a walk; the
+ * buffers are held (PyObject_GetBuffer) until encode() returns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +382,7 @@ typedef struct {
     RBuf out;
     int64_t row;            /* the table row being written, for errors */
     EDict *dicts;           /* one per node */
+    const struct ArrowArray **fitted;  /* one per node: the array fits() last found fitting it (checked once) */
 } ECall;
 
 static int fail_at(ECall *c, const ENode *n, const char *what)
@@ -392,9 +396,53 @@ static int bad_array(ECall *c, const ENode *n)
     return fail_at(c, n, "the array does not fit its column (children, buffers or offsets)");
 }
 
-/* an array fits node n: its buffers and children are there */
+/* the sizes in bytes of an array's buffers (its private_data: encode() made the array from a record) */
+typedef struct {
+    int64_t size[3];
+} ESizes;
+
+/* the buffers of array `a` hold what node n reads: the validity bitmap, the values (of the node's width) or the
+ * offsets, and a string's or binary's bytes up to its last offset (which is read only once the offsets are known
+ * to be there) */
+static int sized(const ENode *n, const struct ArrowArray *a)
+{
+    const ESizes *z = a->private_data;
+    if (z == NULL || a->n_buffers > 3) return -1;
+    int64_t end = a->offset + a->length;  /* both at most 2**40: encode() checked */
+    if (a->buffers[0] != NULL && z->size[0] * 8 < end) return -1;
+    if (a->n_buffers < 2 || a->buffers[1] == NULL) return 0;  /* fits() said when the values must be there */
+    int64_t width = 0;  /* bytes per element; -1: bits; 0: offsets (and bytes) */
+    switch (n->kind) {
+    case AK_SCALAR:
+        switch (n->type) {
+        case T_DOUBLE: case T_FIXED64: case T_SFIXED64: case T_INT64: case T_UINT64: case T_SINT64: width = 8; break;
+        case T_BOOL: width = -1; break;
+        case T_STRING: case T_BYTES: width = 0; break;
+        default: width = 4; break;
+        }
+        break;
+    case AK_ENUM: width = 4; break;
+    case AK_TIME: width = 8; break;
+    case AK_PRESENT: width = -1; break;
+    case AK_LIST: case AK_MAP: case AK_ENCODED: width = 0; break;
+    default: return 0;
+    }
+    if (width > 0) return z->size[1] >= end * width ? 0 : -1;
+    if (width < 0) return z->size[1] * 8 >= end ? 0 : -1;
+    if (z->size[1] < (end + 1) * 4) return -1;
+    if (a->n_buffers == 3) {  /* the bytes: up to the last offset */
+        int32_t last;
+        memcpy(&last, (const uint8_t *)a->buffers[1] + 4 * end, 4);
+        if (last < 0 || (last > 0 && a->buffers[2] == NULL) || z->size[2] < last) return -1;
+    }
+    return 0;
+}
+
+/* an array fits node n: its buffers and children are there, and its buffers are big enough */
 static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
 {
+    ptrdiff_t ni = n - c->pl->nodes;
+    if (a != NULL && c->fitted[ni] == a) return 0;  /* a call's arrays do not change while it runs */
     if (a == NULL || a->length < 0 || a->offset < 0 || a->buffers == NULL) return bad_array(c, n);
     int64_t nbuf = 2, nch = 0;
     switch (n->kind) {
@@ -420,6 +468,8 @@ static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
     if (a->n_buffers != nbuf || a->n_children != nch || (nch && a->children == NULL)) return bad_array(c, n);
     for (int64_t i = 0; i < nch; i++) if (a->children[i] == NULL) return bad_array(c, n);
     if (n->kind != AK_STRUCT && n->kind != AK_ONEOF && a->buffers[1] == NULL && a->length > 0) return bad_array(c, n);
+    if (sized(n, a) < 0) return bad_array(c, n);
+    c->fitted[ni] = a;
     return 0;
 }
 
@@ -562,6 +612,8 @@ static int map_dictionary(ECall *c, const ENode *n, int ni, const struct ArrowAr
     if (d == NULL || d->n_buffers != 3 || d->buffers == NULL || d->length < 0 || d->offset < 0 ||
         (d->length > 0 && d->buffers[1] == NULL)) return bad_array(c, n);
     if (dc->seen == d && dc->len == d->length) return 0;
+    ENode strings = {.kind = AK_SCALAR, .type = T_STRING};
+    if (d->length > 0 && sized(&strings, d) < 0) return bad_array(c, n);
     free(dc->map);
     dc->seen = NULL;
     dc->map = malloc((size_t)(d->length ? d->length : 1) * sizeof(int64_t));
@@ -800,30 +852,47 @@ done:
     return rc;
 }
 
+/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null */
+static int oneof_member(ECall *c, ENode *cn, int cni, const struct ArrowArray *col, int64_t ci, int64_t *out)
+{
+    *out = -1;
+    if (!valid_at(col, ci)) return 0;
+    int64_t mi = col->offset + ci;
+    const struct ArrowArray *which = col->children[0];
+    if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
+        which->offset < 0 || in_range(c, cn, which, mi) < 0 || which->private_data == NULL ||
+        ((const ESizes *)which->private_data)->size[1] < 4 * (which->offset + which->length)) return bad_array(c, cn);
+    EDict *dc;
+    if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    int32_t idx;
+    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
+    if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
+    if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
+    *out = dc->map[idx];
+    return 0;
+}
+
 /* the fields of a struct row (its steps back to front) */
 static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
     ENode *n = &c->pl->nodes[ni];
     int64_t ci = a->offset + i;  /* a struct's offset applies to its children */
+    int oneof_child = -1;        /* the oneof whose member is known (each member is a step of its own) */
+    int64_t oneof_set = -1;      /* and that member's position, -1 for none */
     for (int s = n->nsteps - 1; s >= 0; s--) {
         const EStep *e = &n->steps[s];
+        if (e->member >= 0 && e->child == oneof_child && oneof_set != e->member) continue;  /* not the member set */
         int cni = n->children[e->child];
         ENode *cn = &c->pl->nodes[cni];
         const struct ArrowArray *col = a->children[e->child];
         if (fits(c, cn, col) < 0 || in_range(c, cn, col, ci) < 0) return -1;
         if (e->member >= 0) {  /* a oneof's member: written when it is the member set */
-            if (!valid_at(col, ci)) continue;
+            if (e->child != oneof_child) {
+                if (oneof_member(c, cn, cni, col, ci, &oneof_set) < 0) return -1;
+                oneof_child = e->child;
+            }
+            if (oneof_set != e->member) continue;
             int64_t mi = col->offset + ci;
-            const struct ArrowArray *which = col->children[0];
-            if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
-                which->offset < 0 || in_range(c, cn, which, mi) < 0) return bad_array(c, cn);
-            EDict *dc;
-            if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
-            int32_t idx;
-            memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
-            if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
-            if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
-            if (dc->map[idx] != e->member) continue;
             int mni = cn->children[e->member];
             ENode *mn = &c->pl->nodes[mni];
             const struct ArrowArray *mcol = col->children[e->member + 1];
@@ -918,62 +987,175 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
     return rb_varint(b, rb_used(b) - mark);
 }
 
-/* the arrow_array capsule `cap`'s array, not released; NULL with an error set */
-static struct ArrowArray *capsule_array(PyObject *cap)
+/* ---- the arrays of a call, from records ---- */
+
+#define MAX_ROWS (INT64_C(1) << 40)
+
+/* the arrays encode() reads: made from pbj/arrow/encode.py's records, each buffer a Python object with the
+ * buffer protocol (a pyarrow.Buffer), held and its size known while the call runs */
+typedef struct {
+    Py_ssize_t n;
+    struct ArrowArray *arrays;
+    ESizes *sizes;
+    const void **buffers;           /* 3 per array */
+    Py_buffer *views;               /* 3 per array; obj NULL where no view was taken */
+    struct ArrowArray **children;   /* every array's children, one run each */
+    uint8_t *zeros;                 /* the validity of an array all of whose rows are null, made here */
+} ERecords;
+
+/* what a record's child -1 points to: no array (fits() refuses it; it is never read: its parent's rows are null) */
+static const struct ArrowArray no_array = {0};
+
+static void free_records(ERecords *r)
 {
-    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
-    if (a != NULL && a->release == NULL) {
-        PyErr_SetString(PyExc_ValueError, "the batch was released");
-        return NULL;
-    }
-    return a;
+    if (r->views != NULL)
+        for (Py_ssize_t k = 0; k < 3 * r->n; k++) if (r->views[k].obj != NULL) PyBuffer_Release(&r->views[k]);
+    free(r->arrays);
+    free(r->sizes);
+    free(r->buffers);
+    free(r->views);
+    free(r->children);
+    free(r->zeros);
 }
 
-/* encode(plan, batch: arrow_array capsule of a struct array) or encode(plan, columns: tuple of arrow_array
- * capsules, rows) -> list[bytes], one per row. The second form reads the columns as the children of a struct
- * of `rows` rows with no nulls (each column is checked against its node and each row against its length as it
- * is read): exporting a wide table's columns one by one costs less than making a record batch of them first. */
+static int record_error(Py_ssize_t i, const char *what)
+{
+    PyErr_Format(PyExc_ValueError, "arrow encode: record %zd: %s", i, what);
+    return -1;
+}
+
+/* a record: (length, offset, null_count, buffers: tuple of buffer or None, children: tuple of record indices
+ * (each after this one; -1: never read), dictionary: a record index after this one or -1) */
+static int read_record(ERecords *r, Py_ssize_t i, PyObject *rec, Py_ssize_t *next_child, int64_t *most_null)
+{
+    if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 6) return record_error(i, "not a 6-tuple");
+    long long v[3];
+    for (int k = 0; k < 3; k++) {
+        v[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(rec, k));
+        if (v[k] == -1 && PyErr_Occurred()) return -1;
+        if (v[k] < 0 || v[k] > MAX_ROWS) return record_error(i, "length, offset or null count out of range");
+    }
+    struct ArrowArray *a = &r->arrays[i];
+    a->length = v[0];
+    a->offset = v[1];
+    a->null_count = v[2];
+    if (a->null_count > a->length) return record_error(i, "more nulls than rows");
+    PyObject *bufs = PyTuple_GET_ITEM(rec, 3), *kids = PyTuple_GET_ITEM(rec, 4), *dict = PyTuple_GET_ITEM(rec, 5);
+    if (!PyTuple_Check(bufs) || PyTuple_GET_SIZE(bufs) < 1 || PyTuple_GET_SIZE(bufs) > 3 || !PyTuple_Check(kids))
+        return record_error(i, "buffers or children");
+    a->n_buffers = PyTuple_GET_SIZE(bufs);
+    a->buffers = &r->buffers[3 * i];
+    a->private_data = &r->sizes[i];
+    for (Py_ssize_t k = 0; k < a->n_buffers; k++) {
+        PyObject *b = PyTuple_GET_ITEM(bufs, k);
+        if (b == Py_None) continue;
+        Py_buffer *view = &r->views[3 * i + k];
+        if (PyObject_GetBuffer(b, view, PyBUF_SIMPLE) < 0) return -1;
+        r->buffers[3 * i + k] = view->buf;
+        r->sizes[i].size[k] = view->len;
+    }
+    if (a->null_count > 0 && a->buffers[0] == NULL) {
+        if (a->null_count != a->length || a->offset != 0) return record_error(i, "nulls but no validity bitmap");
+        if (a->length > *most_null) *most_null = a->length;  /* all null: a bitmap of zeros, made below */
+    }
+    Py_ssize_t nk = PyTuple_GET_SIZE(kids);
+    a->n_children = nk;
+    a->children = &r->children[*next_child];
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        long long j = PyLong_AsLongLong(PyTuple_GET_ITEM(kids, k));
+        if (j == -1 && PyErr_Occurred()) return -1;
+        if (j != -1 && (j <= i || j >= r->n)) return record_error(i, "a child that is not a later record");
+        a->children[k] = j == -1 ? (struct ArrowArray *)&no_array : &r->arrays[j];
+    }
+    *next_child += nk;
+    long long d = PyLong_AsLongLong(dict);
+    if (d == -1 && PyErr_Occurred()) return -1;
+    if (d != -1 && (d <= i || d >= r->n)) return record_error(i, "a dictionary that is not a later record");
+    a->dictionary = d == -1 ? NULL : &r->arrays[d];
+    return 0;
+}
+
+static int read_records(ERecords *r, PyObject *records)
+{
+    memset(r, 0, sizeof *r);
+    Py_ssize_t n = PyTuple_GET_SIZE(records), total = 0;
+    if (n < 0 || n > (Py_ssize_t)1 << 26) { PyErr_SetString(PyExc_ValueError, "arrow encode: too many records"); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *rec = PyTuple_GET_ITEM(records, i);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 6 || !PyTuple_Check(PyTuple_GET_ITEM(rec, 4)))
+            return record_error(i, "not a 6-tuple");
+        total += PyTuple_GET_SIZE(PyTuple_GET_ITEM(rec, 4));
+    }
+    r->n = n;
+    size_t m = n > 0 ? (size_t)n : 1;
+    r->arrays = calloc(m, sizeof(struct ArrowArray));
+    r->sizes = calloc(m, sizeof(ESizes));
+    r->buffers = calloc(3 * m, sizeof(void *));
+    r->views = calloc(3 * m, sizeof(Py_buffer));
+    r->children = calloc((size_t)(total ? total : 1), sizeof(struct ArrowArray *));
+    if (!r->arrays || !r->sizes || !r->buffers || !r->views || !r->children) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t next_child = 0;
+    int64_t most_null = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_record(r, i, PyTuple_GET_ITEM(records, i), &next_child, &most_null) < 0) return -1;
+    if (most_null > 0) {
+        r->zeros = calloc((size_t)(most_null + 7) / 8, 1);
+        if (r->zeros == NULL) { PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            struct ArrowArray *a = &r->arrays[i];
+            if (a->null_count > 0 && a->buffers[0] == NULL) {
+                a->buffers[0] = r->zeros;
+                r->sizes[i].size[0] = (a->length + 7) / 8;
+            }
+        }
+    }
+    return 0;
+}
+
+/* encode(plan, records, columns, rows) -> list[bytes], one per row: `records` describe the arrays (see
+ * read_record), `columns` (a tuple of record indices) are the table's columns, read as the children of a struct
+ * of `rows` rows with no nulls. pbj/arrow/encode.py makes the records from pyarrow arrays, their buffers as
+ * pyarrow.Buffer objects, leaving out the children of a struct whose rows are all null: exporting every array of a
+ * wide table through the C Data Interface, and Arrow's validation of them, cost more than the walk. */
 static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs < 2 || nargs > 3 || (nargs == 3) != PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "encode(plan, batch) or encode(plan, columns: tuple, rows)");
+    if (nargs != 4 || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "encode(plan, records: tuple, columns: tuple, rows)");
         return NULL;
     }
     EPlan *pl = PyCapsule_GetPointer(args[0], EPLAN_CAPSULE);
     if (pl == NULL) return NULL;
-    struct ArrowArray joined, **columns = NULL, *root;
-    const void *no_validity[1] = {NULL};
-    if (nargs == 3) {
-        Py_ssize_t k = PyTuple_GET_SIZE(args[1]);
-        long long rows = PyLong_AsLongLong(args[2]);
-        if (rows == -1 && PyErr_Occurred()) return NULL;
-        if (rows < 0) { PyErr_SetString(PyExc_ValueError, "encode: rows < 0"); return NULL; }
-        columns = malloc((size_t)(k ? k : 1) * sizeof(struct ArrowArray *));
-        if (columns == NULL) return PyErr_NoMemory();
-        for (Py_ssize_t j = 0; j < k; j++) {
-            if ((columns[j] = capsule_array(PyTuple_GET_ITEM(args[1], j))) == NULL) { free(columns); return NULL; }
-        }
-        memset(&joined, 0, sizeof joined);
-        joined.length = rows;
-        joined.n_buffers = 1;
-        joined.buffers = no_validity;
-        joined.n_children = k;
-        joined.children = columns;
-        root = &joined;
-    } else if ((root = capsule_array(args[1])) == NULL) {
-        return NULL;
-    }
-    ECall call = {pl, {NULL, 0, 0}, 0, calloc((size_t)pl->nnodes, sizeof(EDict))};
-    if (call.dicts == NULL) { free(columns); return PyErr_NoMemory(); }
+    long long rows = PyLong_AsLongLong(args[3]);
+    if (rows == -1 && PyErr_Occurred()) return NULL;
+    if (rows < 0 || rows > MAX_ROWS) { PyErr_SetString(PyExc_ValueError, "encode: rows out of range"); return NULL; }
+    ERecords recs;
     PyObject *out = NULL;
-    if (fits(&call, &pl->nodes[0], root) < 0) goto done;
-    out = PyList_New(root->length);
+    ECall call = {pl, {NULL, 0, 0}, 0, NULL, NULL};
+    Py_ssize_t k = PyTuple_GET_SIZE(args[2]);
+    struct ArrowArray **columns = calloc((size_t)(k ? k : 1), sizeof(struct ArrowArray *));
+    if (columns == NULL) return PyErr_NoMemory();
+    if (read_records(&recs, args[1]) < 0) goto done;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        long long at = PyLong_AsLongLong(PyTuple_GET_ITEM(args[2], j));
+        if (at == -1 && PyErr_Occurred()) goto done;
+        if (at < 0 || at >= recs.n) { PyErr_SetString(PyExc_ValueError, "encode: a column's record"); goto done; }
+        columns[j] = &recs.arrays[at];
+    }
+    const void *no_validity[1] = {NULL};
+    ESizes no_sizes = {{0, 0, 0}};
+    struct ArrowArray root = {.length = rows, .n_buffers = 1, .buffers = no_validity, .n_children = k,
+                              .children = columns, .private_data = &no_sizes};
+    call.dicts = calloc((size_t)pl->nnodes, sizeof(EDict));
+    call.fitted = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
+    if (call.dicts == NULL || call.fitted == NULL) { PyErr_NoMemory(); goto done; }
+    if (fits(&call, &pl->nodes[0], &root) < 0) goto done;
+    out = PyList_New(rows);
     if (out == NULL) goto done;
-    for (int64_t r = 0; r < root->length; r++) {
+    for (int64_t r = 0; r < rows; r++) {
         call.row = r;
         call.out.pos = call.out.cap;
-        if (put_struct_fields(&call, 0, root, r, 0) < 0) { Py_CLEAR(out); goto done; }
+        if (put_struct_fields(&call, 0, &root, r, 0) < 0) { Py_CLEAR(out); goto done; }
         PyObject *row = PyBytes_FromStringAndSize((const char *)call.out.mem + call.out.pos,
                                                   (Py_ssize_t)rb_used(&call.out));
         if (row == NULL) { Py_CLEAR(out); goto done; }
@@ -981,44 +1163,22 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
 done:
     free(call.out.mem);
-    for (int k = 0; k < pl->nnodes; k++) free(call.dicts[k].map);
+    if (call.dicts != NULL) for (int j = 0; j < pl->nnodes; j++) free(call.dicts[j].map);
     free(call.dicts);
+    free(call.fitted);
     free(columns);
-    return out;
-}
-
-/* an empty ArrowArray to export into (pyarrow's _export_to_c, which exports no schema): (capsule, address);
- * the capsule releases what was exported into it and frees the struct */
-static void array_capsule_free(PyObject *cap)
-{
-    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
-    if (a == NULL) { PyErr_Clear(); return; }
-    if (a->release != NULL) a->release(a);
-    free(a);
-}
-
-static PyObject *new_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self; (void)args;
-    if (nargs != 0) { PyErr_SetString(PyExc_TypeError, "new_array()"); return NULL; }
-    struct ArrowArray *a = calloc(1, sizeof(struct ArrowArray));
-    if (a == NULL) return PyErr_NoMemory();
-    PyObject *cap = PyCapsule_New(a, "arrow_array", array_capsule_free);
-    if (cap == NULL) { free(a); return NULL; }
-    PyObject *out = Py_BuildValue("(NK)", cap, (unsigned long long)(uintptr_t)a);
+    free_records(&recs);
     return out;
 }
 
 static PyMethodDef methods[] = {
-    {"new_array", (PyCFunction)(void (*)(void))new_array, METH_FASTCALL,
-     "new_array() -> (arrow_array capsule, address): an empty ArrowArray to export a batch into."},
     {"setup", setup, METH_VARARGS,
      "setup(layout): the codes Python sends (pbj._native.layout()), checked against this build's (ImportError)."},
     {"plan", (PyCFunction)(void (*)(void))plan, METH_FASTCALL,
      "plan(nodes) -> the writer's plan of a column tree (pbj/arrow/encode.py)."},
     {"encode", (PyCFunction)(void (*)(void))encode, METH_FASTCALL,
-     "encode(plan, batch) or encode(plan, columns, rows) -> list of each row's encoding (batch: an arrow_array "
-     "capsule of a struct array; columns: a tuple of arrow_array capsules, the struct's children)."},
+     "encode(plan, records, columns, rows) -> list of each row's encoding (records: the arrays, made by "
+     "pbj/arrow/encode.py; columns: the record index of each of the table's columns)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -140,25 +140,101 @@ def batch_encodings(cls: type, options: Options, arrays: list[pa.Array]) -> list
     rows = len(arrays[0])
     if any(len(a) != rows for a in arrays):
         raise ValueError("the table's columns differ in length")
-    # Arrow's cheap checks (buffer sizes, first and last offsets in bounds), on which the C side's own
-    # checks of each span (monotonic, inside the last offset or the child) keep every read in bounds
-    try:
-        for a in arrays:
-            a.validate()
-    except pa.ArrowInvalid as exc:
-        raise ValueError(f"the table's arrays are not valid Arrow data ({exc})") from None
-    # each column exported alone (no schema: exporting the schema of a wide table costs more than the walk)
-    # and read by the C side as the children of one struct, with no record batch made first
-    capsules = []
-    for a in arrays:
-        exporter = getattr(a, "_export_to_c", None)
-        if exporter is not None:
-            capsule, address = module.new_array()
-            exporter(address)
-        else:  # pragma: no cover - a pyarrow without it
-            _schema, capsule = a.__arrow_c_array__()
-        capsules.append(capsule)
-    return module.encode(found, tuple(capsules), rows)  # type: ignore[no-any-return]
+    # the arrays as records (their buffers as pyarrow.Buffer objects, whose sizes the C side checks every read
+    # against), leaving out what is under a struct whose rows are all null: most of a wide table, which the
+    # Arrow C Data Interface would export and Arrow's validation visit whole
+    records = _Records()
+    columns = tuple(records.add(a) for a in arrays)
+    return module.encode(found, tuple(records.records), columns, rows)  # type: ignore[no-any-return]
+
+
+class _Records:
+    """Arrays as the records ``pbj._native._arrow.encode`` reads (arrow_encode.c's ``read_record``).
+
+    A record is ``(length, offset, null_count, buffers, children, dictionary)``:
+    the buffers in the Arrow C Data Interface's order (``pyarrow.Buffer`` or
+    ``None``), the children and the dictionary as indices of later records.
+    A struct's children are its fields as ``StructArray.field`` gives them
+    (sliced to the struct's rows, so the struct's own offset is 0 and its
+    validity comes from ``is_valid``); a struct whose rows are all null
+    has no children (``-1``: the writer never reads under a null row).
+    """
+
+    def __init__(self) -> None:
+        self.records: list[tuple] = []
+        self.keep: list[Any] = []  # the arrays made here, alive until the call returns
+
+    def add(self, a: pa.Array) -> int:
+        me = len(self.records)
+        self.records.append(())
+        n = len(a)
+        nulls = a.null_count
+        if isinstance(a, pa.StructArray):
+            k = a.type.num_fields
+            if nulls == n:
+                self.records[me] = (n, 0, nulls, (None,), (-1,) * k, -1)
+                return me
+            validity = None if nulls == 0 else self._bits(a)
+            fields = tuple(self.add(a.field(i)) for i in range(k))
+            self.records[me] = (n, 0, nulls, (validity,), fields, -1)
+            return me
+        if isinstance(a, pa.ListArray):  # and MapArray
+            offsets = a.offsets
+            validity = None
+            if nulls:
+                validity = self._bits(a)
+                if offsets.offset:  # the validity starts at row 0: so must the offsets
+                    offsets = pa.concat_arrays([offsets, pa.array([], pa.int32())])
+            self.keep.append(offsets)
+            if isinstance(a, pa.MapArray):
+                keys, items = a.keys, a.items
+                entries = len(self.records)
+                self.records.append(())
+                self.records[entries] = (len(keys), 0, 0, (None,), (self.add(keys), self.add(items)), -1)
+                children: tuple[int, ...] = (entries,)
+            else:
+                children = (self.add(a.values),)
+            self.records[me] = (n, offsets.offset, nulls, (validity, offsets.buffers()[1]), children, -1)
+            return me
+        if isinstance(a, pa.DictionaryArray):
+            indices = a.indices
+            self.keep.append(indices)
+            self.records[me] = (n, indices.offset, nulls, tuple(indices.buffers()), (), self.add(a.dictionary))
+            return me
+        self.keep.append(a)
+        self.records[me] = (n, a.offset, nulls, tuple(a.buffers()), (), -1)
+        return me
+
+    def _bits(self, a: pa.Array) -> Any:
+        """The validity bitmap of ``a``'s rows from row 0.
+
+        A struct's is the validity of a leaf reached through fields with no
+        nulls of their own (``_flattened_field`` ANDs each level's validity
+        into its field's: with as many nulls as the struct, it is the
+        struct's), which costs what the path does; else, and for a list,
+        ``is_valid()`` (a new buffer, but a compute call over the whole subtree).
+        """
+        flat = a
+        while isinstance(flat, pa.StructArray) and hasattr(flat, "_flattened_field"):
+            fields = list(flat.type)
+            order = [i for i, f in enumerate(fields) if not pa.types.is_nested(f.type)]
+            order += [i for i, f in enumerate(fields) if pa.types.is_struct(f.type)]
+            for i in order[:4]:
+                below = flat._flattened_field(i)
+                if below.null_count == a.null_count:
+                    break
+            else:
+                break
+            flat = below
+            if not pa.types.is_nested(flat.type):
+                found = flat.buffers()[0] if flat.offset == 0 else None
+                if found is None:
+                    break
+                self.keep.append(flat)
+                return found
+        valid = a.is_valid()
+        self.keep.append(valid)
+        return valid.buffers()[1]
 
 
 def encode_from_arrow(data: Any, cls: type, *, enums: str = "name", well_known_types: bool = True,
