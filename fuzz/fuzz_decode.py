@@ -33,7 +33,10 @@ _RUN = {"inputs": 0, "faults": 0}
 
 
 def _seeds() -> dict[str, list[bytes]]:
-    """Valid encodings for every target: examples of pbj.testing.values, and the block's items."""
+    """Valid encodings for every target: examples of pbj.testing.values, and the block's items.
+
+    The examples are the same in every run (hypothesis derandomized), so that a run with a fixed
+    ``-seed`` (CI's) sees the same inputs every time."""
     import pbj
     import pbj.testing
 
@@ -43,9 +46,26 @@ def _seeds() -> dict[str, list[bytes]]:
         if t.name == "blockitem":
             seeds[t.name] = list(T.block_items())
             continue
-        strategy = pbj.testing.values(t.cls, max_depth=2)
-        seeds[t.name] = [pbj.encode(strategy.example()) for _ in range(SEEDS_PER_TARGET)]
+        seeds[t.name] = _examples(pbj.testing.values(t.cls, max_depth=2), SEEDS_PER_TARGET)
     return seeds
+
+
+def _examples(strategy, count: int) -> list[bytes]:
+    """The encodings of up to ``count`` examples of ``strategy``, the same ones in every run."""
+    import hypothesis
+
+    import pbj
+
+    found: list[bytes] = []
+
+    @hypothesis.settings(derandomize=True, database=None, max_examples=count, deadline=None,
+                         phases=[hypothesis.Phase.generate], suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(strategy)
+    def draw(value) -> None:
+        found.append(pbj.encode(value))
+
+    draw()
+    return found[:count]
 
 
 def pick(data: bytes, targets, seeds) -> tuple:

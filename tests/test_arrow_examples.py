@@ -24,7 +24,7 @@ from pbj.arrow.blocks import BLOCK_TYPE, ITEM_TYPE, SPLIT_PATHS, block_items, tr
 from pbj.cli import main
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.once
+pytestmark = [pytest.mark.once, pytest.mark.long]
 
 
 def _example(name: str):

@@ -262,8 +262,7 @@ def test_instructions_skip_without_valgrind():
 
 
 @needs_valgrind
-@pytest.mark.skipif(os.environ.get("PBJ_ENGINE") == "python" and pbj_native.available(),
-                    reason="counted once per CI run: in the run on the native engine")
+@pytest.mark.long
 def test_instructions_smoke(tmp_path, capsys):
     """The callgrind smoke test (seconds; the default selection): ``pbj bench --instructions`` end to end.
 

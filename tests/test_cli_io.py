@@ -75,6 +75,7 @@ def test_broken_gzip_is_one_clear_line(schema):
     assert err.startswith("pbj: error: cannot read -: it starts as gzip data") and "\n" not in err
 
 
+@pytest.mark.long
 def test_decode_to_json_reports_the_unknown_fields_it_leaves_out(tmp_path):
     """The shipped block: 461 bytes of unknown fields inside BlockStreamInfo do not survive JSON."""
     out = _run("decode", "--descriptor-set", str(HAPI), "--type", BLOCK, str(BLOCK_GZ))

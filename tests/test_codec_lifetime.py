@@ -144,6 +144,7 @@ def _measure(loads: int, trace: bool) -> list[list[int]]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_successive_loads_keep_rss_flat():
     figures = _measure(5, trace=False)

@@ -94,6 +94,7 @@ def test_every_block_item_decodes_natively_and_round_trips():
         assert _native._engine.encode(codec_of(cls).native, obj) == item
 
 
+@pytest.mark.long  # every item of the block is checked one by one above, in the default selection
 def test_the_whole_block():
     block_cls = pbj.load_descriptor_set(T.hapi_set())["com.hedera.hapi.block.stream.Block"]
     raw = T.block_bytes()

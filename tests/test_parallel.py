@@ -23,7 +23,7 @@ from pbj.cli import walk_fields
 from tests.conftest import REPO
 from tests.everything_classes import Leaf
 
-pytestmark = pytest.mark.once
+pytestmark = [pytest.mark.once, pytest.mark.long]
 
 HAPI = str(REPO / "pbj" / "data" / "hapi-v0.55.0.binpb")
 BLOCK_GZ = REPO / "pbj" / "data" / "000000000000000000000000000000497558.blk.gz"

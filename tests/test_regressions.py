@@ -184,6 +184,43 @@ def test_an_element_cut_at_a_sub_message_end_has_its_own_index(cut):
         assert native.value.path == python.value.path and native.value.offset == python.value.offset
 
 
+@pytest.mark.parametrize(("cut", "inner_path"), [
+    (b"\x0a\x81", []),                 # ys[1]'s length varint goes on past Inner's end
+    (b"\x0a\x02\x08\x81", ["x"]),      # ys[1].x's varint goes on past ys[1]'s end (and Inner's)
+])
+def test_an_element_refused_before_it_is_kept_is_the_next_index(cut, inner_path):
+    """A repeated sub-message's element that is refused before it is kept (its length runs past the
+    enclosing message's end, or its own last field runs past its end) is named by the next index,
+    ``ys[1]``, on both engines. The rule of the test above (the last field of *this* message ran
+    past its end: the element was kept) once applied to these too and named ``ys[0]``; found by the
+    ASan run (fuzz/native_asan.sh, target ``node``) and the block-item mutation test."""
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Leaf:
+        x: int = pbj.field(1, "int32")
+
+    @pbj.message
+    class Inner:
+        ys: tuple[Leaf, ...] = pbj.field(1, Leaf, repeated=True)
+
+    @pbj.message
+    class Outer:
+        a: Inner | None = pbj.field(1, Inner)
+
+    first = b"\x0a\x00" + cut  # ys[0] empty, then the cut ys[1]
+    again = b"\x0a\x00"
+    data = bytes([0x0A, len(first)]) + first + bytes([0x0A, len(again)]) + again
+    with pytest.raises(pbj.DecodeError) as python:
+        codec_of(Outer).parse(data, 0, len(data), 100, None)
+    assert python.value.path == ["a", "ys", 1, *inner_path], python.value.path
+    if _native.available():
+        with pytest.raises(pbj.DecodeError) as native:
+            _native._engine.decode(codec_of(Outer).native, data, 100)
+        assert native.value.path == python.value.path and native.value.offset == python.value.offset
+
+
 def test_map_entry_with_an_unknown_field_is_kept_whole():
     """The first fault (upb as oracle): the entry goes to the unknown fields, not into the map."""
     t = T.target("maps")

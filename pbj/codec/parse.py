@@ -46,6 +46,7 @@ from typing import Any
 from pbj import scalars, wire
 from pbj.codec.emit import Emit, describe, kind_of, str_decode
 from pbj.codec.plan import MAP, MEMBER, MESSAGE, PACKED, PACKED_RUN, REPEATED, FieldPlan, MessagePlan, row_of
+from pbj.codec.runtime import LAST_FIELD_PAST_END
 from pbj.codec.source import Source, comment
 from pbj.scalars import OP_BOOL, OP_ENUM, OP_FLOAT32, OP_STRING, ScalarType
 from pbj.schema import enum_default
@@ -731,7 +732,7 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
                 with src:
                     src("if pos != end:")
                     with src:
-                        src('raise DecodeError("truncated input: the last field runs past the end of the message")')
+                        src(f"raise DecodeError({LAST_FIELD_PAST_END!r})")
                     src("if not more:")
                     with src:
                         src("if group: return None, 0")

@@ -66,6 +66,12 @@ GZIP_MAGIC = b"\x1f\x8b"
 GZIP_HINT = " (the input starts with 1f 8b, as gzip data does: decompress it first, gzip.decompress(data))"
 
 
+#: The reason the parse functions give when the last field read ran past the end of its message: the
+#: field (and a repeated field's element) was read from the bytes after the end and kept before the end
+#: was checked (``walk.c`` says the same).
+LAST_FIELD_PAST_END = "truncated input: the last field runs past the end of the message"
+
+
 def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[str, Any]) -> DecodeError:
     """Turn ``exc`` into a DecodeError and add this message's part of the path.
 
@@ -84,6 +90,7 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
     err = exc if isinstance(exc, DecodeError) else DecodeError(_reason(exc))
     tag = frame.get("tag", 0)
     start = frame.get("start", frame.get("pos", 0))
+    raised_here = err.offset is None  # not yet placed by the parse function of a sub-message
     if err.offset is None:
         err.offset = start
         if start == 0 and frame.get("data", b"")[:2] == GZIP_MAGIC and not err.reason.endswith(GZIP_HINT):
@@ -109,9 +116,11 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
             if items is None:
                 items = frame.get("t" + where[1:], ())  # a packed run kept as a tuple
             index = len(items) if items is not None else 0
-            if index and frame.get("pos", 0) > frame.get("end", len(frame.get("data", b""))):
-                # the element that ran past the message's end was read (from the bytes after it) and
-                # appended before the end was checked: it is the last one, not one more
+            if index and raised_here and err.reason == LAST_FIELD_PAST_END:
+                # the element that ran past this message's end was read (from the bytes after it) and
+                # appended before the end was checked: it is the last one, not one more. Any other
+                # error (a length running past the end, an error inside the element) is raised before
+                # its element is kept.
                 index -= 1
             prefix.append(index)
         err.path[0:0] = prefix
