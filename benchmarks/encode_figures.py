@@ -14,6 +14,8 @@ the upb backend measured in the same worker, inputs from the checkout's own ``pb
   transaction body), written as a user writes it (``pbj.encode(o)`` in a function, ``pbj`` a
   global) and through a local alias (``enc = pbj.encode``) as benchmark harnesses do;
 * ``block free`` / ``block free upb``: dropping a decoded block (the list holding it cleared);
+  ``block free encoded``: dropping a decoded block that was written forward once (it holds its
+  cached sizes: the ints the forward writer made for them);
 * ``hot read`` / ``block walk`` / ``fds walk``, and each with `` upb``: decode, then read every field
   (``pbj.bench.hot_pbj.read_all`` and Google's hand-written one on the hot message, the generic
   readers of :mod:`pbj.bench.readers` on the block and the descriptor set; the checksums must be
@@ -55,16 +57,18 @@ BLOCK_TYPE = "com.hedera.hapi.block.stream.Block"
 BLOCK_FILE = "000000000000000000000000000000497558.blk.gz"
 #: (cell, objects per batch) for time and instructions
 CELLS = {"fds fresh": 4, "fds cached": 4, "fds upb": 4, "block fwd fresh": 2, "block rev fresh": 2,
-         "block upb": 2, "hot user": 20000, "hot alias": 20000, "block free": 2, "block free upb": 2,
-         "hot read": 2000, "hot read upb": 2000, "block walk": 1, "block walk upb": 1, "fds walk": 2,
-         "fds walk upb": 2}
+         "block upb": 2, "hot user": 20000, "hot alias": 20000, "block free": 2, "block free encoded": 2,
+         "block free upb": 2, "hot read": 2000, "hot read upb": 2000, "block walk": 1, "block walk upb": 1,
+         "fds walk": 2, "fds walk upb": 2}
 RATIOS = (("fds fresh", "fds upb"), ("fds cached", "fds upb"), ("block fwd fresh", "block upb"),
           ("block rev fresh", "block upb"), ("hot user", "hot alias"), ("block free", "block free upb"),
+          ("block free encoded", "block free upb"),
           ("hot read", "hot read upb"), ("block walk", "block walk upb"), ("fds walk", "fds walk upb"))
 
 
-def _inputs():
-    """(name -> (make a batch of n objects, write one)) on the imported pbj (the checkout's)."""
+def _inputs(cells: list[str] | None = None, check: bool = True):
+    """(name -> (make a batch of n objects, write one)) on the imported pbj (the checkout's); if ``check``, the
+    checksums of the decode + read cells among ``cells`` (all when None) checked equal to upb's."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     from pbj.bench import hot_pbj, hot_values
@@ -120,6 +124,8 @@ def _inputs():
              "block walk upb": g_walk(g_block, g_read), "fds walk": walk(fds, pbj_read),
              "fds walk upb": g_walk(descriptor_pb2.FileDescriptorSet, g_read)}
     for a, raw in (("hot read", hot_bytes), ("block walk", block), ("fds walk", hapi)):
+        if not check or (cells is not None and a not in cells and a + " upb" not in cells):
+            continue  # not measured: not checked (a block walk is billions of instructions under callgrind)
         assert walks[a](raw) == walks[a + " upb"](raw), f"{a}: the checksums differ"
     inputs = {a: (lambda n, raw=raw: [raw] * n, run) for a, run in walks.items()
               for key, raw in (("hot", hot_bytes), ("block", block), ("fds", hapi)) if a.startswith(key)}
@@ -133,6 +139,7 @@ def _inputs():
         "hot user": (lambda n: [hot] * n, user),
         "hot alias": (lambda n: [hot] * n, alias),
         "block free": (fresh(block_cls, block), None),
+        "block free encoded": (cached(block_cls, block), None),
         "block free upb": (lambda n: [g_block.FromString(block) for _ in range(n)], None),
     }
 
@@ -160,13 +167,19 @@ def _batch(cell: str, write, objs: list) -> None:
             write(o)
 
 
-def time_worker(runs: int, engine: str) -> dict:
-    """Microseconds per object of every cell, best and median of ``runs``, pbj on ``engine``."""
+def _selected(cells: list[str] | None, check: bool = True) -> dict:
+    """The inputs of ``cells`` (every cell when None), in CELLS' order (``check``: see :func:`_inputs`)."""
+    inputs = _inputs(cells, check)
+    return {c: inputs[c] for c in CELLS if cells is None or c in cells}
+
+
+def time_worker(runs: int, engine: str, cells: list[str] | None = None) -> dict:
+    """Microseconds per object of every cell (or of ``cells``), best and median of ``runs``, pbj on ``engine``."""
     from google.protobuf.internal import api_implementation
 
     assert api_implementation.Type() == "upb", api_implementation.Type()
     pbj.use_engine(engine)
-    inputs = _inputs()
+    inputs = _selected(cells)
     out = {}
     for cell, (make, write) in inputs.items():
         _batch(cell, write, make(1))  # warm: compiled, specialised
@@ -187,10 +200,12 @@ def time_worker(runs: int, engine: str) -> dict:
     return out
 
 
-def count_worker(labels_file: Path, engine: str) -> None:
-    """Under callgrind: one batch of each cell between two marks, pbj on ``engine``; writes the labels."""
+def count_worker(labels_file: Path, engine: str, cells: list[str] | None = None) -> None:
+    """Under callgrind: one batch of each cell (or of ``cells``) between two marks, pbj on ``engine``; writes the
+    labels. The checksums are not checked again here: :func:`measure` runs the time worker, which checks them,
+    first."""
     pbj.use_engine(engine)
-    inputs = _inputs()
+    inputs = _selected(cells, check=False)
     for cell, (make, write) in inputs.items():
         _batch(cell, write, make(1))
     gc.collect()
@@ -215,12 +230,13 @@ def _worker_cmd(*args: str) -> list[str]:
     return [sys.executable, str(HERE), *args]
 
 
-def measure(checkout: Path, runs: int, instructions: bool, engine: str) -> dict:
-    """The cells on ``checkout`` (its pbj, built in place), pbj on ``engine``: CPU time and, if asked,
-    instructions."""
+def measure(checkout: Path, runs: int, instructions: bool, engine: str, cells: list[str] | None = None) -> dict:
+    """The cells (or ``cells``) on ``checkout`` (its pbj, built in place), pbj on ``engine``: CPU time and, if
+    asked, instructions."""
+    chosen = [] if cells is None else ["--cells", ",".join(cells)]
     head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip() or checkout.name
-    got = subprocess.run(_worker_cmd("--time-worker", str(runs), "--engine", engine), env=_env(checkout),
+    got = subprocess.run(_worker_cmd("--time-worker", str(runs), "--engine", engine, *chosen), env=_env(checkout),
                          cwd=checkout, check=True, capture_output=True, text=True)
     result = {"checkout": str(checkout), "commit": head, "engine": engine,
               "cpu_us": json.loads(got.stdout.splitlines()[-1])}
@@ -234,7 +250,7 @@ def measure(checkout: Path, runs: int, instructions: bool, engine: str) -> dict:
             out, labels = Path(tmp) / "cg.out", Path(tmp) / "labels.json"
             subprocess.run([program, "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={out}",
                             f"--log-file={tmp}/valgrind.log",
-                            *_worker_cmd("--count-worker", str(labels), "--engine", engine)],
+                            *_worker_cmd("--count-worker", str(labels), "--engine", engine, *chosen)],
                            env=_env(checkout), cwd=checkout, check=True)
             dumps, names = read_dumps(out), json.loads(labels.read_text())
             result["instructions"] = {name: ir / CELLS[name] for name, ir in zip(names, dumps, strict=False)
@@ -265,17 +281,25 @@ def main() -> None:
     parser.add_argument("--engines", default="native,python", help="pbj's engines, comma-separated")
     parser.add_argument("--engine", default="native", help=argparse.SUPPRESS)  # a worker's
     parser.add_argument("--no-instructions", action="store_true")
+    parser.add_argument("--cells", default=None,
+                        help="only these cells, comma-separated (default: all; a ratio is printed when both its "
+                             "cells ran)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--time-worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--count-worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    cells = None if args.cells is None else args.cells.split(",")
+    if cells is not None and not set(cells) <= CELLS.keys():
+        parser.error(f"unknown cells {sorted(set(cells) - CELLS.keys())}; known: {', '.join(CELLS)}")
     if args.time_worker:
-        print(json.dumps(time_worker(args.time_worker, args.engine)))
+        print(json.dumps(time_worker(args.time_worker, args.engine, cells)))
         return
     if args.count_worker:
-        count_worker(args.count_worker, args.engine)
+        count_worker(args.count_worker, args.engine, cells)
         return
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores ({platform.processor() or 'cpu'}), "
+    from pbj.bench.run import machine_info
+
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores ({machine_info()['cpu_model']}), "
                f"{platform.platform()}; CPython {platform.python_version()}; load average at start "
                f"{os.getloadavg()[0]:.1f}")
     rows = []
@@ -283,7 +307,7 @@ def main() -> None:
         checkouts = (args.checkout or [ROOT]) + [_copy_of(ref, Path(tmp)) for ref in args.against]
         for c in checkouts:
             for engine in args.engines.split(","):
-                r = measure(c.resolve(), args.runs, not args.no_instructions, engine)
+                r = measure(c.resolve(), args.runs, not args.no_instructions, engine, cells)
                 if (c / ".commit").exists():
                     r["commit"] = (c / ".commit").read_text()
                 rows.append(r)
@@ -292,7 +316,7 @@ def main() -> None:
     print("| checkout | engine | cell | CPU µs/object best [median] | instructions/object |")
     print("|---|---|---|---|---|")
     for r in rows:
-        for cell in CELLS:
+        for cell in r["cpu_us"]:
             t, ir = r["cpu_us"][cell], r.get("instructions", {}).get(cell)
             print(f"| {r['commit']} | {r['engine']} | {cell} | {t['best']:,.2f} [{t['median']:,.2f}] | "
                   f"{'' if ir is None else f'{ir:,.0f}'} |")
@@ -300,6 +324,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for r in rows:
         for a, b in RATIOS:
+            if a not in r["cpu_us"] or b not in r["cpu_us"]:
+                continue
             ta, tb = r["cpu_us"][a], r["cpu_us"][b]
             ins = r.get("instructions", {})
             ir = f"{ins[a] / ins[b]:.3f}" if a in ins and b in ins else ""

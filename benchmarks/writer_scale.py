@@ -209,7 +209,7 @@ def render(files: list[Path]) -> str:
                        f"{_ratio(r['rev fresh'], r['fwd fresh'])} | {val('fwd cached')} | {val('rev cached')} | "
                        f"{_ratio(r['rev cached'], r['fwd cached'])} |")
     heads = [f"pbj {e}, {n} ({w})" for e in ("native", "python") for n in ("200", "22,000") for w in ("CPU", "instr.")]
-    out += ["", "| reverse / forward | Java, 200 | Java, ~22,000 | " + " | ".join(heads) + " |", "|---|" + "---|" * 10]
+    rows = []
     for kind in KINDS:
         for fresh in (True, False):
             a, b = ("rev fresh", "fwd fresh") if fresh else ("rev cached", "fwd cached")
@@ -223,7 +223,11 @@ def render(files: list[Path]) -> str:
                         r = table.get((kind, e, n)) if n is not None and (small or len(sizes) > 1) else None
                         cells.append(_ratio(r[a], r[b]) + ("" if n in (200, 22000) else f" ({n:,})")
                                      if r else "n/a")
-            out.append(f"| {kind}, {'fresh' if fresh else 'sizes cached'} | " + " | ".join(cells) + " |")
+            rows.append((f"{kind}, {'fresh' if fresh else 'sizes cached'}", cells))
+    keep = [i for i in range(len(heads) + 2) if i < 2 or any(c[i] != "n/a" for _, c in rows)]  # no empty column
+    names = ["Java, 200", "Java, ~22,000", *heads]
+    out += ["", "| reverse / forward | " + " | ".join(names[i] for i in keep) + " |", "|---|" + "---|" * len(keep)]
+    out += [f"| {name} | " + " | ".join(c[i] for i in keep) + " |" for name, c in rows]
     return "\n".join(out)
 
 
