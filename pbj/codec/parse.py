@@ -732,7 +732,7 @@ def emit_parse(ctx: Emit, plan: MessagePlan) -> str:
                 with src:
                     src("if pos != end:")
                     with src:
-                        src(f"raise DecodeError({LAST_FIELD_PAST_END!r})")
+                        src(f'raise DecodeError("{LAST_FIELD_PAST_END}")')
                     src("if not more:")
                     with src:
                         src("if group: return None, 0")
