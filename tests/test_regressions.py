@@ -221,6 +221,33 @@ def test_an_element_refused_before_it_is_kept_is_the_next_index(cut, inner_path)
         assert native.value.path == python.value.path and native.value.offset == python.value.offset
 
 
+@pytest.mark.parametrize("length", [
+    b"\xd6\x86\xe0\xff\xff\xff\xff\xff\xff\x01",  # 10 bytes: past 2^63 (negative in C)
+    b"\x80\x80\x80\x80\x10",                        # 5 bytes: 2^32, past 2^31-1
+])
+def test_a_map_entry_whose_length_is_refused_names_no_key(length):
+    """A map entry whose length prefix the decoder refuses holds no key for the error path, on both
+    engines; the Python parser read the rest of the input as the entry and named the key it found
+    there (``int32_key[1]``, where the native engine said ``int32_key``). Found by CI's ASan run
+    (fuzz/native_asan.sh -seed=1, target ``maps``)."""
+    from pbj import _native
+    from pbj.codec import codec_of
+
+    @pbj.message
+    class Maps:
+        int32_key: dict[int, str] = pbj.map_field(1, "int32", "string")
+
+    data = b"\x0a" + length + b"\x08\x01\x12\x00"  # the bytes after it look like an entry with key 1
+    with pytest.raises(pbj.DecodeError) as python:
+        codec_of(Maps).parse(data, 0, len(data), 100, None)
+    assert python.value.path == ["int32_key"], python.value.path
+    if _native.available():
+        with pytest.raises(pbj.DecodeError) as native:
+            _native._engine.decode(codec_of(Maps).native, data, 100)
+        assert native.value.path == python.value.path and native.value.offset == python.value.offset
+        assert str(native.value) == str(python.value)
+
+
 def test_map_entry_with_an_unknown_field_is_kept_whole():
     """The first fault (upb as oracle): the entry goes to the unknown fields, not into the map."""
     t = T.target("maps")

@@ -403,7 +403,8 @@ static PyObject *map_key(const uint8_t *data, Py_ssize_t size, Py_ssize_t start,
     uint64_t t, n;
     PyObject *key = NULL;
     if (start < 0 || start >= size) return NULL;
-    if (py_read_tag(&r, &pos, &t) < 0 || py_varint(&r, &pos, &n) < 0) goto none;
+    /* a length the decoder refuses (past 2^31-1) holds no entry, so no key (runtime._map_key alike) */
+    if (py_read_tag(&r, &pos, &t) < 0 || py_varint(&r, &pos, &n) < 0 || n > INT32_MAX) goto none;
     end = pos + (Py_ssize_t)n < size ? pos + (Py_ssize_t)n : size;
     while (pos < end) {
         if (py_read_tag(&r, &pos, &t) < 0) goto none;

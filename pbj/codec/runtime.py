@@ -139,6 +139,8 @@ def _map_key(data: Any, start: int, kind: str) -> tuple | None:
     try:
         _, pos = wire.read_tag(data, start)
         n, pos = wire.read_varint(data, pos)
+        if n > 0x7FFFFFFF:  # a length the decoder refuses holds no entry, so no key (walk.c alike)
+            return None
         end = min(pos + n, len(data))
         key_tag = wire.make_tag(1, row.wire_type)
         key = None
