@@ -91,7 +91,7 @@ def locate(exc: BaseException, names: dict[int, tuple[str, Any]], frame: dict[st
     tag = frame.get("tag", 0)
     start = frame.get("start", frame.get("pos", 0))
     raised_here = err.offset is None  # not yet placed by the parse function of a sub-message
-    if err.offset is None:
+    if raised_here:
         err.offset = start
         if start == 0 and frame.get("data", b"")[:2] == GZIP_MAGIC and not err.reason.endswith(GZIP_HINT):
             err.reason += GZIP_HINT
@@ -139,7 +139,7 @@ def _map_key(data: Any, start: int, kind: str) -> tuple | None:
     try:
         _, pos = wire.read_tag(data, start)
         n, pos = wire.read_varint(data, pos)
-        if n > 0x7FFFFFFF:  # a length the decoder refuses holds no entry, so no key (walk.c alike)
+        if n > wire.MAX_SIZE:  # a length the decoder refuses holds no entry, so no key (walk.c alike)
             return None
         end = min(pos + n, len(data))
         key_tag = wire.make_tag(1, row.wire_type)
