@@ -146,3 +146,45 @@ def test_a_signal_handler_encoding_during_a_first_compile():
     # nothing half-done is left: both classes compile and encode afterwards
     assert pbj.encode(Host(r=Ready(x=1))) == bytes.fromhex("0a020801")
     assert pbj.encode(Cold(x=3)) == bytes.fromhex("0803")
+
+
+@pytest.mark.parametrize("where", ["compile_class", "_make"])
+def test_an_interrupt_right_after_the_compile_starts_leaves_no_mark(where):
+    """A KeyboardInterrupt on the first line after a compile marks the thread as compiling is undone.
+
+    The interrupt is placed by a trace function on that line (a signal could land there); afterwards
+    this class and any other compile and encode on the same thread, on both engines.
+    """
+    from pbj.codec import compiler
+
+    @pbj.message
+    class First:
+        x: int = pbj.field(1, "int32")
+
+    @pbj.message
+    class Other:
+        y: int = pbj.field(1, "int32")
+
+    fired: list[int] = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != compiler.__file__:
+            return tracer
+        if (event == "line" and not fired and frame.f_code.co_name == where
+                and getattr(compiler._state, "compiling", None) is not None):
+            fired.append(frame.f_lineno)
+            raise KeyboardInterrupt
+        return tracer
+
+    if where == "_make":
+        compiler.codec_of(First)  # the plan first: the interrupt then lands in the Python code's own compile
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pbj.source_of(First) if where == "_make" else pbj.encode(First(x=1))
+    finally:
+        sys.settrace(None)
+    assert fired, f"the trace never reached {where} with the thread marked"
+    assert getattr(compiler._state, "compiling", None) is None
+    assert pbj.encode(First(x=1)) == pbj.encode(First(x=1), reverse=True) == bytes.fromhex("0801")
+    assert pbj.encode(Other(y=2)) == pbj.encode(Other(y=2), reverse=True) == bytes.fromhex("0802")

@@ -194,8 +194,8 @@ class _PythonCode:
                 f"pbj cannot compile the Python code of {messages[0].cls.__qualname__} while this "
                 f"thread is compiling that of {_state.compiling} (a signal handler interrupted it?); use each "
                 "class once (or call pbj.source_of(cls)) before installing the handler")
-        _state.compiling = messages[0].cls.__qualname__
-        try:
+        try:  # set inside the try: an interrupt right after it must not leave the thread marked
+            _state.compiling = messages[0].cls.__qualname__
             self._compile(part)
         finally:
             _state.compiling = None
@@ -424,8 +424,8 @@ def compile_class(cls: type) -> Codec:
                 f"pbj cannot compile the codec of {cls.__qualname__} while this thread is compiling "
                 f"the codec of {_state.compiling} (a signal handler interrupted it?); use each class "
                 "once (or call pbj.source_of(cls)) before installing the handler")
-        _state.compiling = cls.__qualname__
-        try:
+        try:  # set inside the try: an interrupt right after it must not leave the thread marked
+            _state.compiling = cls.__qualname__
             for group in recursion_groups(reachable(cls)):
                 codecs = _compile_batch(group)
                 for mi, c in zip(group, codecs, strict=True):
