@@ -30,7 +30,8 @@ Standard input is ``-`` (the default FILE), and error messages name it so.
   ``docs/performance.md`` (:mod:`pbj.bench`; peers from the ``bench`` extra).
 
 User errors (a bad file, an unknown type, a malformed payload) print one line
-``pbj: error: ...`` to stderr and exit with status 1 (2 for bad arguments).
+``pbj: error: ...`` to stderr and exit with status 1 (2 for bad arguments);
+Ctrl-C prints ``pbj: interrupted`` and exits with status 130.
 """
 
 from __future__ import annotations
@@ -363,7 +364,7 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("file", nargs="?", default="-", help="the message as JSON or text (default: stdin)")
     enc.add_argument("-o", "--output", metavar="FILE", help="write the encoding to FILE (default: stdout)")
     enc.add_argument("--force", action="store_true", help="write binary to stdout even when it is a terminal")
-    enc.set_defaults(run=_encode)
+    enc.set_defaults(run=_encode, command_parser=enc)
     doctor = sub.add_parser("doctor", help="say which engine runs, on which Python and platform, from which wheel")
     doctor.set_defaults(run=_doctor)
     raw = sub.add_parser("decode-raw", help="print the wire structure of a message without a schema")
@@ -429,11 +430,16 @@ def main(argv: list[str] | None = None) -> int:
 
     Returns:
         The exit status: 0 on success, 1 on a user error (one line on
-        stderr) or a failed check, 2 on bad arguments.
+        stderr) or a failed check, 2 on bad arguments, 130 when the command
+        line (``argv`` not given) is interrupted with Ctrl-C (one line on stderr,
+        no traceback; a caller that gives ``argv`` gets the ``KeyboardInterrupt``).
     """
+    as_program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(argv)
     args.command_argv = argv
+    if getattr(args, "read_unknown_fields", False) and not args.from_text:
+        args.command_parser.error("--read-unknown-fields reads the text format: give it with --from-text")
     try:
         return args.run(args)
     except (UserError, PbjError) as exc:
@@ -441,6 +447,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:
+        if not as_program:
+            raise
+        print("pbj: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -163,9 +163,14 @@ def _message_lines(m: _Module, cls: type, indent: str) -> Iterator[str]:
 def _enum_lines(ns: Namespace, enum_cls: Any, indent: str) -> Iterator[str]:
     yield f"{indent}class {_py_name(enum_cls.__name__)}(_pbj_enum.IntEnum):"
     yield f'{indent}    """The enum {_full_name(ns, enum_cls)}."""'
+    written = 0
     for name, member in enum_cls.__members__.items():
+        if keyword.iskeyword(name):  # (a value named None, True or if: no stub can declare it)
+            yield f"{indent}    # {name} = {int(member)}: a Python keyword, reached as the enum[{name!r}]"
+            continue
         yield f"{indent}    {name} = {int(member)}"
-    if not enum_cls.__members__:
+        written += 1
+    if not written:
         yield f"{indent}    ..."
 
 

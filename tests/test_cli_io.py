@@ -147,3 +147,31 @@ def test_encode_with_output_file(schema, tmp_path):
     assert status == 0, err.decode()
     assert seen == b""
     assert (tmp_path / "out.bin").read_bytes() == b"\x08\x96\x01"
+
+
+def test_read_unknown_fields_without_from_text_is_a_bad_argument(capsys):
+    """``--read-unknown-fields`` only changes how the text format is read: with JSON input it was
+    silently ignored; it is refused as a bad argument (status 2) before anything is read."""
+    from pbj import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["encode", "--descriptor-set", "unread.binpb", "--type", "a.B", "--read-unknown-fields"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "pbj encode: error: --read-unknown-fields reads the text format: give it with --from-text")
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
+    """Ctrl-C in the command line prints one line, no traceback, and exits 130 (128 + SIGINT);
+    a caller that gives ``argv`` (Python code running the command) gets the KeyboardInterrupt."""
+    from pbj import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_doctor", interrupted)
+    monkeypatch.setattr(sys, "argv", ["pbj", "doctor"])
+    assert cli.main() == 130
+    assert capsys.readouterr().err == "pbj: interrupted\n"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["doctor"])

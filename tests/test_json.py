@@ -656,3 +656,16 @@ def test_conformance_json_vectors():
                 failures.append((name, "different answer"))
     assert count == 1402
     assert failures == []
+
+
+def test_json_nested_past_the_recursion_limit_says_so():
+    """Text nested past what ``json`` reads within Python's recursion limit was "invalid JSON:
+    maximum recursion depth exceeded while decoding a JSON object from a unicode string": valid
+    JSON, refused for its depth, now said so (the interpreter's limit is left as it is)."""
+    import sys
+
+    deep = '{"a":' * (sys.getrecursionlimit() + 10) + "1" + "}" * (sys.getrecursionlimit() + 10)
+    limit = sys.getrecursionlimit()
+    with pytest.raises(pbj.JSONError, match="nested deeper than Python's recursion limit") as err:
+        pbj.from_json(Batch, deep)
+    assert "invalid JSON" not in str(err.value) and sys.getrecursionlimit() == limit

@@ -199,3 +199,27 @@ def test_repeated_string_parameter_is_not_a_plain_iterable(tmp_path):
     stub = (tmp_path / "texts" / "demo" / "v1" / "__init__.pyi").read_text()
     assert "tags: _pbj_Texts = ..." in stub, stub
     assert "_pbj_Texts: _pbj_t.TypeAlias = _pbj_b.tuple[_pbj_b.str, ...] | _pbj_t.MutableSequence[_pbj_b.str]" in stub
+
+
+def test_enum_values_named_by_keywords_leave_the_stub_valid(tmp_path):
+    """protoc takes enum values named None, True or if, and the loaded enum keeps them (reached as
+    ``E["None"]``); the stub wrote ``None = 1``, a syntax error that stops mypy and pyright from
+    checking anything. Such a value is a comment in the stub; an enum of only such values is ``...``."""
+    from google.protobuf import descriptor_pb2
+
+    fds = descriptor_pb2.FileDescriptorSet()
+    f = fds.file.add(name="kw.proto", package="kw", syntax="proto3")
+    for enum_name, values in (("Kind", ("ZERO", "None", "True", "if")), ("Only", ("None",))):
+        e = f.enum_type.add(name=enum_name)
+        for number, name in enumerate(values):
+            e.value.add(name=name, number=number)
+    ns = pbj.load_descriptor_set(fds.SerializeToString())
+    assert ns["kw.Kind"]["None"] == 1
+    write_stubs(ns, tmp_path, "kwdemo")
+    text = (tmp_path / "kwdemo" / "kw" / "__init__.pyi").read_text()
+    tree = ast.parse(text)
+    kind, only = (node for node in tree.body if isinstance(node, ast.ClassDef))
+    assert [t.id for node in kind.body if isinstance(node, ast.Assign) for t in node.targets] == ["ZERO"]
+    assert "# None = 1: a Python keyword, reached as the enum['None']" in text
+    assert "# if = 3: a Python keyword" in text
+    assert isinstance(only.body[-1], ast.Expr) and only.body[-1].value.value is Ellipsis

@@ -164,7 +164,9 @@ def _tokens(text: str) -> list[tuple[str, str]]:
                                    ("float", "1e-2F"), ("float", "5.")]),
     ("'a\\'b' \"c\\\"\" '", [("str", "'a\\'b'"), ("str", '"c\\""'), ("badstr", "'")]),
     ("\t\v\f\r\n# only a comment", []),
-    ("a\u00e9", [("ident", "a"), ("bad", "\u00e9")]),
+    ("a\u00e9", [("ident", "a\u00e9")]),  # a Python identifier (a declared class's field name) reads back
+    ("a\u00a7", [("ident", "a"), ("bad", "\u00a7")]),  # a character no identifier holds
+    ("10\u00e9", [("badnum", "10\u00e9")]),  # a number may not run into any identifier
 ])
 def test_tokens(text, tokens):
     assert _tokens(text) == [*tokens, ("end", "")]

@@ -411,3 +411,27 @@ def test_from_text_argument_checks():
         pbj.from_text(Outer, 5)
     with pytest.raises(TypeError):
         pbj.from_text(Outer, "", extensions={"not": "a namespace"})
+
+
+class Stufe(enum.IntEnum):
+    NULL = 0
+    ÜBER = 1
+
+
+@pbj.message(full_name="tt.Größe")
+class Größe:
+    höhe: int = pbj.field(1, "int32")
+    名前: str = pbj.field(2, "string")
+    stufe: Stufe = pbj.field(3, Stufe)
+
+
+def test_non_ascii_names_read_back():
+    """A declared class may name fields and enum values with any Python identifier: the printer
+    writes the names as they are, and the parser reads them back (it read ``höhe`` as ``h`` and
+    refused ``ö``). A number still may not run into such a name."""
+    value = Größe(höhe=3, 名前="x", stufe=Stufe.ÜBER)
+    text = pbj.to_text(value)
+    assert text == 'höhe: 3\n名前: "x"\nstufe: ÜBER\n'
+    assert pbj.from_text(Größe, text) == value
+    with pytest.raises(pbj.TextError, match="may not run into"):
+        pbj.from_text(Größe, "höhe: 3höhe")

@@ -22,7 +22,7 @@ import re
 from decimal import MAX_EMAX, MIN_EMIN, Decimal, InvalidOperation
 from typing import Any
 
-from pbj.protojson.common import JSONError, json_type
+from pbj.protojson.common import MAX_DEPTH, JSONError, json_type
 
 __all__ = ["DupDict", "loads", "find_duplicate", "check_object", "to_decimal"]
 
@@ -101,15 +101,19 @@ def loads(text: str | bytes, found: list) -> Any:
     """Parse JSON text; append to ``found`` every key seen twice in one object.
 
     Raises:
-        JSONError: the text is not JSON (with line and column), or uses a
-            ``NaN``/``Infinity`` literal.
+        JSONError: the text is not JSON (with line and column), uses a
+            ``NaN``/``Infinity`` literal, or nests deeper than ``json`` can read within
+            Python's recursion limit.
     """
     try:
         return json.loads(text, object_pairs_hook=_pairs_hook(found), parse_float=to_decimal, parse_int=_parse_int,
                           parse_constant=_bad_constant)
     except json.JSONDecodeError as exc:
         raise JSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:  # json's reader is recursive: text nested past Python's recursion limit
+        raise JSONError("JSON text nested deeper than Python's recursion limit lets json read it "
+                        f"(messages may nest {MAX_DEPTH} levels)") from None
+    except ValueError as exc:
         if isinstance(exc, JSONError):
             raise
         raise JSONError(f"invalid JSON: {exc}") from None

@@ -8,6 +8,11 @@ quotes, and the symbols ``{ } < > [ ] : ; , - /``. The longest match wins
 (``10f`` is one ``FLOAT``), and a number may not run into an identifier
 (``10bar`` is an error, ``10 bar`` and ``10,bar`` are not).
 
+An identifier is the spec's ``[A-Za-z_][A-Za-z0-9_]*``, and also any other Unicode
+letter, digit (not first) or underscore run, as Python identifiers are (``\\w`` of
+:mod:`re`): a declared class's field named ``höhe`` is printed as such, and must read back.
+protoc refuses such names, so no text a Google runtime writes or reads changes.
+
 :data:`TOKEN` matches the whitespace and comments before a token together with
 the token, in one call from any position: ``m.lastgroup`` names the kind of
 token, one of :data:`KINDS`. It matches at every position (the ``end`` kind at
@@ -29,7 +34,7 @@ __all__ = ["TOKEN", "NAME_PIECE", "KINDS", "ERROR_KINDS", "line_and_column"]
 _SKIP = r"(?:[ \t\n\v\f\r]+|\#[^\n]*)*"
 _DEC_LIT = r"(?:0|[1-9][0-9]*)"
 _EXP = r"[eE][+-]?[0-9]+"
-_NOT_IDENT = r"(?![A-Za-z0-9_])"
+_NOT_IDENT = r"(?!\w)"
 
 
 class _TokenMatch(Protocol):
@@ -44,7 +49,7 @@ class _TokenMatch(Protocol):
 #: Whitespace and comments, then one token; ``m.lastgroup`` is its kind.
 #: (Typed as ``_TokenMatch``: the pattern matches at every position, in one named group.)
 TOKEN: Callable[[str, int], _TokenMatch] = cast("Callable[[str, int], _TokenMatch]", re.compile(_SKIP + rf"""(?:
-    (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+    (?P<ident>[^\W\d]\w*)
   | (?P<sym>[{{}}<>\[\]:;,\-/])
   | (?P<str>"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"|'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*')
   | (?P<float>(?:\.[0-9]+(?:{_EXP})?|{_DEC_LIT}(?:\.[0-9]*(?:{_EXP})?|{_EXP}))[fF]?|{_DEC_LIT}[fF]){_NOT_IDENT}
@@ -52,7 +57,7 @@ TOKEN: Callable[[str, int], _TokenMatch] = cast("Callable[[str, int], _TokenMatc
   | (?P<oct>0[0-7]+){_NOT_IDENT}
   | (?P<dec>{_DEC_LIT}){_NOT_IDENT}
   | (?P<end>\Z)
-  | (?P<badnum>[0-9.][A-Za-z0-9_.]*)
+  | (?P<badnum>[0-9.][\w.]*)
   | (?P<badstr>["'])
   | (?P<bad>.)
 )""", re.VERBOSE | re.DOTALL).match)
