@@ -162,6 +162,32 @@ def test_the_counting_sees_the_fallback(monkeypatch):
     assert table.column("leaf").to_pylist()[0]["label"] == "a"
 
 
+def test_unknown_fields_are_counted_by_the_walk(monkeypatch, recwarn):
+    """Unknown fields in each kind of message column (the row, a list's item, a oneof member, a wrapper,
+    a Timestamp, an Empty) are counted as the walker reads them: the warning to_arrow of the decoded
+    messages gives, no message decoded; a message past the recursion depth keeps its own (not counted)."""
+    extra = b"\x98\x06\x01"  # field 99, varint 1
+    leaf = b"\x0a\x01a" + extra
+    row = b"".join(tag + bytes([len(leaf)]) + leaf for tag in (b"\x42", b"\x4a", b"\x6a"))  # leaf, leaves, node
+    times = b"\x0a\x05\x08\x01" + extra + b"\x1a\x05\x08\x02" + extra + b"\x2a\x03" + extra
+    deep = b"\x1a\x08\x1a\x06\x0a\x01z" + extra  # Tree.best.best: past the depth 1
+    cases = [(Row, [row, row + extra]), (Times, [times]), (Tree, [deep])]
+
+    def said(make) -> list[str]:
+        recwarn.clear()
+        make()
+        return [str(w.message) for w in recwarn if issubclass(w.category, pbj.arrow.UnknownFieldsWarning)]
+
+    expected = [said(lambda c=cls, p=payloads: python_table(c, p, recursion_depth=1)) for cls, payloads in cases]
+    assert expected[0][0].startswith("7 unknown fields (21 bytes) in tests.test_arrow.Leaf, tests.test_arrow.Row ")
+    assert expected[1][0].startswith("3 unknown fields (9 bytes) in google.protobuf.Empty, ")
+    assert expected[2] == []
+    counting = Counting(monkeypatch)
+    for (cls, payloads), texts in zip(cases, expected, strict=True):
+        assert said(lambda c=cls, p=payloads: pbj.arrow.decode_to_arrow(c, p, recursion_depth=1)) == texts
+    assert counting.calls == 1  # the Tree past the depth only: re-encoded by pbj, its unknown field kept
+
+
 BLOCK = "com.hedera.hapi.block.stream.Block"
 
 

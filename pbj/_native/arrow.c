@@ -449,6 +449,8 @@ typedef struct {
     APlan *pl;
     ABuilder *b;
     int fatal;             /* a Python exception is set and must propagate */
+    int64_t *lost;         /* per node, what the table leaves out of its messages: [2 ni] unknown fields,
+                            * [2 ni + 1] their bytes (calloc on the first one; NULL: none met) */
 } ACall;
 
 #define MAX_ITEMS 0x7FFFFFFF
@@ -963,12 +965,33 @@ static int a_map_end(Ctx *c, void *fr, NMessage *m, NField *f, int keep, int dep
 
 /* the message ends: a struct's row (its singular scalars, list and map lengths, oneofs), a
  * Timestamp's or wrapper's value, a message without fields' true */
+/* the unknown fields of a message of node ni (wf->unk, as they arrived: the walker kept each whole),
+ * which no column holds: counted per node, as pbj.arrow.lost counts them for to_arrow */
+static int note_lost(ACall *a, int ni, const WalkFrame *wf, int depth)
+{
+    if (a->lost == NULL) {
+        a->lost = calloc((size_t)a->pl->nnodes * 2, sizeof(int64_t));
+        if (a->lost == NULL) { PyErr_NoMemory(); a->fatal = 1; return -1; }
+    }
+    const uint8_t *p = wf->unk.buf, *e = p + wf->unk.len;
+    int64_t fields = 0;
+    while (p < e) {  /* (read once already: each is a whole field) */
+        uint32_t tag;
+        if (rd_tag(&p, e, &tag) < 0 || pbj_skip_field(&a->rd, &p, e, tag, depth) < 0) return decline(a);
+        fields++;
+    }
+    a->lost[2 * ni] += fields;
+    a->lost[2 * ni + 1] += (int64_t)wf->unk.len;
+    return 0;
+}
+
 static int a_end(Ctx *c, void *fr, WalkFrame *wf, NMessage *m, int depth)
 {
     AFrame *F = fr;
     ACall *a = F->a;
     const ANode *n = F->n, *nodes = a->pl->nodes;
     ABuilder *b = &a->b[F->ni];
+    if (wf->unk.len && note_lost(a, F->ni, wf, depth) < 0) return -1;
     if (n->kind == AK_WRAPPER) return append_value(a, F->ni, &F->v);
     if (n->kind == AK_PRESENT) {
         AVal one = {1, NULL, 0};
@@ -1480,6 +1503,24 @@ static void free_builders(ACall *a)
  * address): a struct array, the record batch, one row per payload (the capsule owns it until an
  * importer moves it out); or None: run decode + to_arrow (an error, or input the engine declines).
  * Raises only what a re-encoding callback raised, or MemoryError. */
+/* the unknown fields the table leaves out: a tuple of (node, fields, bytes), one per node that met any */
+static PyObject *lost_counts(const ACall *a)
+{
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && a->lost && i < a->pl->nnodes; i++) {
+        if (a->lost[2 * i] == 0) continue;
+        PyObject *t = Py_BuildValue("(iLL)", i, (long long)a->lost[2 * i], (long long)a->lost[2 * i + 1]);
+        if (!t || PyList_Append(out, t) < 0) Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    if (!out) return NULL;
+    PyObject *t = PyList_AsTuple(out);
+    Py_DECREF(out);
+    return t;
+}
+
+/* arrow_decode(plan, payloads, max_depth): (arrow_array capsule, its address, unknown fields left
+ * out: ((node, fields, bytes), ...)), or None (declined: Python decodes) */
 PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3 || !PyCapsule_IsValid(args[0], APLAN_CAPSULE) || !PyTuple_CheckExact(args[1])) {
@@ -1537,12 +1578,15 @@ PyObject *pbj_arrow_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     o = NULL;
     PyObject *cap = PyCapsule_New(root, "arrow_array", array_capsule_free);
     if (!cap) { root->release(root); free(root); root = NULL; goto done; }
-    result = Py_BuildValue("(NK)", cap, (unsigned long long)(uintptr_t)root);
+    PyObject *lost = lost_counts(&a);
+    if (!lost) { Py_DECREF(cap); root = NULL; goto done; }  /* (the capsule released the arrays) */
+    result = Py_BuildValue("(NKN)", cap, (unsigned long long)(uintptr_t)root, lost);
     root = NULL;
 done:
     if (o) owned_free(o);
     free(root);
     free_builders(&a);
+    free(a.lost);
     Py_DECREF(payloads);
     Py_DECREF(args[0]);
     return result;

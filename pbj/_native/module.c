@@ -89,7 +89,8 @@ static PyMethodDef methods[] = {
     {"arrow_plan", (PyCFunction)(void (*)(void))pbj_arrow_plan, METH_FASTCALL,
      "arrow_plan(nodes, classes) -> the column plan of pbj.arrow.native (arrow.c)."},
     {"arrow_decode", (PyCFunction)(void (*)(void))pbj_arrow_decode, METH_FASTCALL,
-     "arrow_decode(plan, payloads, max_depth) -> an arrow_array capsule, or None (decode + to_arrow)."},
+     "arrow_decode(plan, payloads, max_depth) -> (an arrow_array capsule, its address, the unknown fields "
+     "left out: ((node, fields, bytes), ...)), or None (decode + to_arrow)."},
     {NULL, NULL, 0, NULL},
 };
 

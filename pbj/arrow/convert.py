@@ -300,9 +300,8 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
         unknown_fields: ``"warn"`` (default): an
             :class:`~pbj.arrow.UnknownFieldsWarning` says how many unknown
             fields the table has no column for (on the native engine the
-            table's rows are written back by the native writer and only the
-            payloads that differ are decoded, about a third of the walk's
-            time on the shipped block); ``"ignore"``: no check.
+            walker counts them as it reads each message, with no second
+            pass); ``"ignore"``: no warning.
 
     Payloads of more than 2**30 bytes in all are decoded in parts, each a
     record batch of the table (a chunk of every column), so no string,
@@ -346,7 +345,7 @@ def decode_to_arrow(cls: type, payloads: Sequence[bytes | bytearray | memoryview
     first = 0
     with counting() if unknown_fields == "warn" else contextlib.nullcontext():
         for last in _parts(payloads):
-            parts.append(_decode_part(cls, options, payloads[first:last], depth, first, unknown_fields))
+            parts.append(_decode_part(cls, options, payloads[first:last], depth, first))
             first = last
     table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
     return widen(table) if large_types else table
@@ -386,16 +385,13 @@ def _parts(payloads: Sequence[Any]) -> list[int]:
     return ends
 
 
-def _decode_part(cls: type, options: Options, payloads: Sequence[Any], depth: int, first: int,
-                 unknown_fields: str = "warn") -> pa.Table:
+def _decode_part(cls: type, options: Options, payloads: Sequence[Any], depth: int, first: int) -> pa.Table:
     from pbj.api import decode
     from pbj.arrow.native import decode_table
     from pbj.errors import DecodeError
 
-    table = decode_table(cls, options, payloads, depth)
+    table = decode_table(cls, options, payloads, depth)  # (it counts what it leaves out, inside counting())
     if table is not None:
-        if unknown_fields == "warn":
-            _count_lost(cls, options, table, payloads, depth)
         return table
     rows: list[Any] = []
     for i, data in enumerate(payloads):
@@ -406,25 +402,3 @@ def _decode_part(cls: type, options: Options, payloads: Sequence[Any], depth: in
             raise
     return _table(cls, options, rows)
 
-
-def _count_lost(cls: type, options: Options, table: pa.Table, payloads: Sequence[Any], depth: int) -> None:
-    """Count what the native walker's ``table`` left out of ``payloads`` (their unknown fields).
-
-    The table's rows are written back by the native writer (:mod:`pbj.arrow.encode`);
-    a row whose bytes are its payload's held nothing the table lacks. Only the
-    other rows (unknown fields, or input not in pbj's canonical form) are
-    decoded, and their unknown fields counted.
-    """
-    from pbj.api import decode
-    from pbj.arrow.encode import batch_encodings
-    from pbj.arrow.lost import note_tree
-
-    batches = table.to_batches()
-    if len(batches) != 1:
-        return
-    encodings = batch_encodings(cls, options, batches[0].columns)
-    if encodings is None:
-        return
-    for data, again in zip(payloads, encodings, strict=True):
-        if data != again:
-            note_tree(decode(cls, data, max_depth=depth))

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note", "note_unknown", "note_tree"]
+__all__ = ["UnknownFieldsWarning", "Lost", "counting", "note", "note_unknown", "note_counted", "note_tree"]
 
 _UNKNOWN = operator.attrgetter("_pbj_unknown")
 
@@ -32,22 +32,30 @@ class Lost:
 
     def __init__(self) -> None:
         self.unknown: dict[str, list[bytes]] = {}
+        self.counted: dict[str, list[int]] = {}  # full name -> [fields, bytes], counted by the native walker
         self.extensions: dict[str, int] = {}
 
     def add_unknown(self, full_name: str, chunks: list[bytes]) -> None:
         self.unknown.setdefault(full_name, []).extend(chunks)
 
+    def add_counted(self, full_name: str, fields: int, size: int) -> None:
+        counts = self.counted.setdefault(full_name, [0, 0])
+        counts[0] += fields
+        counts[1] += size
+
     def warning(self) -> str | None:
         """The warning's text, or ``None`` when nothing was left out."""
-        if not self.unknown and not self.extensions:
+        if not self.unknown and not self.counted and not self.extensions:
             return None
         from pbj.textformat.raw import walk_fields
 
         parts = []
-        if self.unknown:
+        if self.unknown or self.counted:
             fields = sum(len(walk_fields(c)) for chunks in self.unknown.values() for c in chunks)
             size = sum(len(c) for chunks in self.unknown.values() for c in chunks)
-            names = sorted(self.unknown)
+            fields += sum(f for f, _ in self.counted.values())
+            size += sum(n for _, n in self.counted.values())
+            names = sorted(set(self.unknown) | set(self.counted))
             more = f" and {len(names) - 3} more types" if len(names) > 3 else ""
             parts.append(f"{fields:,} unknown field{'s' if fields != 1 else ''} ({size:,} bytes) in "
                          f"{', '.join(names[:3])}{more}")
@@ -104,6 +112,14 @@ def note_unknown(full_name: str, chunks: list[bytes]) -> None:
     lost = _current.get()
     if lost is not None and chunks:
         lost.add_unknown(full_name, chunks)
+
+
+def note_counted(full_name: str, fields: int, size: int) -> None:
+    """Count ``fields`` unknown fields of ``size`` bytes in all, met in messages of type ``full_name``
+    (the native walker's counts: :func:`pbj.arrow.native.decode_table`)."""
+    lost = _current.get()
+    if lost is not None:
+        lost.add_counted(full_name, fields, size)
 
 
 def note_tree(message: Any) -> None:

@@ -52,6 +52,7 @@ import pyarrow as pa
 
 from pbj import _native, scalars
 from pbj.arrow import columns as col
+from pbj.arrow.lost import note_counted
 from pbj.arrow.mapping import Options, plan_of
 from pbj.codec import plan as P
 from pbj.codec.compiler import codec_of
@@ -73,11 +74,13 @@ class Unsupported(Exception):
 class NativePlan:
     """The native form of a class's column plan: the engine's capsule and the table's schema."""
 
-    __slots__ = ("capsule", "schema")
+    __slots__ = ("capsule", "names", "schema")
 
-    def __init__(self, capsule: Any, schema: pa.Schema) -> None:
+    def __init__(self, capsule: Any, schema: pa.Schema, names: dict[int, str]) -> None:
         self.capsule = capsule
         self.schema = schema
+        #: node -> the full name of its message type, for each node that is a message on the wire
+        self.names = names
 
 
 class _Exported:
@@ -127,7 +130,7 @@ def plan_for(cls: type, options: Options) -> NativePlan | str:
             capsule = engine.arrow_plan(tuple(flat.nodes))
         except ValueError as exc:  # a shape the C side does not take: Python runs it (explain says so)
             raise Unsupported(f"the engine refused the plan ({exc})") from None
-        built = NativePlan(capsule, schema)
+        built = NativePlan(capsule, schema, flat.names)
     except Unsupported as exc:
         built = str(exc)
     with _lock:
@@ -171,7 +174,9 @@ def decode_table(cls: type, options: Options, payloads: Any, max_depth: int) -> 
     exported = engine.arrow_decode(found.capsule, data, max_depth)
     if exported is None:
         return None
-    capsule, address = exported
+    capsule, address, lost = exported
+    for node, fields, size in lost:  # unknown fields met by the walk (counted inside lost.counting only)
+        note_counted(found.names[node], fields, size)
     importer = getattr(pa.RecordBatch, "_import_from_c", None)
     if importer is not None:  # with the Schema object itself: no export and import of the schema per call
         batch = importer(address, found.schema)
@@ -217,6 +222,12 @@ class _Flattener:
 
     def __init__(self) -> None:
         self.nodes: list[Any] = []
+        self.names: dict[int, str] = {}  # node -> its message's full name (what lost counts per type)
+
+    def message(self, node: int, cls: type) -> int:
+        """``node``, a message on the wire of class ``cls`` (named in the unknown-fields counts)."""
+        self.names[node] = info(cls).full_name
+        return node
 
     def plan(self, cls: type) -> Any:
         """The native codec plan of ``cls`` (what the engine's walker reads), compiled if need be."""
@@ -234,7 +245,7 @@ class _Flattener:
         return len(self.nodes) - 1
 
     def struct(self, column: col.Struct) -> int:
-        me = self.reserve()
+        me = self.message(self.reserve(), column.cls)
         mp = codec_of(column.cls).plan
         if mp.extension_ranges or mp.message_set:
             raise Unsupported(f"{mp.full_name} has extension ranges or the message-set wire format")
@@ -336,7 +347,7 @@ class _Flattener:
                 entries.append((which, -1, g.label, g.type, 0, g.number))
             times = (int(isinstance(column, col.Duration)), tuple(entries), self.plan(column.cls),
                      tuple(entry_of[i] for i in range(len(mp.fields))))
-            return self.add((_TIME, nullable, P.MESSAGE, 0, b"", times))
+            return self.message(self.add((_TIME, nullable, P.MESSAGE, 0, b"", times)), column.cls)
         if isinstance(column, col.Wrapper):
             mp = codec_of(column.cls).plan
             if len(mp.fields) != 1 or mp.fields[0].enum is not None or mp.fields[0].label not in (P.IMPLICIT,
@@ -345,12 +356,14 @@ class _Flattener:
             g = mp.fields[0]
             u, b = _bits(g.type, _ZERO)
             entry = ((0, -1, g.label, g.type, int(g.group), g.number),)
-            return self.add((_WRAPPER, nullable, g.type, u, b, (entry, self.plan(column.cls), (0,))))
+            return self.message(self.add((_WRAPPER, nullable, g.type, u, b, (entry, self.plan(column.cls), (0,)))),
+                                column.cls)
         if isinstance(column, col.Encoded):
             if f.group:
                 raise Unsupported(f"{f.name}: a group past the recursion depth")
             encoded = (_reencoder(column.cls), self.plan(column.cls))
             return self.add((_ENCODED, nullable, P.MESSAGE, 0, b"", encoded))
         if isinstance(column, col.Present):
-            return self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", (self.plan(column.cls),)))
+            return self.message(self.add((_PRESENT, nullable, P.MESSAGE, 1, b"", (self.plan(column.cls),))),
+                                column.cls)
         raise Unsupported(f"{f.name}: a {type(column).__name__} column")

@@ -31,7 +31,7 @@ from pbj.codec.source import Scope, Source, attr_ok, comment
 from pbj.scalars import ScalarType
 
 __all__ = ["Emit", "FieldShapes", "kind_of", "name_of", "INT_OPS", "describe", "describe_run", "presence_test",
-           "emit_field", "emit_run_head", "bytes_value", "text_size"]
+           "emit_field", "emit_run_head", "bytes_value", "text_size", "class_check"]
 
 #: The operation codes of the varints the writers write as they are (no ZigZag, not ``bool``).
 INT_OPS = frozenset((scalars.OP_VARINT, scalars.OP_ENUM))
@@ -76,7 +76,7 @@ def str_encode(v: str, utf8: bool) -> str:
 
 def text_size(v: str, utf8: bool) -> str:
     """Source for the number of bytes ``str`` value ``v`` encodes to (an ASCII ``str``: its length)."""
-    return f"(len({v}) if {v}.__class__ is str and {v}.isascii() else len({str_encode(v, utf8)}))"
+    return f"(len({v}) if _type({v}) is str and {v}.isascii() else len({str_encode(v, utf8)}))"
 
 
 def bytes_value(v: str) -> str:
@@ -86,7 +86,17 @@ def bytes_value(v: str) -> str:
     subclass whose ``__len__`` lies, a ``memoryview`` whose items are wider than a byte. Anything
     but an exact ``bytes`` is read through the buffer protocol (the helper ``_blob``,
     ``memoryview(v).tobytes()``), so the length written is the size of the bytes written."""
-    return f"({v} if {v}.__class__ is bytes else _blob({v}))"
+    return f"({v} if _type({v}) is bytes else _blob({v}))"
+
+
+def class_check(ctx: Emit, f: FieldPlan, v: str) -> str:
+    """Source refusing a sub-message ``v`` of another class than ``f``'s, by identity: one of
+    another class with the same field names would be written with its other fields dropped.
+
+    ``_type`` is the built-in ``type``: CPython 3.11 calls ``type(v)`` without looking up an
+    attribute, where ``v.__class__`` is a descriptor lookup each time (and a class may override
+    ``__class__``; ``type`` cannot be told otherwise)."""
+    return f"if _type({v}) is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')"
 
 
 def str_decode(data: str, utf8: bool) -> str:

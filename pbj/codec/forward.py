@@ -50,6 +50,7 @@ from pbj.codec.emit import (
     Emit,
     FieldShapes,
     bytes_value,
+    class_check,
     describe,
     describe_run,
     emit_field,
@@ -141,7 +142,7 @@ def _lensize_expr(n: str) -> str:
 def _check_class(ctx: Emit, src: Source, f: FieldPlan, v: str) -> None:
     """Emit the refusal of a sub-message ``v`` of another class than ``f``'s (by identity: one of
     another class with the same field names would be written with its other fields dropped)."""
-    src(f"if {v}.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
+    src(class_check(ctx, f, v))
 
 
 def _size_sub(ctx: Emit, src: Source, f: FieldPlan, v: str, acc: str = "n") -> None:
@@ -377,6 +378,13 @@ def _check_written(src: Source, written: str) -> None:
     src(f"if {written} != _s: raise _StaleSize  # a size set by hand, or a value changed since measured")
 
 
+def _put_cached_len(ctx: Emit, src: Source, tag: bytes) -> None:
+    """Emit the appends of ``tag`` and a sub-message's cached size ``_s``, counted in ``n`` (the
+    sub-message's own bytes are counted by the caller, once they are written and checked)."""
+    src(f"if _s < 128: ap({ctx.tv(tag)}[_s]); n += {len(tag) + 1}")
+    src(f"else: _lb = {ctx.tag(tag)} + _venc(_s); ap(_lb); n += len(_lb)")
+
+
 def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
     """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
     src(comment(f"# {leaf.full_name}, inline"))
@@ -387,13 +395,14 @@ def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str,
             src(f"_i = len(parts); ap({ctx.tag(f.tag)}); m = 0  # kept for the tag and length")
             _leaf_fields(ctx, src, leaf, v, "m")
             src(f"{_set_size(ctx, leaf)}({v}, m)")
-            src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m); _s = m")
+            src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m)")
+            src(f"n += {len(f.tag)} + m + (1 if m < 128 else 2 if m < 16384 else _vsize(m))")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
-        src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)); m = 0")
-        _leaf_fields(ctx, src, leaf, v, "m")
-        _check_written(src, "m")
-    src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+        _put_cached_len(ctx, src, f.tag)
+        src("_k = n")
+        _leaf_fields(ctx, src, leaf, v, "n")
+        _check_written(src, "n - _k")
 
 
 def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: str) -> None:
@@ -439,11 +448,12 @@ def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) ->
             src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
             src(f"_s = write_fresh_{sub}({v}, parts, ap)")
             src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
+            src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
-        src(f"ap({ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s))")
+        _put_cached_len(ctx, src, f.tag)
         _check_written(src, f"write_{sub}({v}, ap)")
-    src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+        src("n += _s")
 
 
 def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:

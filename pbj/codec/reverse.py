@@ -30,6 +30,7 @@ from pbj.codec.emit import (
     Emit,
     FieldShapes,
     bytes_value,
+    class_check,
     describe,
     emit_field,
     emit_run_head,
@@ -149,7 +150,7 @@ def _put_message(ctx: Emit, src: Source, f: FieldPlan, v: str, rem: int) -> None
 
     A sub-message of another class than ``f``'s is refused (by identity: one whose field names
     match would be written with its other fields dropped)."""
-    src(f"if {v}.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
+    src(class_check(ctx, f, v))
     fn = f"write_reverse_{ctx.stem(f.sub)}"
     if f.group:
         _ensure(src, f"{_LEN_ROOM + rem}")
@@ -264,7 +265,7 @@ def _put_map(ctx: Emit, src: Source, f: FieldPlan, rem: int) -> None:
             src(f"_kb = {str_encode('k', f.utf8)}")
             kdata = "_kb"
         if vkind is None:
-            src(f"if x.__class__ is not {ctx.cls(f.sub)}: raise _EncodeError('a sub-message of another class')")
+            src(class_check(ctx, f, "x"))
         elif vkind.is_len:
             src(f"_xb = {str_encode('x', f.utf8) if vkind.op == OP_STRING else bytes_value('x')}")
             vdata = "_xb"

@@ -256,6 +256,7 @@ def _helpers() -> dict[str, Any]:
         "_B1": b"\x01",
         "_utf8": str.encode,
         "_blob": blob,
+        "_type": type,
         "_StaleSize": StaleSize,
         "_EncodeError": EncodeError,
         # reverse writer

@@ -99,7 +99,7 @@ def value_bytes(row: scalars.ScalarType, utf8: bool = True) -> Callable[[Any], b
         return string
     if op == scalars.OP_BYTES:
         def data(v: Any) -> bytes:
-            b = v if v.__class__ is bytes else blob(v)
+            b = v if type(v) is bytes else blob(v)
             return venc(len(b)) + b
         return data
     if op == scalars.OP_ZIGZAG:
