@@ -35,6 +35,7 @@ finds its records in the cache never loads them.
 from __future__ import annotations
 
 import enum
+import keyword
 import typing
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -51,8 +52,14 @@ from pbj.loader.pickling import (
 )
 from pbj.scalars import SCALARS
 from pbj.schema import FrozenMap, OneOf, field, map_field, message, oneof
+from pbj.schema.containers import EMPTY_MAP
+from pbj.schema.declare import declared_default
+from pbj.schema.field_rules import close_plain_enum
+from pbj.schema.make_class import build_class
+from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
+from pbj.wire import MAX_FIELD_NUMBER
 
-__all__ = ["build_enum_from", "build_message_from", "valid", "well_known"]
+__all__ = ["build_checked_from", "build_enum_from", "build_message_from", "valid", "well_known"]
 
 
 def well_known() -> Mapping[str, Any]:
@@ -228,6 +235,112 @@ def build_message_from(schema: Any, full: str, record: tuple) -> type:
     return cls
 
 
+def build_checked_from(schema: Any, full: str, record: tuple) -> type:
+    """The message class of ``record``, a record whose class was built before (it is in the schema
+    cache, which keeps only those): the class :func:`build_message_from` makes, made without
+    the declaration step (``pbj.field`` markers, a declared class, ``@pbj.message``'s checks).
+
+    What ``@pbj.message`` derives from a loaded declaration is derived here directly, by the
+    same rules (:mod:`pbj.schema.declare`, the rules without an edition of
+    :class:`~pbj.schema.field_rules.FieldRules`: a loaded class's features are resolved into
+    its record); the checks are not run again, as they passed when the record was made
+    (``tests/test_loader_cache.py`` compares every class of several schemas made both ways).
+
+    Raises:
+        SchemaError: a default that does not fit its field (as :func:`build_message_from`).
+    """
+    (_, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested,
+     taken) = record
+    proto2 = syntax == "proto2"
+    name = qualname.rsplit(".", 1)[-1]
+    fields_: list[FieldInfo] = []
+    oneofs: list[OneofInfo] = []
+    order: list[str] = []
+    defaults: dict[str, Any] = {}
+    anns: dict[str, Any] = {}
+    for item in items:
+        kind, attr = item[0], item[1]
+        order.append(attr)
+        if kind == "field":
+            fi, anns[attr], defaults[attr] = _field_info(schema, full, name, item, proto2)
+            fields_.append(fi)
+        elif kind == "map":
+            _, _, number, key, value, json_name, pname, utf8 = item
+            pname = pname or attr
+            fi = FieldInfo(attr, number, "map", proto_name=pname, json_name=json_name or json_name_of(pname),
+                           repeated=True, map_key=key, map_value=field_type(schema, value))
+            _apply_rules(fi, "string" in (key, value), proto2, utf8, fi.map_value)
+            fields_.append(fi)
+            anns[attr], defaults[attr] = FrozenMap, EMPTY_MAP
+        else:
+            members = []
+            for mname, number, mkind, given, json_name, group, text, utf8 in item[2]:
+                ftype = field_type(schema, mkind)
+                pname = given or mname
+                fi = FieldInfo(mname, number, ftype, proto_name=pname, json_name=json_name or json_name_of(pname),
+                               optional=True, oneof=attr, group=group,
+                               default=None if text is None else parse_default(text, ftype, full, given))
+                _apply_rules(fi, ftype == "string", proto2, utf8, ftype)
+                members.append(fi)
+            oneofs.append(OneofInfo(attr, members))
+            anns[attr], defaults[attr] = OneOf | None, None
+    fields_.sort(key=_number)
+    ns: dict[str, Any] = {"__pbj_json_rules__": json_rules}
+    for nested_name, inner in nested:
+        if inner in schema:
+            ns[nested_name] = _Nested(schema, inner, nested_name)
+    ns.update(__module__=registry_module(package), __doc__=f"The message {full} (loaded from {file_name}).",
+              __reduce__=message_reduce, __copy__=message_copy, __deepcopy__=message_deepcopy)
+    if ranges:
+        extension_ranges = tuple(sorted(ranges))
+    else:
+        extension_ranges = ((4, MAX_FIELD_NUMBER + 1),) if message_set else ()
+    cls = build_class(name, name, ns, fields_, oneofs, order, defaults, anns, full_name=full,
+                      syntax=syntax or "proto3", message_set=message_set, map_entry=False,
+                      extension_ranges=extension_ranges)
+    cls.__qualname__ = qualname
+    cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
+    cls.__pbj_info__.reserved_names = frozenset(reserved)  # type: ignore[attr-defined]
+    return cls
+
+
+def _number(fi: FieldInfo) -> int:
+    return fi.number
+
+
+def _apply_rules(fi: FieldInfo, strings: bool, proto2: bool, utf8: bool | None, value_type: Any) -> None:
+    """What :class:`~pbj.schema.field_rules.FieldRules` sets on a loaded field (no edition: its
+    features are in the record): UTF-8 checks, proto2's packing and closed enums."""
+    fi.utf8 = utf8 if utf8 is not None and strings else not (strings and proto2)
+    if proto2:
+        close_plain_enum(value_type)
+
+
+def _field_info(schema: Any, full: str, cls_name: str, item: tuple, proto2: bool) -> tuple[FieldInfo, Any, Any]:
+    """A record's regular field as ``@pbj.message`` makes it: ``(FieldInfo, annotation, default)``."""
+    _, attr, number, kind, repeated, packed, optional, group, required, given, json_name, text, utf8 = item
+    ftype = field_type(schema, kind)
+    scalar = isinstance(kind, str)
+    is_msg = not scalar and kind[0] == "message"
+    packable = SCALARS[kind].packable if scalar else not is_msg
+    pname = given or attr
+    fi = FieldInfo(attr, number, ftype, proto_name=pname, json_name=json_name or json_name_of(pname),
+                   repeated=repeated, packed=repeated and packable and packed is not False,
+                   optional=optional or (is_msg and not repeated) or required, group=group, required=required)
+    if proto2 and packed is None:
+        fi.packed = False  # proto2 packs only with [packed = true]
+    _apply_rules(fi, kind == "string", proto2, utf8, ftype)
+    default = None if text is None else parse_default(text, ftype, full, given)
+    if default is not None:
+        fi.default = declared_default(cls_name, fi, default, is_msg)
+    ann = _annotation(ftype, repeated, (optional or required or is_msg) and default is None)
+    if repeated:
+        return fi, ann, ()
+    if fi.optional:
+        return fi, ann, None
+    return fi, ann, (SCALARS[kind].zero if scalar else enum_default(ftype))
+
+
 def build_enum_from(full: str, record: tuple) -> type:
     """The ``enum.IntEnum`` of ``record`` (a valid enum record of ``full``).
 
@@ -278,20 +391,32 @@ def _type_ok(kind: Any) -> bool:
             and type(kind[1]) is str)
 
 
+def _attr_ok(attr: Any) -> bool:
+    """An attribute name the loader could have made (``pbj.loader.names``): an identifier, no
+    keyword, not pbj's own: a class built from a record in the cache skips ``@pbj.message``'s
+    checks, and its names go into generated code."""
+    return (type(attr) is str and attr.isidentifier() and not keyword.iskeyword(attr)
+            and not attr.startswith("_pbj") and not (attr.startswith("__") and attr.endswith("__")))
+
+
+def _number_ok(number: Any) -> bool:
+    return type(number) is int and 1 <= number <= MAX_FIELD_NUMBER and not 19000 <= number <= 19999
+
+
 def _item_ok(item: Any) -> bool:
-    if type(item) is not tuple or len(item) < 3 or type(item[1]) is not str:
+    if type(item) is not tuple or len(item) < 3 or not _attr_ok(item[1]):
         return False
     if item[0] == "field" and len(item) == 13:
         _, _, number, kind, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
-        return (type(number) is int and _type_ok(kind) and _opt(packed, bool) and type(name) is str
+        return (_number_ok(number) and _type_ok(kind) and _opt(packed, bool) and type(name) is str
                 and all(type(b) is bool for b in (repeated, optional, group, required))
                 and _opt(json_name, str) and _opt(text, str) and _opt(utf8, bool))
     if item[0] == "map" and len(item) == 8:
         _, _, number, key, value, json_name, name, utf8 = item
-        return (type(number) is int and _type_ok(key) and _type_ok(value) and _opt(json_name, str)
+        return (_number_ok(number) and type(key) is str and _type_ok(key) and _type_ok(value) and _opt(json_name, str)
                 and type(name) is str and type(utf8) is bool)
     if item[0] == "oneof" and len(item) == 3 and type(item[2]) is tuple:
-        return all(type(m) is tuple and len(m) == 8 and type(m[0]) is str and type(m[1]) is int
+        return all(type(m) is tuple and len(m) == 8 and _attr_ok(m[0]) and _number_ok(m[1])
                    and _type_ok(m[2]) and type(m[3]) is str and _opt(m[4], str) and type(m[5]) is bool
                    and _opt(m[6], str) and _opt(m[7], bool) for m in item[2])
     return False
@@ -310,7 +435,8 @@ def valid(full: str, record: Any) -> bool:
     if record[0] != "message" or len(record) != 12:
         return False
     _, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested, taken = record
-    return (all(type(v) is str for v in (qualname, package, file_name, syntax)) and full.endswith(qualname)
+    return (all(type(v) is str for v in (qualname, package, file_name)) and full.endswith(qualname)
+            and syntax in ("proto2", "proto3", "editions")
             and json_rules in ("skip", "legacy", "allow") and type(message_set) is bool
             and type(ranges) is tuple
             and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int for r in ranges)

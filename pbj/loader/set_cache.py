@@ -140,9 +140,12 @@ def _maker() -> str:
     if _MAKER:
         return _MAKER[0]
     here = os.path.dirname(__file__)
+    top = os.path.dirname(here)
     parts = []
+    # (and the declaration rules a class made from a cached record follows without its checks)
     for path in sorted([*(os.path.join(here, n) for n in os.listdir(here) if n.endswith(".py")),
-                        os.path.join(os.path.dirname(here), "features.py")]):
+                        os.path.join(top, "features.py"),
+                        *(os.path.join(top, "schema", n) for n in ("declare.py", "field_rules.py", "name_rules.py"))]):
         st = os.stat(path)
         parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
     _MAKER[:] = [",".join(parts)]
