@@ -77,13 +77,15 @@ def test_an_interrupted_build_leaves_the_load_as_it_was(monkeypatch):
     ns = pbj.load_descriptor_set(HAPI)
     calls = []
     # (a record the schema cache kept is made by build_checked_from, a new one by build_message_from)
-    for maker in ("build_message_from", "build_checked_from"):
-        def interrupted(schema, full, record, real=getattr(loader_declarations, maker)):
+    def interrupting(real):
+        def interrupted(schema, full, record):
             calls.append(full)
             real(schema, full, record)  # the class and its enums are made ...
             raise KeyboardInterrupt  # ... and the user presses Ctrl-C before the request ends
+        return interrupted
 
-        monkeypatch.setattr(loader_declarations, maker, interrupted)
+    for maker in ("build_message_from", "build_checked_from"):
+        monkeypatch.setattr(loader_declarations, maker, interrupting(getattr(loader_declarations, maker)))
     with pytest.raises(KeyboardInterrupt):
         ns["proto.TransactionReceipt"]
     assert calls == ["proto.TransactionReceipt"] and _built(ns) == {}

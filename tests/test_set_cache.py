@@ -157,6 +157,16 @@ def test_an_unwritable_folder_is_no_error(folder, monkeypatch):
     assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
 
 
+def test_a_folder_that_cannot_be_reached_is_no_error(folder, monkeypatch):
+    """A cache folder whose path the system refuses (a name longer than a file name may be; as for
+    a parent folder the user may not read) is as a folder that cannot be written."""
+    monkeypatch.setenv("PBJ_CACHE_DIR", str(folder / ("x" * 300) / "pbj"))
+    assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
+    set_cache._write_pending()
+    assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
+    assert os.listdir(folder) == []
+
+
 _PROCESS = """
 import sys, pbj
 ns = pbj.load_descriptor_set(open(sys.argv[1], "rb").read())

@@ -430,7 +430,8 @@ def valid(full: str, record: Any) -> bool:
     if record[0] == "enum":
         return (len(record) == 5 and type(record[1]) is str and type(record[2]) is str and type(record[3]) is bool
                 and type(record[4]) is tuple and bool(record[4])
-                and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is int
+                and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and p[0].isidentifier()
+                        and type(p[1]) is int
                         for p in record[4]) and full.endswith(record[1]))
     if record[0] != "message" or len(record) != 12:
         return False
