@@ -35,9 +35,9 @@ finds its records in the cache never loads them.
 from __future__ import annotations
 
 import enum
-import keyword
 import typing
 from collections.abc import Iterator, Mapping
+from keyword import iskeyword
 from typing import Any
 
 from pbj.errors import SchemaError
@@ -380,46 +380,58 @@ def _strs(value: Any) -> bool:
     return type(value) is tuple and all(type(v) is str for v in value)
 
 
-def _opt(value: Any, kind: type) -> bool:
-    return value is None or type(value) is kind
+_REFS = ("enum", "message")
+_OPT_BOOLS = (True, False, None)
 
 
-def _type_ok(kind: Any) -> bool:
+def _kind_ok(kind: Any) -> bool:
+    """A scalar's name, or ``("enum" | "message", full name)``."""
     if type(kind) is str:
         return kind in SCALARS
-    return (type(kind) is tuple and len(kind) == 2 and kind[0] in ("enum", "message")
-            and type(kind[1]) is str)
+    return type(kind) is tuple and len(kind) == 2 and kind[0] in _REFS and type(kind[1]) is str
 
 
 def _attr_ok(attr: Any) -> bool:
     """An attribute name the loader could have made (``pbj.loader.names``): an identifier, no
     keyword, not pbj's own: a class built from a record in the cache skips ``@pbj.message``'s
     checks, and its names go into generated code."""
-    return (type(attr) is str and attr.isidentifier() and not keyword.iskeyword(attr)
-            and not attr.startswith("_pbj") and not (attr.startswith("__") and attr.endswith("__")))
+    return (type(attr) is str and attr.isidentifier() and not iskeyword(attr) and not attr.startswith("_pbj")
+            and not (attr[:2] == "__" and attr[-2:] == "__"))
 
 
 def _number_ok(number: Any) -> bool:
-    return type(number) is int and 1 <= number <= MAX_FIELD_NUMBER and not 19000 <= number <= 19999
+    return type(number) is int and (0 < number < 19000 or 19999 < number <= MAX_FIELD_NUMBER)
 
 
 def _item_ok(item: Any) -> bool:
-    if type(item) is not tuple or len(item) < 3 or not _attr_ok(item[1]):
+    """Whether ``item`` has the shape of a record's item (see the module docstring)."""
+    if type(item) is not tuple or not item or not _attr_ok(item[1]):
         return False
-    if item[0] == "field" and len(item) == 13:
-        _, _, number, kind, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
-        return (_number_ok(number) and _type_ok(kind) and _opt(packed, bool) and type(name) is str
-                and all(type(b) is bool for b in (repeated, optional, group, required))
-                and _opt(json_name, str) and _opt(text, str) and _opt(utf8, bool))
-    if item[0] == "map" and len(item) == 8:
+    kind = item[0]
+    if kind == "field" and len(item) == 13:
+        _, _, number, ftype, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
+        # (``x in (True, False)`` holds for 1 and 0 as well: the ``is`` checks keep them out)
+        return (_number_ok(number) and _kind_ok(ftype) and type(name) is str
+                and (repeated is True or repeated is False) and packed in _OPT_BOOLS and type(packed) is not int
+                and (optional is True or optional is False) and (group is True or group is False)
+                and (required is True or required is False) and (json_name is None or type(json_name) is str)
+                and (text is None or type(text) is str) and utf8 in _OPT_BOOLS and type(utf8) is not int)
+    if kind == "map" and len(item) == 8:
         _, _, number, key, value, json_name, name, utf8 = item
-        return (_number_ok(number) and type(key) is str and _type_ok(key) and _type_ok(value) and _opt(json_name, str)
-                and type(name) is str and type(utf8) is bool)
-    if item[0] == "oneof" and len(item) == 3 and type(item[2]) is tuple:
-        return all(type(m) is tuple and len(m) == 8 and _attr_ok(m[0]) and _number_ok(m[1])
-                   and _type_ok(m[2]) and type(m[3]) is str and _opt(m[4], str) and type(m[5]) is bool
-                   and _opt(m[6], str) and _opt(m[7], bool) for m in item[2])
-    return False
+        return (_number_ok(number) and type(key) is str and key in SCALARS and _kind_ok(value)
+                and (json_name is None or type(json_name) is str) and type(name) is str
+                and (utf8 is True or utf8 is False))
+    if kind != "oneof" or len(item) != 3 or type(item[2]) is not tuple:
+        return False
+    for m in item[2]:
+        if type(m) is not tuple or len(m) != 8:
+            return False
+        mname, number, ftype, name, json_name, group, text, utf8 = m
+        if not (_attr_ok(mname) and _number_ok(number) and _kind_ok(ftype) and type(name) is str
+                and (json_name is None or type(json_name) is str) and (group is True or group is False)
+                and (text is None or type(text) is str) and utf8 in _OPT_BOOLS and type(utf8) is not int):
+            return False
+    return True
 
 
 def valid(full: str, record: Any) -> bool:
@@ -428,19 +440,34 @@ def valid(full: str, record: Any) -> bool:
     if type(record) is not tuple or not record:
         return False
     if record[0] == "enum":
-        return (len(record) == 5 and type(record[1]) is str and type(record[2]) is str and type(record[3]) is bool
-                and type(record[4]) is tuple and bool(record[4])
-                and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and p[0].isidentifier()
-                        and type(p[1]) is int
-                        for p in record[4]) and full.endswith(record[1]))
-    if record[0] != "message" or len(record) != 12:
+        if tuple(map(type, record)) != _ENUM or not record[4] or not full.endswith(record[1]):
+            return False
+        for pair in record[4]:
+            if type(pair) is not tuple or tuple(map(type, pair)) != _PAIR or not pair[0].isidentifier():
+                return False
+        return True
+    if tuple(map(type, record)) != _MESSAGE:
         return False
-    _, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested, taken = record
-    return (all(type(v) is str for v in (qualname, package, file_name)) and full.endswith(qualname)
-            and syntax in ("proto2", "proto3", "editions")
-            and json_rules in ("skip", "legacy", "allow") and type(message_set) is bool
-            and type(ranges) is tuple
-            and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int for r in ranges)
-            and _strs(reserved) and _strs(taken) and type(items) is tuple and all(_item_ok(i) for i in items)
-            and type(nested) is tuple
-            and all(type(n) is tuple and len(n) == 2 and type(n[0]) is str and type(n[1]) is str for n in nested))
+    qualname, syntax, json_rules, ranges, reserved, items, nested, taken = (record[1], *record[4:6], *record[7:])
+    if (not full.endswith(qualname) or syntax not in _SYNTAXES or json_rules not in _JSON_RULES
+            or not _strs(reserved) or not _strs(taken)):
+        return False
+    for r in ranges:
+        if type(r) is not tuple or tuple(map(type, r)) != _RANGE:
+            return False
+    for n in nested:
+        if type(n) is not tuple or tuple(map(type, n)) != _NESTED:
+            return False
+    for item in items:
+        if not _item_ok(item):
+            return False
+    return True
+
+
+_ENUM = (str, str, str, bool, tuple)  # the types of an enum record, position by position
+_PAIR = (str, int)
+_MESSAGE = (str, str, str, str, str, str, bool, tuple, tuple, tuple, tuple, tuple)
+_RANGE = (int, int)
+_NESTED = (str, str)
+_SYNTAXES = frozenset({"proto2", "proto3", "editions"})
+_JSON_RULES = frozenset({"skip", "legacy", "allow"})
