@@ -4,11 +4,14 @@ A class of a load is made in two steps. The first reads the set's descriptors an
 editions features that apply to them (:func:`pbj.loader.messages.derive_message`,
 :func:`pbj.loader.enums.derive_enum`) and writes what the class declares as a *record*: a
 tuple of strings, numbers, booleans and tuples, with the message and enum types of its fields
-named by full name. The second, here, makes the class from the record with the same
-``pbj.field``, ``pbj.map_field``, ``pbj.oneof`` and ``pbj.message`` calls (and their checks) as
-a class declared in Python. Records are what the schema cache keeps
-(:mod:`pbj.loader.cache`), so a process that reads them skips the first step, decoding the
-set included, and makes classes that are the same as those of a process that derived them.
+named by full name. The second, here, makes the class from the record: a record just
+derived, with the same ``pbj.field``, ``pbj.map_field``, ``pbj.oneof`` and ``pbj.message``
+calls (and their checks) as a class declared in Python (:func:`build_message_from`); a record
+whose class was built before, directly (:func:`build_checked_from`: what those calls derive,
+derived by the same rules, without a declared class or the checks it passed). Records are
+what the schema cache keeps (:mod:`pbj.loader.cache`; only those whose class was built), so a
+process that reads them skips the first step, decoding the set included, and the checks, and
+makes classes that are the same as those of a process that derived them.
 
 A message record::
 
@@ -26,7 +29,9 @@ and its items, in declaration order::
 where a type is a scalar's name (``"int32"``) or ``("enum", full name)`` or ``("message",
 full name)``; ``packed``, ``json_name``, the default's text (protoc's ``default_value``) and
 ``utf8`` may be ``None``. An enum record: ``("enum", qualname, package, closed, ((name,
-number), ...))``. :func:`valid` checks a record's shape before it is used.
+number), ...))``. :func:`valid` checks a record's shape before it is used, and that its
+attribute names are identifiers that are not keywords or pbj's own and its field numbers are
+in range (they reach generated code).
 
 This module imports neither :mod:`pbj.descriptor` nor the features' resolver: a process that
 finds its records in the cache never loads them.
