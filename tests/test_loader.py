@@ -443,7 +443,7 @@ def test_non_identifier_field_name_is_a_schema_error():
 
 def test_non_identifier_enum_value_name_is_a_schema_error():
     """protoc refuses it; kept, the text format would write it as it is (a line break in a name
-    wrote another field: 'ZERO\nx: 99')."""
+    wrote another field: 'ZERO\\nx: 99')."""
     fds = descriptor_pb2.FileDescriptorSet()
     fd = fds.file.add(name="n5.proto", package="n5", syntax="proto3")
     enum = fd.enum_type.add(name="E")
