@@ -436,6 +436,23 @@ def test_non_identifier_field_name_is_a_schema_error():
     fd.message_type.add(name="M").field.add(name="a-b", number=1,
                                             type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32)
     _refused_on_use_and_eagerly(fds.SerializeToString(), "n2.M", "not an identifier")
+    with pytest.raises(pbj.SchemaError) as refused:
+        pbj.load_descriptor_set(fds.SerializeToString())["n2.M"]
+    assert refused.value.cls_name == "n2.M" and refused.value.field_name == "a-b"  # names its message
+
+
+def test_non_identifier_enum_value_name_is_a_schema_error():
+    """protoc refuses it; kept, the text format would write it as it is (a line break in a name
+    wrote another field: 'ZERO\\nx: 99')."""
+    fds = descriptor_pb2.FileDescriptorSet()
+    fd = fds.file.add(name="n5.proto", package="n5", syntax="proto3")
+    enum = fd.enum_type.add(name="E")
+    enum.value.add(name="ZERO\nx: 99", number=0)
+    enum.value.add(name="ONE", number=1)
+    fd.message_type.add(name="M").field.add(name="k", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_ENUM,
+                                            type_name=".n5.E")
+    _refused_on_use_and_eagerly(fds.SerializeToString(), "n5.E", "n5.E: enum value name .* is not an identifier")
+    _refused_on_use_and_eagerly(fds.SerializeToString(), "n5.M", "not an identifier")
 
 
 def test_open_enum_whose_first_value_is_not_zero_is_a_schema_error():

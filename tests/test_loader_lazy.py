@@ -75,19 +75,21 @@ def test_an_interrupted_build_leaves_the_load_as_it_was(monkeypatch):
     """Ctrl-C in the middle of a build (after its enums were built) publishes nothing; the next use
     builds the class whole."""
     ns = pbj.load_descriptor_set(HAPI)
-    real = loader_declarations.build_message_from
     calls = []
+    # (a record the schema cache kept is made by build_checked_from, a new one by build_message_from)
+    def interrupting(real):
+        def interrupted(schema, full, record):
+            calls.append(full)
+            real(schema, full, record)  # the class and its enums are made ...
+            raise KeyboardInterrupt  # ... and the user presses Ctrl-C before the request ends
+        return interrupted
 
-    def interrupted(schema, full, record):
-        calls.append(full)
-        real(schema, full, record)  # the class and its enums are made ...
-        raise KeyboardInterrupt  # ... and the user presses Ctrl-C before the request ends
-
-    monkeypatch.setattr(loader_declarations, "build_message_from", interrupted)
+    for maker in ("build_message_from", "build_checked_from"):
+        monkeypatch.setattr(loader_declarations, maker, interrupting(getattr(loader_declarations, maker)))
     with pytest.raises(KeyboardInterrupt):
         ns["proto.TransactionReceipt"]
     assert calls == ["proto.TransactionReceipt"] and _built(ns) == {}
-    monkeypatch.setattr(loader_declarations, "build_message_from", real)
+    monkeypatch.undo()
     cls = ns["proto.TransactionReceipt"]
     assert set(_built(ns)) >= {"proto.TransactionReceipt", "proto.ResponseCodeEnum"}
     assert pbj.decode(cls, pbj.encode(cls(status=22))).status == 22

@@ -16,7 +16,7 @@ import pytest
 
 import pbj
 from pbj import descriptor as d
-from pbj.loader import cache, set_cache
+from pbj.loader import cache, declarations, set_cache
 
 # proto2: a required field, a declared default, a closed enum, a map, a oneof, a group, a packed field
 SHOP = pbj.encode(d.FileDescriptorSet(file=(d.FileDescriptorProto(
@@ -81,11 +81,16 @@ def test_a_second_process_reads_the_names_and_declarations(folder):
     assert len(entries) == 1 and not any(n.startswith(".tmp") for n in os.listdir(folder))
     second = pbj.load_descriptor_set(SHOP)
     assert not _decoded(second)  # names and declarations from the cache: the set is not decoded
+    assert set(cache.read_set_entry(folder, cache.set_key(pbj.__version__, set_cache._maker()), SHOP)[1]) == {
+        "cachetest.Item", "cachetest.Size"}  # not Twice's: a record is kept once its class is built
     assert _item_facts(second) == cold
     assert cold[0] == bytes.fromhex("0807 2205 0a0161 1001 320178 3a020102 42020801")
-    assert not _decoded(second)  # every class it built had its record
-    assert [f.name for f in second.files] == ["shop.proto"]  # the files: decoded when first read
-    assert _decoded(second)
+    assert _decoded(second)  # Twice, refused again, had no record
+    third = pbj.load_descriptor_set(SHOP)
+    assert third["cachetest.Item"](id=1).id == 1 and third["cachetest.Size"].LARGE == 2
+    assert not _decoded(third)  # every class it built had its record
+    assert [f.name for f in third.files] == ["shop.proto"]  # the files: decoded when first read
+    assert _decoded(third)
 
 
 def test_a_damaged_truncated_or_foreign_entry_is_ignored_and_written_again(folder):
@@ -109,6 +114,17 @@ def test_a_damaged_truncated_or_foreign_entry_is_ignored_and_written_again(folde
         ns = pbj.load_descriptor_set(SHOP)
         assert not _decoded(ns)
         assert _item_facts(ns) == cold and _decoded(ns)  # the record was derived again
+        set_cache._write_pending()
+    # a record of the right shape naming an attribute that is not an identifier, a keyword, or pbj's own
+    # (made into a class without @pbj.message's checks, its names would reach generated code), or a
+    # field number out of range: derived again
+    item = content[1]["cachetest.Item"]
+    field = item[9][0]
+    for attr, number in (("a b", 1), ("class", 1), ("_pbj_size", 1), ("__init__", 1), ("id", 0), ("id", 19000)):
+        forged = (*item[:9], ((field[0], attr, number, *field[3:]), *item[9][1:]), *item[10:])
+        cache.write_set_entry(folder, key, SHOP, (summary, {**content[1], "cachetest.Item": forged}))
+        ns = pbj.load_descriptor_set(SHOP)
+        assert _item_facts(ns) == cold and _decoded(ns)
         set_cache._write_pending()
     cache.write_set_entry(folder, key, SHOP, ("not a summary", {}))
     assert _decoded(pbj.load_descriptor_set(SHOP))
@@ -139,6 +155,16 @@ def test_an_unwritable_folder_is_no_error(folder, monkeypatch):
     assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
     set_cache._write_pending()
     assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
+
+
+def test_a_folder_that_cannot_be_reached_is_no_error(folder, monkeypatch):
+    """A cache folder whose path the system refuses (a name longer than a file name may be; as for
+    a parent folder the user may not read) is as a folder that cannot be written."""
+    monkeypatch.setenv("PBJ_CACHE_DIR", str(folder / ("x" * 300) / "pbj"))
+    assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
+    set_cache._write_pending()
+    assert pbj.load_descriptor_set(SHOP)["cachetest.Item"](id=1).id == 1
+    assert os.listdir(folder) == []
 
 
 _PROCESS = """
@@ -196,11 +222,64 @@ def test_every_class_of_a_real_schema_is_the_same_from_the_cache(folder):
     schema = (data_dir / SCHEMA_FILE).read_bytes()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PBJ_NO_CACHE", "1")
-        cold = _shape(pbj.load_descriptor_set(schema))
+        cold_ns = pbj.load_descriptor_set(schema)
+        cold = _shape(cold_ns)
+        cold_made = {n: _made(cold_ns[n]) for n in cold_ns.messages}
     pbj.load_descriptor_set(schema).build_all()
     set_cache._write_pending()
     warm_ns = pbj.load_descriptor_set(schema)
     assert _shape(warm_ns) == cold and not _decoded(warm_ns)
+    assert {n: _made(warm_ns[n]) for n in warm_ns.messages} == cold_made
     payload = read_block_file(data_dir / BLOCK_FILE)[0]
     block = warm_ns[BLOCK_TYPE]
     assert pbj.encode(pbj.decode(block, payload)) == payload
+
+
+def _made(cls) -> tuple:
+    """Everything a class made from a record holds that tells it apart: its schema record
+    (fields with their presence, packing, UTF-8 checks, defaults, group encoding), its
+    namespace's names, what first use will build, its annotations."""
+    info = cls.__pbj_info__
+    ns_names = sorted(k for k in cls.__dict__ if k not in ("__pbj_load__", "__pbj_schema__", "__pbj_namespace__"))
+    return (repr(info.fields), repr(info.oneofs), info.attr_order, info.syntax, info.map_entry, info.message_set,
+            info.extension_ranges, sorted(info.reserved_names), info.full_name, cls.__name__, cls.__qualname__,
+            cls.__module__, cls.__doc__, ns_names, cls.__dict__.get("__pbj_attrs_pending__"), repr(cls.__annotations__),
+            cls.__pbj_slots__.__slots__, cls.__pbj_slots__.__name__, sorted(getattr(cls, "__pbj_fields_taken__", ())),
+            cls.__pbj_defaults__, getattr(cls, "__pbj_json_rules__", None),
+            [(f.name, getattr(f.type, "__pbj_closed__", None)) for f in info.all_fields()])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["conformance.binpb", "editions.binpb"])
+def test_a_class_made_from_its_kept_record_is_the_class_its_declaration_makes(folder, name, monkeypatch):
+    """A record the cache kept is made into a class without ``@pbj.message``'s declaration step
+    (``build_checked_from``): every message of the conformance sets (proto2 defaults, groups,
+    closed enums, maps, oneofs, extension ranges, message sets; the editions features) is the
+    same both ways, and its messages encode and refuse input alike."""
+    schema = (Path(pbj.__file__).parent / "data" / "conformance" / name).read_bytes()
+    cold_ns = pbj.load_descriptor_set(schema)
+    cold_ns.build_all()
+    set_cache._write_pending()
+    made_from_records = []
+    make = declarations.build_checked_from
+    monkeypatch.setattr(declarations, "build_checked_from",
+                        lambda schema, full, record: made_from_records.append(full) or make(schema, full, record))
+    warm_ns = pbj.load_descriptor_set(schema)
+    warm_ns.build_all()
+    assert sorted(made_from_records) == sorted(n for n in warm_ns.messages if warm_ns[n].__module__ != "pbj.wellknown")
+    assert {n: _made(warm_ns[n]) for n in warm_ns.messages} == {n: _made(cold_ns[n]) for n in cold_ns.messages}
+    for full in ("protobuf_test_messages.proto2.TestAllTypesProto2",
+                 "protobuf_test_messages.editions.proto2.TestAllTypesProto2",
+                 "protobuf_test_messages.editions.TestAllTypesEdition2023"):
+        if full not in cold_ns.messages:
+            continue
+        cold, warm = cold_ns[full], warm_ns[full]
+        made = {}
+        for cls in (cold, warm):
+            obj = cls(optional_int32=-1, optional_string="é", repeated_int32=(1, 2), map_int32_int32={1: 2})
+            with pytest.raises(pbj.DecodeError) as refused:
+                pbj.decode(cls, b"\x0a\x05ab")  # a LEN field running past the end
+            made[cls] = (pbj.encode(obj), pbj.encode(obj, reverse=True), repr(obj), str(refused.value),
+                         getattr(obj, "default_int32", None), pbj.decode(cls, pbj.encode(obj)) == obj)
+        assert made[cold] == made[warm]
+        assert made[cold][0] == made[cold][1]

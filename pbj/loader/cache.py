@@ -34,9 +34,11 @@ load derives from a descriptor set: its names (messages, enums, map entries, the
 extensions extend) and the declaration of each class a process built (its fields' numbers, types,
 presence, packing, defaults, as the editions features decide them: :mod:`pbj.loader.declarations`).
 A later process that loads the same bytes reads them instead of decoding the set and resolving
-features; the classes are then made by the same declaration calls, with the same checks, as in a
-process without the cache. Such an entry is found by the set's bytes and checked against them (it
-keeps a copy), by pbj's version and the module that makes the declarations, and by the Python that
+features, and makes each class from its declaration directly: the class a process without the
+cache makes, without the declaration checks it passed when it was first built (a declaration is
+kept only once its class was built). Such an entry is found by the set's bytes and checked against
+them (it keeps a copy), by pbj's version and the modules that make the declarations and their
+rules, and by the Python that
 wrote it (``marshal``'s data format); its CRC-32 and length are checked, and each declaration's shape is
 checked before use (:func:`pbj.loader.declarations.valid`): a damaged, truncated or foreign entry
 is ignored and written again. Declarations are added when a process exits (:mod:`atexit`), to what

@@ -4,11 +4,14 @@ A class of a load is made in two steps. The first reads the set's descriptors an
 editions features that apply to them (:func:`pbj.loader.messages.derive_message`,
 :func:`pbj.loader.enums.derive_enum`) and writes what the class declares as a *record*: a
 tuple of strings, numbers, booleans and tuples, with the message and enum types of its fields
-named by full name. The second, here, makes the class from the record with the same
-``pbj.field``, ``pbj.map_field``, ``pbj.oneof`` and ``pbj.message`` calls (and their checks) as
-a class declared in Python. Records are what the schema cache keeps
-(:mod:`pbj.loader.cache`), so a process that reads them skips the first step, decoding the
-set included, and makes classes that are the same as those of a process that derived them.
+named by full name. The second, here, makes the class from the record: a record just
+derived, with the same ``pbj.field``, ``pbj.map_field``, ``pbj.oneof`` and ``pbj.message``
+calls (and their checks) as a class declared in Python (:func:`build_message_from`); a record
+whose class was built before, directly (:func:`build_checked_from`: what those calls derive,
+derived by the same rules, without a declared class or the checks it passed). Records are
+what the schema cache keeps (:mod:`pbj.loader.cache`; only those whose class was built), so a
+process that reads them skips the first step, decoding the set included, and the checks, and
+makes classes that are the same as those of a process that derived them.
 
 A message record::
 
@@ -26,7 +29,9 @@ and its items, in declaration order::
 where a type is a scalar's name (``"int32"``) or ``("enum", full name)`` or ``("message",
 full name)``; ``packed``, ``json_name``, the default's text (protoc's ``default_value``) and
 ``utf8`` may be ``None``. An enum record: ``("enum", qualname, package, closed, ((name,
-number), ...))``. :func:`valid` checks a record's shape before it is used.
+number), ...))``. :func:`valid` checks a record's shape before it is used, and that its
+attribute names are identifiers that are not keywords or pbj's own and its field numbers are
+in range (they reach generated code).
 
 This module imports neither :mod:`pbj.descriptor` nor the features' resolver: a process that
 finds its records in the cache never loads them.
@@ -37,6 +42,7 @@ from __future__ import annotations
 import enum
 import typing
 from collections.abc import Iterator, Mapping
+from keyword import iskeyword
 from typing import Any
 
 from pbj.errors import SchemaError
@@ -51,8 +57,14 @@ from pbj.loader.pickling import (
 )
 from pbj.scalars import SCALARS
 from pbj.schema import FrozenMap, OneOf, field, map_field, message, oneof
+from pbj.schema.containers import EMPTY_MAP
+from pbj.schema.declare import declared_default
+from pbj.schema.field_rules import close_plain_enum
+from pbj.schema.make_class import build_class
+from pbj.schema.records import FieldInfo, OneofInfo, enum_default, json_name_of
+from pbj.wire import MAX_FIELD_NUMBER
 
-__all__ = ["build_enum_from", "build_message_from", "valid", "well_known"]
+__all__ = ["build_checked_from", "build_enum_from", "build_message_from", "valid", "well_known"]
 
 
 def well_known() -> Mapping[str, Any]:
@@ -228,6 +240,112 @@ def build_message_from(schema: Any, full: str, record: tuple) -> type:
     return cls
 
 
+def build_checked_from(schema: Any, full: str, record: tuple) -> type:
+    """The message class of ``record``, a record whose class was built before (it is in the schema
+    cache, which keeps only those): the class :func:`build_message_from` makes, made without
+    the declaration step (``pbj.field`` markers, a declared class, ``@pbj.message``'s checks).
+
+    What ``@pbj.message`` derives from a loaded declaration is derived here directly, by the
+    same rules (:mod:`pbj.schema.declare`, the rules without an edition of
+    :class:`~pbj.schema.field_rules.FieldRules`: a loaded class's features are resolved into
+    its record); the checks are not run again, as they passed when the record was made
+    (``tests/test_loader_cache.py`` compares every class of several schemas made both ways).
+
+    Raises:
+        SchemaError: a default that does not fit its field (as :func:`build_message_from`).
+    """
+    (_, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested,
+     taken) = record
+    proto2 = syntax == "proto2"
+    name = qualname.rsplit(".", 1)[-1]
+    fields_: list[FieldInfo] = []
+    oneofs: list[OneofInfo] = []
+    order: list[str] = []
+    defaults: dict[str, Any] = {}
+    anns: dict[str, Any] = {}
+    for item in items:
+        kind, attr = item[0], item[1]
+        order.append(attr)
+        if kind == "field":
+            fi, anns[attr], defaults[attr] = _field_info(schema, full, name, item, proto2)
+            fields_.append(fi)
+        elif kind == "map":
+            _, _, number, key, value, json_name, pname, utf8 = item
+            pname = pname or attr
+            fi = FieldInfo(attr, number, "map", proto_name=pname, json_name=json_name or json_name_of(pname),
+                           repeated=True, map_key=key, map_value=field_type(schema, value))
+            _apply_rules(fi, "string" in (key, value), proto2, utf8, fi.map_value)
+            fields_.append(fi)
+            anns[attr], defaults[attr] = FrozenMap, EMPTY_MAP
+        else:
+            members = []
+            for mname, number, mkind, given, json_name, group, text, utf8 in item[2]:
+                ftype = field_type(schema, mkind)
+                pname = given or mname
+                fi = FieldInfo(mname, number, ftype, proto_name=pname, json_name=json_name or json_name_of(pname),
+                               optional=True, oneof=attr, group=group,
+                               default=None if text is None else parse_default(text, ftype, full, given))
+                _apply_rules(fi, ftype == "string", proto2, utf8, ftype)
+                members.append(fi)
+            oneofs.append(OneofInfo(attr, members))
+            anns[attr], defaults[attr] = OneOf | None, None
+    fields_.sort(key=_number)
+    ns: dict[str, Any] = {"__pbj_json_rules__": json_rules}
+    for nested_name, inner in nested:
+        if inner in schema:
+            ns[nested_name] = _Nested(schema, inner, nested_name)
+    ns.update(__module__=registry_module(package), __doc__=f"The message {full} (loaded from {file_name}).",
+              __reduce__=message_reduce, __copy__=message_copy, __deepcopy__=message_deepcopy)
+    if ranges:
+        extension_ranges = tuple(sorted(ranges))
+    else:
+        extension_ranges = ((4, MAX_FIELD_NUMBER + 1),) if message_set else ()
+    cls = build_class(name, name, ns, fields_, oneofs, order, defaults, anns, full_name=full,
+                      syntax=syntax or "proto3", message_set=message_set, map_entry=False,
+                      extension_ranges=extension_ranges)
+    cls.__qualname__ = qualname
+    cls.__pbj_fields_taken__ = frozenset(taken)  # type: ignore[attr-defined]
+    cls.__pbj_info__.reserved_names = frozenset(reserved)  # type: ignore[attr-defined]
+    return cls
+
+
+def _number(fi: FieldInfo) -> int:
+    return fi.number
+
+
+def _apply_rules(fi: FieldInfo, strings: bool, proto2: bool, utf8: bool | None, value_type: Any) -> None:
+    """What :class:`~pbj.schema.field_rules.FieldRules` sets on a loaded field (no edition: its
+    features are in the record): UTF-8 checks, proto2's packing and closed enums."""
+    fi.utf8 = utf8 if utf8 is not None and strings else not (strings and proto2)
+    if proto2:
+        close_plain_enum(value_type)
+
+
+def _field_info(schema: Any, full: str, cls_name: str, item: tuple, proto2: bool) -> tuple[FieldInfo, Any, Any]:
+    """A record's regular field as ``@pbj.message`` makes it: ``(FieldInfo, annotation, default)``."""
+    _, attr, number, kind, repeated, packed, optional, group, required, given, json_name, text, utf8 = item
+    ftype = field_type(schema, kind)
+    scalar = isinstance(kind, str)
+    is_msg = not scalar and kind[0] == "message"
+    packable = SCALARS[kind].packable if scalar else not is_msg
+    pname = given or attr
+    fi = FieldInfo(attr, number, ftype, proto_name=pname, json_name=json_name or json_name_of(pname),
+                   repeated=repeated, packed=repeated and packable and packed is not False,
+                   optional=optional or (is_msg and not repeated) or required, group=group, required=required)
+    if proto2 and packed is None:
+        fi.packed = False  # proto2 packs only with [packed = true]
+    _apply_rules(fi, kind == "string", proto2, utf8, ftype)
+    default = None if text is None else parse_default(text, ftype, full, given)
+    if default is not None:
+        fi.default = declared_default(cls_name, fi, default, is_msg)
+    ann = _annotation(ftype, repeated, (optional or required or is_msg) and default is None)
+    if repeated:
+        return fi, ann, ()
+    if fi.optional:
+        return fi, ann, None
+    return fi, ann, (SCALARS[kind].zero if scalar else enum_default(ftype))
+
+
 def build_enum_from(full: str, record: tuple) -> type:
     """The ``enum.IntEnum`` of ``record`` (a valid enum record of ``full``).
 
@@ -267,34 +385,58 @@ def _strs(value: Any) -> bool:
     return type(value) is tuple and all(type(v) is str for v in value)
 
 
-def _opt(value: Any, kind: type) -> bool:
-    return value is None or type(value) is kind
+_REFS = ("enum", "message")
+_OPT_BOOLS = (True, False, None)
 
 
-def _type_ok(kind: Any) -> bool:
+def _kind_ok(kind: Any) -> bool:
+    """A scalar's name, or ``("enum" | "message", full name)``."""
     if type(kind) is str:
         return kind in SCALARS
-    return (type(kind) is tuple and len(kind) == 2 and kind[0] in ("enum", "message")
-            and type(kind[1]) is str)
+    return type(kind) is tuple and len(kind) == 2 and kind[0] in _REFS and type(kind[1]) is str
+
+
+def _attr_ok(attr: Any) -> bool:
+    """An attribute name the loader could have made (``pbj.loader.names``): an identifier, no
+    keyword, not pbj's own: a class built from a record in the cache skips ``@pbj.message``'s
+    checks, and its names go into generated code."""
+    return (type(attr) is str and attr.isidentifier() and not iskeyword(attr) and not attr.startswith("_pbj")
+            and not (attr[:2] == "__" and attr[-2:] == "__"))
+
+
+def _number_ok(number: Any) -> bool:
+    return type(number) is int and (0 < number < 19000 or 19999 < number <= MAX_FIELD_NUMBER)
 
 
 def _item_ok(item: Any) -> bool:
-    if type(item) is not tuple or len(item) < 3 or type(item[1]) is not str:
+    """Whether ``item`` has the shape of a record's item (see the module docstring)."""
+    if type(item) is not tuple or not item or not _attr_ok(item[1]):
         return False
-    if item[0] == "field" and len(item) == 13:
-        _, _, number, kind, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
-        return (type(number) is int and _type_ok(kind) and _opt(packed, bool) and type(name) is str
-                and all(type(b) is bool for b in (repeated, optional, group, required))
-                and _opt(json_name, str) and _opt(text, str) and _opt(utf8, bool))
-    if item[0] == "map" and len(item) == 8:
+    kind = item[0]
+    if kind == "field" and len(item) == 13:
+        _, _, number, ftype, repeated, packed, optional, group, required, name, json_name, text, utf8 = item
+        # (``x in (True, False)`` holds for 1 and 0 as well: the ``is`` checks keep them out)
+        return (_number_ok(number) and _kind_ok(ftype) and type(name) is str
+                and (repeated is True or repeated is False) and packed in _OPT_BOOLS and type(packed) is not int
+                and (optional is True or optional is False) and (group is True or group is False)
+                and (required is True or required is False) and (json_name is None or type(json_name) is str)
+                and (text is None or type(text) is str) and utf8 in _OPT_BOOLS and type(utf8) is not int)
+    if kind == "map" and len(item) == 8:
         _, _, number, key, value, json_name, name, utf8 = item
-        return (type(number) is int and _type_ok(key) and _type_ok(value) and _opt(json_name, str)
-                and type(name) is str and type(utf8) is bool)
-    if item[0] == "oneof" and len(item) == 3 and type(item[2]) is tuple:
-        return all(type(m) is tuple and len(m) == 8 and type(m[0]) is str and type(m[1]) is int
-                   and _type_ok(m[2]) and type(m[3]) is str and _opt(m[4], str) and type(m[5]) is bool
-                   and _opt(m[6], str) and _opt(m[7], bool) for m in item[2])
-    return False
+        return (_number_ok(number) and type(key) is str and key in SCALARS and _kind_ok(value)
+                and (json_name is None or type(json_name) is str) and type(name) is str
+                and (utf8 is True or utf8 is False))
+    if kind != "oneof" or len(item) != 3 or type(item[2]) is not tuple:
+        return False
+    for m in item[2]:
+        if type(m) is not tuple or len(m) != 8:
+            return False
+        mname, number, ftype, name, json_name, group, text, utf8 = m
+        if not (_attr_ok(mname) and _number_ok(number) and _kind_ok(ftype) and type(name) is str
+                and (json_name is None or type(json_name) is str) and (group is True or group is False)
+                and (text is None or type(text) is str) and utf8 in _OPT_BOOLS and type(utf8) is not int):
+            return False
+    return True
 
 
 def valid(full: str, record: Any) -> bool:
@@ -303,17 +445,34 @@ def valid(full: str, record: Any) -> bool:
     if type(record) is not tuple or not record:
         return False
     if record[0] == "enum":
-        return (len(record) == 5 and type(record[1]) is str and type(record[2]) is str and type(record[3]) is bool
-                and type(record[4]) is tuple and bool(record[4])
-                and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str and type(p[1]) is int
-                        for p in record[4]) and full.endswith(record[1]))
-    if record[0] != "message" or len(record) != 12:
+        if tuple(map(type, record)) != _ENUM or not record[4] or not full.endswith(record[1]):
+            return False
+        for pair in record[4]:
+            if type(pair) is not tuple or tuple(map(type, pair)) != _PAIR or not pair[0].isidentifier():
+                return False
+        return True
+    if tuple(map(type, record)) != _MESSAGE:
         return False
-    _, qualname, package, file_name, syntax, json_rules, message_set, ranges, reserved, items, nested, taken = record
-    return (all(type(v) is str for v in (qualname, package, file_name, syntax)) and full.endswith(qualname)
-            and json_rules in ("skip", "legacy", "allow") and type(message_set) is bool
-            and type(ranges) is tuple
-            and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int for r in ranges)
-            and _strs(reserved) and _strs(taken) and type(items) is tuple and all(_item_ok(i) for i in items)
-            and type(nested) is tuple
-            and all(type(n) is tuple and len(n) == 2 and type(n[0]) is str and type(n[1]) is str for n in nested))
+    qualname, syntax, json_rules, ranges, reserved, items, nested, taken = (record[1], *record[4:6], *record[7:])
+    if (not full.endswith(qualname) or syntax not in _SYNTAXES or json_rules not in _JSON_RULES
+            or not _strs(reserved) or not _strs(taken)):
+        return False
+    for r in ranges:
+        if type(r) is not tuple or tuple(map(type, r)) != _RANGE:
+            return False
+    for n in nested:
+        if type(n) is not tuple or tuple(map(type, n)) != _NESTED:
+            return False
+    for item in items:
+        if not _item_ok(item):
+            return False
+    return True
+
+
+_ENUM = (str, str, str, bool, tuple)  # the types of an enum record, position by position
+_PAIR = (str, int)
+_MESSAGE = (str, str, str, str, str, str, bool, tuple, tuple, tuple, tuple, tuple)
+_RANGE = (int, int)
+_NESTED = (str, str)
+_SYNTAXES = frozenset({"proto2", "proto3", "editions"})
+_JSON_RULES = frozenset({"skip", "legacy", "allow"})

@@ -123,7 +123,7 @@ class FieldBuilder:
             self.check_field(fdp, full)
             kind = self.type_record(fdp, full)
             rec = self.features(fdp, full)
-            members.append((_attr_name(fdp.name, member_names), fdp.number, kind, fdp.name, fdp.json_name or None,
+            members.append((_attr_name(fdp.name, member_names, full), fdp.number, kind, fdp.name, fdp.json_name or None,
                             bool(rec.delimited), fdp.default_value,
                             rec.utf8_validation == Utf8Validation.VERIFY if kind == "string" else None))
         return tuple(members)

@@ -50,11 +50,11 @@ def derive_message(schema: Any, full: str) -> tuple:
     for kind, item in order:
         if kind == "oneof":
             od = md.oneof_decl[item]
-            attr = _attr_name(od.name or f"oneof_{item}", taken)
+            attr = _attr_name(od.name or f"oneof_{item}", taken, full)
             items.append(("oneof", attr, fields.oneof_record(real_oneofs[item], full)))
             continue
         fields.check_field(item, full)
-        items.append(fields.field_record(item, full, _attr_name(item.name, taken)))
+        items.append(fields.field_record(item, full, _attr_name(item.name, taken, full)))
     # protoc's JSON-name rules follow the message's json_format (pbj.schema.name_rules)
     legacy_option = md.options is not None and md.options.deprecated_legacy_json_field_conflicts
     legacy = schema.features.message(full).json_format == JsonFormat.LEGACY_BEST_EFFORT

@@ -10,7 +10,7 @@ from pbj.errors import SchemaError
 __all__ = ["enum_member_names", "join"]  # and _attr_name, for the builders
 
 
-def _attr_name(proto_name: str, taken: set[str]) -> str:
+def _attr_name(proto_name: str, taken: set[str], owner: str | None = None) -> str:
     """The Python attribute name of a field: its proto name, made safe and unique.
 
     The name is NFKC-normalised first, as Python normalises identifiers in
@@ -22,11 +22,12 @@ def _attr_name(proto_name: str, taken: set[str]) -> str:
 
     Raises:
         SchemaError: the name is not an identifier, even NFKC-normalised (only a
-            corrupt descriptor has one: protoc accepts letters, digits and ``_``).
+            corrupt descriptor has one: protoc accepts letters, digits and ``_``),
+            naming the message ``owner`` (its full name) and the field.
     """
     name = unicodedata.normalize("NFKC", proto_name)
     if not name.isidentifier():
-        raise SchemaError(f"field name {proto_name!r} is not an identifier")
+        raise SchemaError(f"field name {proto_name!r} is not an identifier", cls_name=owner, field_name=proto_name)
     if name.startswith("_pbj") or (name.startswith("__") and name.endswith("__")):
         name = "f" + name
     while keyword.iskeyword(name) or name in taken:

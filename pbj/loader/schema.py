@@ -183,14 +183,14 @@ class LoadedSchema:
         known = self.known.get(full_name)
         if known is not None:
             return known
-        from pbj.loader.declarations import build_enum_from, build_message_from
+        from pbj.loader.declarations import build_checked_from, build_enum_from, build_message_from
 
-        record = self._record(full_name)
+        record, checked = self._record(full_name, pending)
         if record[0] == "enum":
             cls = build_enum_from(full_name, record)
             pending.classes[full_name] = cls
             return cls
-        cls = build_message_from(self, full_name, record)
+        cls = (build_checked_from if checked else build_message_from)(self, full_name, record)
         pending.classes[full_name] = cls  # before its extensions: one may hold a value of this very class
         if full_name in self.summary.extendees:
             from pbj.loader.extensions import build_extensions
@@ -198,14 +198,16 @@ class LoadedSchema:
             pending.extensions.update(build_extensions(self, full_name, cls))
         return cls
 
-    def _record(self, full_name: str) -> tuple:
-        """The record of ``full_name`` (:mod:`pbj.loader.declarations`): the cache's, when it has a
-        valid one, else derived from the descriptors now (and kept in :attr:`records`)."""
+    def _record(self, full_name: str, pending: _Request) -> tuple[tuple, bool]:
+        """The record of ``full_name`` (:mod:`pbj.loader.declarations`) and whether its class was
+        built before: the cache's, when it has a valid one (``True``), else derived from the
+        descriptors now (``False``; kept in :attr:`records` when the request's classes are
+        published, so the cache keeps only the records of classes built without an error)."""
         from pbj.loader.declarations import valid
 
         record = self.records.get(full_name)
         if record is not None and valid(full_name, record):
-            return record  # type: ignore[no-any-return]
+            return record, True
         if full_name in self._enums:
             from pbj.loader.enums import derive_enum
 
@@ -214,8 +216,8 @@ class LoadedSchema:
             from pbj.loader.messages import derive_message
 
             record = derive_message(self, full_name)
-        self.records[full_name] = record
-        return record
+        pending.records[full_name] = record
+        return record, False
 
     def _publish(self, pending: _Request) -> None:
         """Make a finished request's classes visible, in one dict update each.
@@ -238,15 +240,18 @@ class LoadedSchema:
                 type.__setattr__(cls, "__pbj_schema__", self)
                 type.__setattr__(cls, "__pbj_namespace__", self.namespace)
         self._extensions.update(pending.extensions)
+        self.records.update(pending.records)
         self._built.update(pending.classes)
         release_newest(self)  # its classes keep it alive from now on
 
 
 class _Request:
-    """What one request of a load builds: its classes and the extensions of those classes."""
+    """What one request of a load builds: its classes, the extensions of those classes, and the
+    records it derived."""
 
-    __slots__ = ("classes", "extensions")
+    __slots__ = ("classes", "extensions", "records")
 
     def __init__(self) -> None:
         self.classes: dict[str, Any] = {}
         self.extensions: dict[str, Any] = {}
+        self.records: dict[str, Any] = {}

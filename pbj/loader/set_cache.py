@@ -85,7 +85,7 @@ class Entry:
         One entry a set is held until then: a later load of the same set takes the records of the
         one before it, so a program loading a set many times holds one set of records."""
         self.summary = summary
-        self._folder_was = self._folder.is_dir()  # a folder removed before the exit is not made again
+        self._folder_was = _is_dir(self._folder)  # a folder removed before the exit is not made again
         name = (str(self._folder), self._key, len(self._data), hash(self._data))
         with _lock:
             if not _registered:
@@ -103,7 +103,7 @@ class Entry:
         """Write the entry now if it has anything the one on disk lacks (merged with what is there)."""
         if self.summary is None or self._written == (True, len(self.records)):
             return
-        if self._folder_was and not self._folder.is_dir():
+        if self._folder_was and not _is_dir(self._folder):
             return  # removed since the load (a test run's own folder, at its end): not made again
         records = dict(self.records)
         on_disk = _content(cache.read_set_entry(self._folder, self._key, self._data))
@@ -111,6 +111,15 @@ class Entry:
             records = {**on_disk[1], **records}
         cache.write_set_entry(self._folder, self._key, self._data, (self.summary.as_data(), records))
         self._written = (True, len(self.records))
+
+
+def _is_dir(folder: Path) -> bool:
+    """Whether ``folder`` is a folder; ``False`` when it cannot be reached (no permission to its
+    parent, a name too long: ``Path.is_dir`` raises for those), which is no error."""
+    try:
+        return folder.is_dir()
+    except OSError:
+        return False
 
 
 _lock = threading.Lock()
@@ -140,9 +149,12 @@ def _maker() -> str:
     if _MAKER:
         return _MAKER[0]
     here = os.path.dirname(__file__)
+    top = os.path.dirname(here)
     parts = []
+    # (and the declaration rules a class made from a cached record follows without its checks)
     for path in sorted([*(os.path.join(here, n) for n in os.listdir(here) if n.endswith(".py")),
-                        os.path.join(os.path.dirname(here), "features.py")]):
+                        os.path.join(top, "features.py"),
+                        *(os.path.join(top, "schema", n) for n in ("declare.py", "field_rules.py", "name_rules.py"))]):
         st = os.stat(path)
         parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
     _MAKER[:] = [",".join(parts)]

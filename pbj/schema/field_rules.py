@@ -24,7 +24,7 @@ def _is_enum(t: Any) -> bool:
     return isinstance(t, type) and issubclass(t, enum.IntEnum)
 
 
-def _close_plain_enum(t: Any) -> None:
+def close_plain_enum(t: Any) -> None:
     """Mark a plain ``enum.IntEnum`` (one nobody marked open or closed) closed: used by a
     proto2 class it is a proto2 enum, and proto2 enums are closed ("Language Guide (proto2)",
     "Enumerations"; "Enum Behavior"). Closedness belongs to the enum, as in protobuf, where the
@@ -77,7 +77,7 @@ class FieldRules:
             if self.proto2 and packed_given is None:
                 fi.packed = False  # proto2 packs only with [packed = true] ("Encoding", "Packed Repeated Fields")
             if self.proto2:
-                _close_plain_enum(fi.map_value if fi.is_map else fi.type)
+                close_plain_enum(fi.map_value if fi.is_map else fi.type)
             return
         from pbj.feature_enums import FieldPresence, MessageEncoding, RepeatedFieldEncoding, Utf8Validation
         from pbj.schema.declared_features import field_features

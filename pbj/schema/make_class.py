@@ -27,7 +27,7 @@ from pbj.schema.protocols import PROTOCOLS
 from pbj.schema.records import FieldInfo, MessageInfo, OneofInfo
 from pbj.schema.specs import FieldSpec
 
-__all__ = ["make_class", "complete_attrs", "REPR_DEPTH"]
+__all__ = ["make_class", "build_class", "complete_attrs", "REPR_DEPTH"]
 
 #: How many levels of nested messages ``repr`` writes in full; deeper ones are ``Name(...)``.
 REPR_DEPTH = 100
@@ -83,17 +83,26 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     Returns:
         The new class, with ``__pbj_info__`` (its MessageInfo) and ``__pbj_slots__`` (the base).
     """
-    ranges = tuple(info.get("extension_ranges", ()))
-    slot_names = (*tuple(order), "_pbj_unknown", "_pbj_size", *(("_pbj_extensions",) if ranges else ()))
-    # Created under an all-underscore name, which turns off private-name mangling of
-    # slot names such as "__x" (legal protobuf field names), then renamed.
-    base = type("_", (), {"__slots__": slot_names, "__module__": cls.__module__})
-    base.__name__ = base.__qualname__ = f"_{cls.__name__}Slots"
     ns: dict[str, Any] = {}
     for key, value in cls.__dict__.items():
         if key in ("__dict__", "__weakref__") or isinstance(value, FieldSpec):
             continue
         ns[key] = value
+    return build_class(cls.__name__, cls.__qualname__, ns, fields_, oneofs, order, defaults, annotations, **info)
+
+
+def build_class(cls_name: str, qualname: str, ns: dict[str, Any], fields_: list[FieldInfo], oneofs: list[OneofInfo],
+                order: list[str], defaults: dict[str, Any], annotations: dict[str, Any], **info: Any) -> type:
+    """:func:`make_class` for a class given by its name, qualified name and namespace ``ns`` (its
+    body without the field markers, ``__module__`` included; this function adds to it), as the
+    loader builds a class from a declaration kept in the schema cache (no declared class first).
+    """
+    ranges = tuple(info.get("extension_ranges", ()))
+    slot_names = (*tuple(order), "_pbj_unknown", "_pbj_size", *(("_pbj_extensions",) if ranges else ()))
+    # Created under an all-underscore name, which turns off private-name mangling of
+    # slot names such as "__x" (legal protobuf field names), then renamed.
+    base = type("_", (), {"__slots__": slot_names, "__module__": ns["__module__"]})
+    base.__name__ = base.__qualname__ = f"_{cls_name}Slots"
     ann: dict[str, Any] = {name: annotations[name] for name in order}
     ann["_pbj_unknown"] = bytes
     ann["_pbj_size"] = int
@@ -111,7 +120,6 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     # What first use replaces goes into the namespace as stand-ins holding a reference to the class
     # (setting a dunder on a class once made costs CPython a slot update per name).
     ref = ClassRef()
-    qualname = cls.__qualname__
     ns.update(_deferred_attrs(ref, (tuple(order), defaults, bool(ranges)), qualname))
     eq, hash_, repr_ = stand_in_methods(ref, qualname)
     ns["__eq__"], ns["__hash__"], ns["__repr__"] = eq, hash_, _depth_limited(repr_)
@@ -119,7 +127,7 @@ def make_class(cls: type, fields_: list[FieldInfo], oneofs: list[OneofInfo], ord
     ns["__pbj_slots__"] = base
     declared = {f.name: f.default for f in fields_ if f.default is not None}
     ns["__pbj_defaults__"] = declared
-    new_cls = ref.cls = type(cls.__name__, (base,), ns)
+    new_cls = ref.cls = type(cls_name, (base,), ns)
     new_cls.__pbj_info__ = MessageInfo(  # type: ignore[attr-defined]
         new_cls, info["full_name"], fields_, oneofs, order, syntax=info["syntax"], map_entry=info["map_entry"],
         message_set=info["message_set"], extension_ranges=ranges)
