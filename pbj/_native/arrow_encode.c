@@ -52,6 +52,7 @@ typedef struct {
      * the 8 (put by rb_tag()); a group writes its own two tags */
     uint8_t tag[8];
     int tag_len;
+    struct ENode *node;     /* a struct's step: the child's node (a oneof's, for a member); set by prepare() */
 } EStep;
 
 typedef struct {
@@ -60,7 +61,7 @@ typedef struct {
     int32_t number;
 } EName;
 
-typedef struct {
+typedef struct ENode {
     int kind, type, nullable;
     int nchildren;
     int *children;
@@ -337,6 +338,7 @@ static int prepare(EPlan *pl)
             e->tag_len = (int)(end - tmp);
             memset(e->tag, 0, sizeof e->tag);
             memcpy(e->tag + 8 - e->tag_len, tmp, (size_t)e->tag_len);
+            e->node = n->kind == AK_STRUCT ? &pl->nodes[n->children[e->child]] : NULL;
         }
         if (n->kind != AK_STRUCT) continue;
         int members = 0;
@@ -483,6 +485,7 @@ typedef struct {
     EDict *dicts;           /* one per node */
     const struct ArrowArray **fitted;  /* one per node: the array fits() last found fitting it (checked once) */
     int *sets;              /* per struct node (its scratch): the steps of the oneof members set in its row */
+    const struct ArrowArray **checked;  /* per struct node: the array check_struct() has checked (once per call) */
 } ECall;
 
 static int fail_at(ECall *c, const ENode *n, const char *what)
@@ -655,8 +658,10 @@ static inline int put_tag(RBuf *b, uint32_t number, int wire)
 /* ---- scalar values ---- */
 
 /* the value of scalar node n (or an enum as numbers) at element i: written (returns 1), or a zero
- * that `implicit` leaves out (0), or -1 on an error */
-static int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int64_t i, int implicit)
+ * that `implicit` leaves out (0), or -1 on an error; inlined where most values are written (a struct's fields, a
+ * packed run), put_scalar() elsewhere */
+static inline __attribute__((always_inline)) int put_scalar_here(ECall *c, const ENode *n, const struct ArrowArray *a,
+                                                                 int64_t i, int implicit)
 {
     RBuf *b = &c->out;
     int64_t j = a->offset + i;
@@ -706,6 +711,12 @@ static int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int6
     }
     }
     return bad_array(c, n);
+}
+
+static __attribute__((noinline)) int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int64_t i,
+                                                int implicit)
+{
+    return put_scalar_here(c, n, a, i, implicit);
 }
 
 /* node n's dictionary (enum names, oneof member names) mapped to numbers (positions) once per array */
@@ -794,7 +805,7 @@ static int put_list(ECall *c, const EStep *e, const ENode *cn, const struct Arro
                 int32_t num;
                 if (enum_number(c, ini, items, k, &num) < 0) return -1;
                 if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
-            } else if (put_scalar(c, item, items, k, 0) < 0) return -1;
+            } else if (put_scalar_here(c, item, items, k, 0) < 0) return -1;
         }
         if (rb_varint(b, rb_used(b) - mark) < 0 || rb_tag(b, e) < 0) return -1;
         return 0;
@@ -811,13 +822,12 @@ static int put_list(ECall *c, const EStep *e, const ENode *cn, const struct Arro
     return 0;
 }
 
-/* one field of a struct: step e over column array a (element i) of node cn (fitted by the caller); -2: a map
- * with entries (put_map) */
+/* one field of a struct: step e over column array a (element i) of node cn (the caller has fitted the array and
+ * checked that it holds element i); -2: a map with entries (put_map) */
 static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray *a, int64_t i, int level)
 {
     ENode *cn = &c->pl->nodes[cni];
     RBuf *b = &c->out;
-    if (in_range(c, cn, a, i) < 0) return -1;
     if (cn->kind == AK_LIST) return put_list(c, e, cn, a, i, level);
     if (cn->kind == AK_MAP) {
         if (!valid_at(a, i)) return fail_at(c, cn, "null, but a map is never null (an empty map)");
@@ -961,30 +971,57 @@ done:
     return rc;
 }
 
-/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null */
-static int oneof_member(ECall *c, ENode *cn, int cni, const struct ArrowArray *col, int64_t ci, int64_t *out)
+/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null
+ * (check_struct() has checked the column, its `which` child and mapped that child's dictionary) */
+static inline int oneof_member(ECall *c, const ENode *cn, const struct ArrowArray *col, int64_t ci, int64_t *out)
 {
     *out = -1;
     if (!valid_at(col, ci)) return 0;
-    int64_t mi = col->offset + ci;
     const struct ArrowArray *which = col->children[0];
-    if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
-        which->offset < 0 || in_range(c, cn, which, mi) < 0 || which->private_data == NULL ||
-        ((const ESizes *)which->private_data)->size[1] < 4 * (which->offset + which->length)) return bad_array(c, cn);
-    EDict *dc;
-    if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    const EDict *dc = &c->dicts[cn->me];
+    if (dc->seen == NULL) return bad_array(c, cn);  /* a row set where the column said none is */
     int32_t idx;
-    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
+    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + col->offset + ci), 4);
     if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
     if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
     *out = dc->map[idx];
     return 0;
 }
 
+/* once per call and struct node (its array `a`): every child array fits its node and holds the rows of `a`
+ * (from a->offset: a struct's offset applies to its children), and a oneof's `which` child (its member names,
+ * dictionary-encoded) holds those of the oneof, its dictionary mapped; a row then reads its fields' arrays
+ * with no check of its own but their validity */
+static int check_struct(ECall *c, const ENode *n, const struct ArrowArray *a)
+{
+    int64_t end = a->offset + a->length;  /* both at most 2**40 (read_record) */
+    if (a->n_children != n->nchildren || (n->nchildren && a->children == NULL)) return bad_array(c, n);
+    for (int ch = 0; ch < n->nchildren; ch++) {
+        int cni = n->children[ch];
+        const ENode *cn = &c->pl->nodes[cni];
+        const struct ArrowArray *col = a->children[ch];
+        if (fits(c, cn, col) < 0) return -1;
+        if (col->length < end) return bad_array(c, cn);
+        if (cn->kind != AK_ONEOF) continue;
+        const struct ArrowArray *which = col->children[0];
+        if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
+            which->offset < 0 || which->length < col->offset + col->length || which->private_data == NULL ||
+            ((const ESizes *)which->private_data)->size[1] < 4 * (which->offset + which->length)) {
+            if (col->null_count == col->length) continue;  /* no member in any row: no children (not mapped) */
+            return bad_array(c, cn);
+        }
+        EDict *dc;
+        if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    }
+    c->checked[n->me] = a;
+    return 0;
+}
+
 /* a set oneof member's field (step e of struct node n, whose row is element ci of its children) */
 static int put_member(ECall *c, const ENode *n, const EStep *e, const struct ArrowArray *a, int64_t ci, int level)
 {
-    const ENode *cn = &c->pl->nodes[n->children[e->child]];
+    (void)n;
+    const ENode *cn = e->node;
     const struct ArrowArray *col = a->children[e->child];
     int64_t mi = col->offset + ci;
     int mni = cn->children[e->member];
@@ -1004,17 +1041,16 @@ static int put_member(ECall *c, const ENode *n, const EStep *e, const struct Arr
 static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
     const ENode *n = &c->pl->nodes[ni];
+    if (c->checked[ni] != a && check_struct(c, n, a) < 0) return -1;
+    if (i < 0 || i >= a->length) return bad_array(c, n);
     int64_t ci = a->offset + i;  /* a struct's offset applies to its children */
     int *sets = c->sets + n->scratch;
     int nset = 0;
     for (int o = 0; o < n->noneofs; o++) {
         int ch = n->oneofs[o];
-        int cni = n->children[ch];
-        ENode *cn = &c->pl->nodes[cni];
-        const struct ArrowArray *col = a->children[ch];
+        const ENode *cn = &c->pl->nodes[n->children[ch]];
         int64_t set;
-        if (fits(c, cn, col) < 0 || in_range(c, cn, col, ci) < 0 || oneof_member(c, cn, cni, col, ci, &set) < 0)
-            return -1;
+        if (oneof_member(c, cn, a->children[ch], ci, &set) < 0) return -1;
         if (set < 0 || set >= cn->nchildren) continue;  /* none set (map_dictionary gives positions < nchildren) */
         int s = n->msteps[n->oneof_first[o] + set];
         if (s < 0) continue;
@@ -1029,21 +1065,19 @@ static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64
             continue;
         }
         const EStep *e = &n->steps[n->plain[p--]];
-        int cni = n->children[e->child];
-        ENode *cn = &c->pl->nodes[cni];
-        const struct ArrowArray *col = a->children[e->child];
-        if (fits(c, cn, col) < 0 || in_range(c, cn, col, ci) < 0) return -1;
+        const ENode *cn = e->node;
+        const struct ArrowArray *col = a->children[e->child];  /* check_struct(): fits, holds element ci */
         if (cn->kind != AK_LIST && cn->kind != AK_MAP && !valid_at(col, ci)) {  /* put_field's first checks */
             if (cn->nullable) continue;
             return fail_at(c, cn, "null, but the field has no presence");
         }
         if (cn->kind == AK_SCALAR) {  /* put_field's most common case, without its call */
-            int r = put_scalar(c, cn, col, ci, e->label == L_IMPLICIT);
+            int r = put_scalar_here(c, cn, col, ci, e->label == L_IMPLICIT);
             if (r < 0 || (r == 1 && rb_tag(&c->out, e) < 0)) return -1;
             continue;
         }
-        int r = put_field(c, e, cni, col, ci, level);
-        if (r == -2) r = put_map(c, e, cni, col, ci, level);
+        int r = put_field(c, e, cn->me, col, ci, level);
+        if (r == -2) r = put_map(c, e, cn->me, col, ci, level);
         if (r < 0) return -1;
     }
     return 0;
@@ -1270,7 +1304,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (rows < 0 || rows > MAX_ROWS) { PyErr_SetString(PyExc_ValueError, "encode: rows out of range"); return NULL; }
     ERecords recs;
     PyObject *out = NULL;
-    ECall call = {pl, {NULL, 0, 0}, 0, NULL, NULL, NULL};
+    ECall call = {pl, {NULL, 0, 0}, 0, NULL, NULL, NULL, NULL};
     Py_ssize_t k = PyTuple_GET_SIZE(args[2]);
     struct ArrowArray **columns = calloc((size_t)(k ? k : 1), sizeof(struct ArrowArray *));
     if (columns == NULL) return PyErr_NoMemory();
@@ -1288,7 +1322,11 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     call.dicts = calloc((size_t)pl->nnodes, sizeof(EDict));
     call.fitted = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
     call.sets = calloc((size_t)(pl->nscratch ? pl->nscratch : 1), sizeof(int));
-    if (call.dicts == NULL || call.fitted == NULL || call.sets == NULL) { PyErr_NoMemory(); goto done; }
+    call.checked = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
+    if (call.dicts == NULL || call.fitted == NULL || call.sets == NULL || call.checked == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (fits(&call, &pl->nodes[0], &root) < 0) goto done;
     out = PyList_New(rows);
     if (out == NULL) goto done;
@@ -1307,6 +1345,7 @@ done:
     free(call.dicts);
     free(call.fitted);
     free(call.sets);
+    free(call.checked);
     free(columns);
     free_records(&recs);
     return out;
