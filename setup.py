@@ -11,6 +11,7 @@ that no binary wheel covers). CONTRIBUTING.md has the release steps.
 """
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -40,13 +41,45 @@ arrow_encode = Extension(
 )
 
 
+def compile_in_parallel(compile, workers):
+    """``compile`` (a compiler's ``compile`` method) made to compile up to ``workers`` sources at once.
+
+    setuptools compiles one extension's sources one after another (its ``-j`` runs whole extensions
+    at once, and pbj has one large one). The first source is compiled alone, so the compiler is set
+    up and the output folder made before any thread starts; each source is then its own compiler
+    process. Returns the object files in the order of the sources, as ``compile`` does.
+    """
+
+    def run(sources, *args, **kwargs):
+        sources = list(sources)
+        if workers < 2 or len(sources) < 3:
+            return compile(sources, *args, **kwargs)
+        objects = compile(sources[:1], *args, **kwargs)
+        with ThreadPoolExecutor(workers) as pool:
+            for made in pool.map(lambda source: compile([source], *args, **kwargs), sources[1:]):
+                objects.extend(made)
+        return objects
+
+    return run
+
+
 class BuildExt(build_ext):
-    """GCC's and Clang's flags, or MSVC's: C11, optimized, and pbj/_native/msvc.h forced into every source."""
+    """GCC's and Clang's flags, or MSVC's: C11, optimized, and pbj/_native/msvc.h forced into every source.
+
+    The sources of an extension compile in parallel, one compiler process per CPU the build may use
+    (``os.process_cpu_count``/``os.cpu_count``; ``PBJ_BUILD_JOBS`` sets the number, 1 compiles them
+    one after another).
+    """
 
     def build_extension(self, ext):
         if self.compiler.compiler_type == "msvc":
             shim = os.path.abspath(os.path.join("pbj", "_native", "msvc.h"))
             ext.extra_compile_args = ["/std:c11", "/O2", f"/FI{shim}"]
+        jobs = os.environ.get("PBJ_BUILD_JOBS", "").strip()
+        cpus = getattr(os, "process_cpu_count", os.cpu_count)() or 1
+        workers = int(jobs) if jobs.isdigit() and int(jobs) > 0 else cpus
+        if "compile" not in vars(self.compiler):  # once per compiler, not once per extension
+            self.compiler.compile = compile_in_parallel(self.compiler.compile, workers)
         super().build_extension(ext)
 
 

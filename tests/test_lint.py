@@ -1,7 +1,7 @@
 """ruff over the package and the tests, with the project's settings ([tool.ruff] in pyproject.toml).
 
-ruff is in the ``test`` extra, so the README's test command runs it; the tests
-are skipped where it is not installed.
+ruff is in the ``static`` extra (``pip install -e '.[test,static]'``; CI's static step runs these
+tests); they are skipped where it is not installed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.conftest import REPO
 
 pytestmark = [pytest.mark.static,
               pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
-                                 reason="ruff is not installed: pip install -e '.[test]'")]
+                                 reason="ruff is not installed: pip install -e '.[test,static]'")]
 
 
 def _ruff(*args: str, cwd=REPO) -> subprocess.CompletedProcess:

@@ -23,10 +23,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import yaml
 
 import pbj
 from tests.conftest import REPO
+
+yaml = pytest.importorskip("yaml", reason="pyyaml is not installed: pip install -e '.[test,static]'")
 
 pytestmark = pytest.mark.static
 
@@ -44,7 +45,7 @@ LINUX_LIBCS = {"manylinux", "musllinux"}
 def cibuildwheel() -> list[str]:
     found = shutil.which("cibuildwheel", path=str(Path(sys.executable).parent)) or shutil.which("cibuildwheel")
     if found is None:
-        pytest.fail("cibuildwheel is not installed (it is in the test extra: pip install -e '.[test]')")
+        pytest.fail("cibuildwheel is not installed (it is in the static extra: pip install -e '.[test,static]')")
     return [found]
 
 
