@@ -783,7 +783,7 @@ static int enum_number(ECall *c, int ni, const struct ArrowArray *a, int64_t i, 
 static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
 
 /* a message-like value (struct, time, wrapper, present, encoded) as the body of a LEN field or group */
-static int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
+static inline int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
 
 /* a repeated field's elements (node cn, array a, element i: checked by put_field), packed or one field each */
 static int put_list(ECall *c, const EStep *e, const ENode *cn, const struct ArrowArray *a, int64_t i, int level)
@@ -815,6 +815,12 @@ static int put_list(ECall *c, const EStep *e, const ENode *cn, const struct Arro
         if (item->kind == AK_STRUCT && e->group) {
             if (put_tag(b, e->number, 4) < 0 || put_struct_body(c, ini, items, k, level) < 0 ||
                 put_tag(b, e->number, 3) < 0) return -1;
+            continue;
+        }
+        if (item->kind == AK_STRUCT) {  /* put_value's work for a sub-message (items fitted, k inside: span()) */
+            size_t mark = rb_used(b);
+            if (put_struct_body(c, ini, items, k, level) < 0 || rb_varint(b, rb_used(b) - mark) < 0 || rb_tag(b, e) < 0)
+                return -1;
             continue;
         }
         if (put_value(c, ini, items, k, level) < 0 || rb_tag(b, e) < 0) return -1;  /* the item's wire type */
@@ -1076,6 +1082,12 @@ static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64
             if (r < 0 || (r == 1 && rb_tag(&c->out, e) < 0)) return -1;
             continue;
         }
+        if (cn->kind == AK_STRUCT && !e->group) {  /* a sub-message: put_field, put_value, put_struct_body's work */
+            size_t mark = rb_used(&c->out);
+            if (put_struct_body(c, cn->me, col, ci, level) < 0 || rb_varint(&c->out, rb_used(&c->out) - mark) < 0 ||
+                rb_tag(&c->out, e) < 0) return -1;
+            continue;
+        }
         int r = put_field(c, e, cn->me, col, ci, level);
         if (r == -2) r = put_map(c, e, cn->me, col, ci, level);
         if (r < 0) return -1;
@@ -1083,7 +1095,7 @@ static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64
     return 0;
 }
 
-static int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
+static inline int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
     if (level >= MAX_LEVEL) return fail_at(c, &c->pl->nodes[ni], "nested deeper than the engine goes");
     return put_struct_fields(c, ni, a, i, level + 1);
