@@ -14,9 +14,10 @@ two calls of ``os.getppid``) and counts, in one process, after one unmarked warm
   wire walker's column sink, ``pbj/_native/arrow.c``; on the pure-Python engine decode + to_arrow);
 * with ``--walk``, ``decode + to_arrow``: ``pbj.arrow.to_arrow([pbj.decode(BlockItem, p) for p in payloads],
   BlockItem)``;
-* with ``--back``, the way back from that table: ``encode_from_arrow`` and ``from_arrow`` (on the
-  native engine the C column writer, then the engine's decoder over all the rows in one call), and
-  the ratio of ``from_arrow`` to ``decode_to_arrow``;
+* with ``--back``, the way back from that table: ``encode_from_arrow``, ``from_arrow`` (on the
+  native engine the C column writer, then the engine's decoder over all the rows in one call) and
+  ``from_arrow`` + ``pbj.encode`` of each message, each against ``decode_to_arrow``, and
+  ``from_arrow`` + ``pbj.encode`` against ``encode_from_arrow``;
 
 each ``--calls`` times in its region, less an empty region, divided by the calls: instructions per
 call over all the payloads. It prints the machine, Python, the engine and the items; compare two
@@ -39,7 +40,7 @@ from importlib import resources
 from pathlib import Path
 
 #: The operations counted, in order.
-COUNTED = ("decode_to_arrow", "decode + to_arrow", "encode_from_arrow", "from_arrow")
+COUNTED = ("decode_to_arrow", "decode + to_arrow", "encode_from_arrow", "from_arrow", "from_arrow + encode")
 
 
 def _payloads(every: int) -> tuple[type, list[bytes]]:
@@ -65,6 +66,7 @@ def count_worker(folder: Path, every: int, calls: int, walk: bool, back: bool = 
            "decode + to_arrow": lambda: pbj.arrow.to_arrow([pbj.decode(item_cls, p) for p in payloads], item_cls),
            "encode_from_arrow": lambda: pbj.arrow.encode_from_arrow(to_arrow, item_cls),
            "from_arrow": lambda: pbj.arrow.from_arrow(to_arrow, item_cls),
+           "from_arrow + encode": lambda: [pbj.encode(m) for m in pbj.arrow.from_arrow(to_arrow, item_cls)],
            "base": lambda: None}
     if not walk:
         del ops["decode + to_arrow"]
@@ -72,7 +74,7 @@ def count_worker(folder: Path, every: int, calls: int, walk: bool, back: bool = 
         assert pbj.arrow.from_arrow(to_arrow, item_cls) == [pbj.decode(item_cls, p) for p in
                                                             pbj.arrow.encode_from_arrow(to_arrow, item_cls)]
     else:
-        del ops["encode_from_arrow"], ops["from_arrow"]
+        del ops["encode_from_arrow"], ops["from_arrow"], ops["from_arrow + encode"]
     mark = os.getppid
     gc.collect()
     if not collector:
@@ -115,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     per_call = {op: (counts[op] - counts["base"]) / args.calls for op in COUNTED if op in counts}
     for op, n in per_call.items():
         print(f"  {op:<20} {n:>16,.0f} instructions a call   {n / per_call['decode_to_arrow']:6.2f}x decode_to_arrow")
+    if "encode_from_arrow" in per_call:
+        print(f"  from_arrow + encode is {per_call['from_arrow + encode'] / per_call['encode_from_arrow']:.2f}x "
+              "encode_from_arrow")
     return 0
 
 

@@ -5,6 +5,7 @@ Run it (after ``pip install -e '.[test]'``)::
     python -m benchmarks.arrow_paths                 # 5 rounds; the Python column reader 1 round
     python -m benchmarks.arrow_paths --memory-only   # the Parquet read-backs only
     python -m benchmarks.arrow_paths --time-only     # the timings only
+    python -m benchmarks.arrow_paths --alternating-only --rounds 9   # the four calls in turn only
 
 Timed in one run, in turn, with the thread's CPU clock (``time.thread_time``),
 minimum and median of ``--rounds`` rounds, on all 2,442 items of the block:
@@ -20,8 +21,9 @@ minimum and median of ``--rounds`` rounds, on all 2,442 items of the block:
   and again over them; also timed with the collector paused, in this
   benchmark's own process), and the Python column reader (one round);
 * ``encode_from_arrow`` against ``from_arrow`` + ``pbj.encode``;
-* ``from_arrow`` against ``decode_to_arrow(unknown_fields="ignore")`` once
-  more, the two calls alternating in each round, and their ratio.
+* once more, four calls alternating in each round: ``decode_to_arrow(unknown_fields="ignore")``,
+  ``from_arrow``, ``encode_from_arrow`` and ``from_arrow`` + ``pbj.encode``, with the ratios
+  ``from_arrow`` / ``decode_to_arrow`` and (``from_arrow`` + ``pbj.encode``) / ``encode_from_arrow``.
 
 Then the memory: the wide table and each kind's table (``split``) are
 written to Parquet (zstd) and each file is read back by ``pq.read_table`` in
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="rounds per timed path (default 5)")
     parser.add_argument("--memory-only", action="store_true", help="only the Parquet read-backs")
     parser.add_argument("--time-only", action="store_true", help="only the timings")
+    parser.add_argument("--alternating-only", action="store_true",
+                        help="only the four calls alternating (the ratios of from_arrow and encode_from_arrow)")
     args = parser.parse_args(argv)
 
     import pyarrow as pa
@@ -136,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     tables = pbj.arrow.decode_to_arrow(cls, payloads, split=list(SPLIT_PATHS), unknown_fields="ignore")
     if not args.memory_only:
         pbj.arrow.from_arrow(table.slice(0, 20), cls)
-        results = {}
+        results: dict[str, tuple[float, float]] = {}
+    if not args.memory_only and not args.alternating_only:
         results["decode_to_arrow, unknown_fields='ignore'"], _ = _timed(
             lambda: pbj.arrow.decode_to_arrow(cls, payloads, unknown_fields="ignore"), args.rounds)
         import warnings
@@ -173,15 +178,23 @@ def main(argv: list[str] | None = None) -> int:
         both = results["from_arrow + pbj.encode"]
         print(f"  encode_from_arrow is {both[0] / efa[0]:.1f}x (min) / {both[1] / efa[1]:.1f}x (median) faster than "
               "from_arrow + pbj.encode")
-        both_ways = _alternating({"decode_to_arrow": lambda: pbj.arrow.decode_to_arrow(
-            cls, payloads, unknown_fields="ignore"), "from_arrow": lambda: pbj.arrow.from_arrow(table, cls)},
+    if not args.memory_only:
+        both_ways = _alternating({
+            "decode_to_arrow": lambda: pbj.arrow.decode_to_arrow(cls, payloads, unknown_fields="ignore"),
+            "from_arrow": lambda: pbj.arrow.from_arrow(table, cls),
+            "encode_from_arrow": lambda: encode_from_arrow(table, cls),
+            "from_arrow + pbj.encode": lambda: [pbj.encode(m) for m in pbj.arrow.from_arrow(table, cls)]},
             args.rounds)
         d2a, back_min_median = both_ways["decode_to_arrow"], both_ways["from_arrow"]
-        print(f"  alternating, {args.rounds} rounds: decode_to_arrow (ignore) {d2a[0] * 1000:.1f} / "
-              f"{d2a[1] * 1000:.1f} ms, from_arrow {back_min_median[0] * 1000:.1f} / {back_min_median[1] * 1000:.1f} "
-              f"ms (min / median): from_arrow is {back_min_median[0] / d2a[0]:.2f}x (min) / "
-              f"{back_min_median[1] / d2a[1]:.2f}x (median) of decode_to_arrow")
-    if args.time_only:
+        print(f"  alternating, the four calls in turn, {args.rounds} rounds (thread CPU, min / median ms):")
+        for name, (low, mid) in both_ways.items():
+            print(f"    {name:<26} {low * 1000:8.1f} / {mid * 1000:8.1f}")
+        print(f"    from_arrow is {back_min_median[0] / d2a[0]:.2f}x (min) / {back_min_median[1] / d2a[1]:.2f}x "
+              "(median) of decode_to_arrow")
+        efa, both = both_ways["encode_from_arrow"], both_ways["from_arrow + pbj.encode"]
+        print(f"    encode_from_arrow is {both[0] / efa[0]:.2f}x (min) / {both[1] / efa[1]:.2f}x (median) faster "
+              "than from_arrow + pbj.encode")
+    if args.time_only or args.alternating_only:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         print("Parquet (zstd) read back by pq.read_table in a fresh interpreter: rows, columns (leaves), "

@@ -129,6 +129,24 @@ def test_integers_of_other_widths_when_they_fit():
         pbj.arrow.from_arrow(big, Row)
 
 
+@pbj.message(full_name="conform.Single")
+class Single:
+    f: float = pbj.field(1, "float")
+
+
+def test_a_float_from_a_double_column_past_binary32s_range_is_refused():
+    """As when the message is built: a finite value past binary32's largest is a ValueError (an infinity or a
+    NaN is kept), on both paths (from_arrow and encode_from_arrow) and both engines."""
+    fine = [3.0e38, -3.4028234663852886e38, float("-inf"), 0.5]
+    table = pa.table({"f": pa.array([*fine, None], pa.float64())}).slice(0, 4)
+    assert pbj.arrow.from_arrow(table, Single) == [Single(f=v) for v in fine]
+    assert pbj.arrow.encode_from_arrow(table, Single) == [pbj.encode(Single(f=v)) for v in fine]
+    past = pa.table({"f": pa.array([1.0, float("nan"), 2.0, -1e300], pa.float64())})
+    for read in (pbj.arrow.from_arrow, pbj.arrow.encode_from_arrow):
+        with pytest.raises(ValueError, match=r"^Single: column 'f' row 3: -1e\+300 is out of range for float$"):
+            read(past, Single)
+
+
 @pytest.mark.parametrize("change, text", [
     (lambda t: t.drop_columns(["leaf"]), r"^Row: the table has no column 'leaf' \(it has 12 columns\)$"),
     (lambda t: t.set_column(0, "i32", pa.array([1, None, 3, 4], pa.int32())), r"column 'i32' row 1: null, but"),

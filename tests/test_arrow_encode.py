@@ -278,6 +278,18 @@ def test_the_writer_reads_no_buffer_past_its_size():
         rows[columns[6]][3] = (None, rows[columns[6]][3][1])
     with pytest.raises(ValueError, match="nulls but no validity bitmap"):
         encode(no_bitmap)
+
+    def short_column(rows, columns):  # checked once a call against the struct's rows, not row by row
+        rows[columns[1]][0] = 1
+    with pytest.raises(ValueError, match="column 'u64' row 0: the array does not fit its column"):
+        encode(short_column)
+    choice = table.schema.get_field_index("choice")
+
+    def set_but_childless(rows, columns):  # a oneof all of whose rows are null has no children: a bitmap that
+        record = rows[columns[choice]]       # says otherwise is refused, its children never read
+        record[2], record[3], record[4] = record[0], (pa.py_buffer(b"\xff" * 8),), (-1,) * len(record[4])
+    with pytest.raises(ValueError, match="column 'choice' row 0: the array does not fit its column"):
+        encode(set_but_childless)
     # a struct's validity through its fields, and sliced (is_valid)
     leafy = [Row(leaf=Leaf(label="a")), Row(), Row(leaf=Leaf(weight=2.0)), Row(choice=pbj.OneOf("node", Leaf()))]
     assert check(pbj.arrow.to_arrow(leafy * 3, Row).slice(1, 7), Row) == [pbj.encode(m) for m in (leafy * 3)[1:8]]

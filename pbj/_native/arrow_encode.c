@@ -48,6 +48,11 @@ typedef struct {
     uint32_t number;
     int label;
     int group;
+    /* the field's tag for the wire type of the value this step writes (a packed run's: LEN), its bytes ending
+     * the 8 (put by rb_tag()); a group writes its own two tags */
+    uint8_t tag[8];
+    int tag_len;
+    struct ENode *node;     /* a struct's step: the child's node (a oneof's, for a member); set by prepare() */
 } EStep;
 
 typedef struct {
@@ -56,7 +61,7 @@ typedef struct {
     int32_t number;
 } EName;
 
-typedef struct {
+typedef struct ENode {
     int kind, type, nullable;
     int nchildren;
     int *children;
@@ -70,6 +75,19 @@ typedef struct {
     int closed;             /* ENUM: a closed enum (its members only; decode keeps others as unknown fields) */
     int32_t *members;       /* ENUM: the member numbers, ascending (nnames of them) */
     const char *label;      /* the column path, for errors (owned by the plan's names tuple) */
+    int me;                 /* this node's index in the plan */
+    /* STRUCT, made by prepare(): the steps of fields outside any oneof (ascending), the child positions of the
+     * oneofs, and for each oneof (from oneof_first[o]) its members' steps (-1: none); a row finds the member set
+     * of each oneof and writes those steps with the plain ones, never visiting the members not set.
+     * scratch: where in a call's `sets` this node keeps the steps of the members set in the row being written
+     * (a node is never its own descendant: children come after their parents) */
+    int nplain;
+    int *plain;
+    int noneofs;
+    int *oneofs;
+    int *oneof_first;
+    int *msteps;
+    int scratch;
 } ENode;
 
 /* per call and node: the dictionary last mapped, and its index -> number (or member position), NO_NAME
@@ -85,6 +103,7 @@ typedef struct {
     int nnodes;
     ENode *nodes;
     PyObject *keep;         /* the records (their strings back the names) */
+    int nscratch;           /* the oneofs of every struct node: the size of a call's `sets` */
 } EPlan;
 
 /* ---- plan ---- */
@@ -98,6 +117,10 @@ static void free_plan(EPlan *pl)
         free(n->steps);
         free(n->names);
         free(n->members);
+        free(n->plain);
+        free(n->oneofs);
+        free(n->oneof_first);
+        free(n->msteps);
     }
     free(pl->nodes);
     Py_XDECREF(pl->keep);
@@ -171,6 +194,7 @@ static int convert_node(ENode *n, PyObject *rec, int nnodes, int me)
         return -1;
     }
     long long v;
+    n->me = me;
     if (get_int(rec, 0, 0, AK_COUNT - 1, &v) < 0) return -1;
     n->kind = (int)v;
     if (get_int(rec, 1, 0, T_MESSAGE, &v) < 0) return -1;
@@ -281,6 +305,70 @@ static int check_node(const EPlan *pl, const ENode *n)
     return -1;
 }
 
+static int wire_of(int type);
+
+/* the wire type of the value step e writes into node n (a struct's child or oneof member, a time, a wrapper) */
+static int step_wire(const EPlan *pl, const ENode *parent, const EStep *e)
+{
+    if (parent->kind == AK_TIME) return 0;
+    const ENode *n = &pl->nodes[parent->children[e->child]];
+    if (parent->kind == AK_STRUCT && e->member >= 0) n = &pl->nodes[n->children[e->member]];
+    switch (n->kind) {
+    case AK_SCALAR: return wire_of(n->type);
+    case AK_ENUM: return 0;
+    case AK_LIST: {
+        if (e->label == L_PACKED) return 2;
+        const ENode *item = &pl->nodes[n->children[0]];
+        return item->kind == AK_SCALAR ? wire_of(item->type) : item->kind == AK_ENUM ? 0 : 2;
+    }
+    default: return 2;
+    }
+}
+
+/* once per plan, after check_node(): each step's tag bytes, and each struct's plain steps and oneof members'
+ * steps (what put_struct_fields() walks) */
+static int prepare(EPlan *pl)
+{
+    for (int i = 0; i < pl->nnodes; i++) {
+        ENode *n = &pl->nodes[i];
+        for (int k = 0; k < n->nsteps; k++) {
+            EStep *e = &n->steps[k];
+            uint8_t tmp[8];
+            uint8_t *end = put_varint(tmp, ((uint64_t)e->number << 3) | (uint64_t)step_wire(pl, n, e));
+            e->tag_len = (int)(end - tmp);
+            memset(e->tag, 0, sizeof e->tag);
+            memcpy(e->tag + 8 - e->tag_len, tmp, (size_t)e->tag_len);
+            e->node = n->kind == AK_STRUCT ? &pl->nodes[n->children[e->child]] : NULL;
+        }
+        if (n->kind != AK_STRUCT) continue;
+        int members = 0;
+        n->plain = calloc((size_t)(n->nsteps ? n->nsteps : 1), sizeof(int));
+        n->oneofs = calloc((size_t)(n->nchildren ? n->nchildren : 1), sizeof(int));
+        n->oneof_first = calloc((size_t)(n->nchildren ? n->nchildren : 1), sizeof(int));
+        if (n->plain == NULL || n->oneofs == NULL || n->oneof_first == NULL) { PyErr_NoMemory(); return -1; }
+        for (int ch = 0; ch < n->nchildren; ch++) {
+            const ENode *cn = &pl->nodes[n->children[ch]];
+            if (cn->kind != AK_ONEOF) continue;
+            n->oneofs[n->noneofs] = ch;
+            n->oneof_first[n->noneofs++] = members;
+            members += cn->nchildren;
+        }
+        n->msteps = malloc((size_t)(members ? members : 1) * sizeof(int));
+        if (n->msteps == NULL) { PyErr_NoMemory(); return -1; }
+        for (int m = 0; m < members; m++) n->msteps[m] = -1;
+        for (int k = 0; k < n->nsteps; k++) {
+            const EStep *e = &n->steps[k];
+            if (e->member < 0) { n->plain[n->nplain++] = k; continue; }
+            for (int o = 0; o < n->noneofs; o++)  /* check_node: a member step's child is a oneof */
+                if (n->oneofs[o] == e->child) n->msteps[n->oneof_first[o] + e->member] = k;
+        }
+        n->scratch = pl->nscratch;
+        if (pl->nscratch > (1 << 26) - n->noneofs) { PyErr_SetString(PyExc_ValueError, "arrow encode plan: too big"); return -1; }
+        pl->nscratch += n->noneofs;
+    }
+    return 0;
+}
+
 /* the module's state: whether setup() has checked the layout Python sends */
 typedef struct {
     int layout_checked;
@@ -321,6 +409,7 @@ static PyObject *plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (pl->nodes[0].kind != AK_STRUCT) goto refused;
     for (int i = 0; i < pl->nnodes; i++)
         if (check_node(pl, &pl->nodes[i]) < 0) goto refused;
+    if (prepare(pl) < 0) goto fail;
     PyObject *cap = PyCapsule_New(pl, EPLAN_CAPSULE, plan_capsule_free);
     if (cap == NULL) goto fail;
     return cap;
@@ -366,11 +455,23 @@ static inline int rb_put(RBuf *b, const void *src, size_t n)
 
 static inline int rb_varint(RBuf *b, uint64_t v)
 {
-    uint8_t tmp[10];
-    int n = 0;
-    while (v >= 0x80) { tmp[n++] = (uint8_t)(v | 0x80); v >>= 7; }
-    tmp[n++] = (uint8_t)v;
-    return rb_put(b, tmp, (size_t)n);
+    if (b->pos < 10 && rb_grow(b, 10) < 0) return -1;
+    if (v < 0x80) {
+        b->mem[--b->pos] = (uint8_t)v;
+        return 0;
+    }
+    b->pos -= (size_t)varint_len(v);
+    put_varint(b->mem + b->pos, v);
+    return 0;
+}
+
+/* step e's tag: its 8 bytes copied to end at pos (those before the tag are free space), pos moved by its length */
+static inline int rb_tag(RBuf *b, const EStep *e)
+{
+    if (b->pos < 8 && rb_grow(b, 8) < 0) return -1;
+    memcpy(b->mem + b->pos - 8, e->tag, 8);
+    b->pos -= (size_t)e->tag_len;
+    return 0;
 }
 
 static inline size_t rb_used(const RBuf *b) { return b->cap - b->pos; }
@@ -383,6 +484,8 @@ typedef struct {
     int64_t row;            /* the table row being written, for errors */
     EDict *dicts;           /* one per node */
     const struct ArrowArray **fitted;  /* one per node: the array fits() last found fitting it (checked once) */
+    int *sets;              /* per struct node (its scratch): the steps of the oneof members set in its row */
+    const struct ArrowArray **checked;  /* per struct node: the array check_struct() has checked (once per call) */
 } ECall;
 
 static int fail_at(ECall *c, const ENode *n, const char *what)
@@ -438,11 +541,10 @@ static int sized(const ENode *n, const struct ArrowArray *a)
     return 0;
 }
 
-/* an array fits node n: its buffers and children are there, and its buffers are big enough */
-static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
+/* an array fits node n: its buffers and children are there, and its buffers are big enough (checked once per
+ * node and array: fits()) */
+static int fits_check(ECall *c, const ENode *n, const struct ArrowArray *a)
 {
-    ptrdiff_t ni = n - c->pl->nodes;
-    if (a != NULL && c->fitted[ni] == a) return 0;  /* a call's arrays do not change while it runs */
     if (a == NULL || a->length < 0 || a->offset < 0 || a->buffers == NULL) return bad_array(c, n);
     int64_t nbuf = 2, nch = 0;
     switch (n->kind) {
@@ -469,8 +571,14 @@ static int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
     for (int64_t i = 0; i < nch; i++) if (a->children[i] == NULL) return bad_array(c, n);
     if (n->kind != AK_STRUCT && n->kind != AK_ONEOF && a->buffers[1] == NULL && a->length > 0) return bad_array(c, n);
     if (sized(n, a) < 0) return bad_array(c, n);
-    c->fitted[ni] = a;
+    c->fitted[n->me] = a;
     return 0;
+}
+
+static inline int fits(ECall *c, const ENode *n, const struct ArrowArray *a)
+{
+    if (a != NULL && c->fitted[n->me] == a) return 0;  /* a call's arrays do not change while it runs */
+    return fits_check(c, n, a);
 }
 
 static inline int valid_at(const struct ArrowArray *a, int64_t i)
@@ -550,8 +658,10 @@ static inline int put_tag(RBuf *b, uint32_t number, int wire)
 /* ---- scalar values ---- */
 
 /* the value of scalar node n (or an enum as numbers) at element i: written (returns 1), or a zero
- * that `implicit` leaves out (0), or -1 on an error */
-static int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int64_t i, int implicit)
+ * that `implicit` leaves out (0), or -1 on an error; inlined where most values are written (a struct's fields, a
+ * packed run), put_scalar() elsewhere */
+static inline __attribute__((always_inline)) int put_scalar_here(ECall *c, const ENode *n, const struct ArrowArray *a,
+                                                                 int64_t i, int implicit)
 {
     RBuf *b = &c->out;
     int64_t j = a->offset + i;
@@ -601,6 +711,12 @@ static int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int6
     }
     }
     return bad_array(c, n);
+}
+
+static __attribute__((noinline)) int put_scalar(ECall *c, const ENode *n, const struct ArrowArray *a, int64_t i,
+                                                int implicit)
+{
+    return put_scalar_here(c, n, a, i, implicit);
 }
 
 /* node n's dictionary (enum names, oneof member names) mapped to numbers (positions) once per array */
@@ -667,49 +783,58 @@ static int enum_number(ECall *c, int ni, const struct ArrowArray *a, int64_t i, 
 static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
 
 /* a message-like value (struct, time, wrapper, present, encoded) as the body of a LEN field or group */
-static int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
+static inline int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level);
 
-/* one field of a struct: step e over column array a (element i) of node cn */
+/* a repeated field's elements (node cn, array a, element i: checked by put_field), packed or one field each */
+static int put_list(ECall *c, const EStep *e, const ENode *cn, const struct ArrowArray *a, int64_t i, int level)
+{
+    RBuf *b = &c->out;
+    int ini = cn->children[0];
+    ENode *item = &c->pl->nodes[ini];
+    const struct ArrowArray *items = a->children[0];
+    if (fits(c, item, items) < 0) return -1;
+    if (!valid_at(a, i)) return fail_at(c, cn, "null, but a repeated field is never null (an empty list)");
+    int64_t lo, hi;
+    if (span(c, cn, a, i, items->length, &lo, &hi) < 0) return -1;
+    if (lo == hi) return 0;
+    if (e->label == L_PACKED) {
+        size_t mark = rb_used(b);
+        for (int64_t k = hi - 1; k >= lo; k--) {
+            if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
+            if (item->kind == AK_ENUM) {
+                int32_t num;
+                if (enum_number(c, ini, items, k, &num) < 0) return -1;
+                if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
+            } else if (put_scalar_here(c, item, items, k, 0) < 0) return -1;
+        }
+        if (rb_varint(b, rb_used(b) - mark) < 0 || rb_tag(b, e) < 0) return -1;
+        return 0;
+    }
+    for (int64_t k = hi - 1; k >= lo; k--) {
+        if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
+        if (item->kind == AK_STRUCT && e->group) {
+            if (put_tag(b, e->number, 4) < 0 || put_struct_body(c, ini, items, k, level) < 0 ||
+                put_tag(b, e->number, 3) < 0) return -1;
+            continue;
+        }
+        if (item->kind == AK_STRUCT) {  /* put_value's work for a sub-message (items fitted, k inside: span()) */
+            size_t mark = rb_used(b);
+            if (put_struct_body(c, ini, items, k, level) < 0 || rb_varint(b, rb_used(b) - mark) < 0 || rb_tag(b, e) < 0)
+                return -1;
+            continue;
+        }
+        if (put_value(c, ini, items, k, level) < 0 || rb_tag(b, e) < 0) return -1;  /* the item's wire type */
+    }
+    return 0;
+}
+
+/* one field of a struct: step e over column array a (element i) of node cn (the caller has fitted the array and
+ * checked that it holds element i); -2: a map with entries (put_map) */
 static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray *a, int64_t i, int level)
 {
     ENode *cn = &c->pl->nodes[cni];
     RBuf *b = &c->out;
-    if (in_range(c, cn, a, i) < 0) return -1;
-    if (cn->kind == AK_LIST) {
-        int ini = cn->children[0];
-        ENode *item = &c->pl->nodes[ini];
-        const struct ArrowArray *items = a->children[0];
-        if (fits(c, item, items) < 0) return -1;
-        if (!valid_at(a, i)) return fail_at(c, cn, "null, but a repeated field is never null (an empty list)");
-        int64_t lo, hi;
-        if (span(c, cn, a, i, items->length, &lo, &hi) < 0) return -1;
-        if (lo == hi) return 0;
-        if (e->label == L_PACKED) {
-            size_t mark = rb_used(b);
-            for (int64_t k = hi - 1; k >= lo; k--) {
-                if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
-                if (item->kind == AK_ENUM) {
-                    int32_t num;
-                    if (enum_number(c, ini, items, k, &num) < 0) return -1;
-                    if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
-                } else if (put_scalar(c, item, items, k, 0) < 0) return -1;
-            }
-            if (rb_varint(b, rb_used(b) - mark) < 0 || put_tag(b, e->number, 2) < 0) return -1;
-            return 0;
-        }
-        for (int64_t k = hi - 1; k >= lo; k--) {
-            if (!valid_at(items, k)) return fail_at(c, item, "null, but a list item is never null");
-            if (item->kind == AK_STRUCT && e->group) {
-                if (put_tag(b, e->number, 4) < 0 || put_struct_body(c, ini, items, k, level) < 0 ||
-                    put_tag(b, e->number, 3) < 0) return -1;
-                continue;
-            }
-            if (put_value(c, ini, items, k, level) < 0) return -1;
-            int wire = item->kind == AK_SCALAR ? wire_of(item->type) : item->kind == AK_ENUM ? 0 : 2;
-            if (put_tag(b, e->number, wire) < 0) return -1;
-        }
-        return 0;
-    }
+    if (cn->kind == AK_LIST) return put_list(c, e, cn, a, i, level);
     if (cn->kind == AK_MAP) {
         if (!valid_at(a, i)) return fail_at(c, cn, "null, but a map is never null (an empty map)");
         const struct ArrowArray *entries = a->children[0];
@@ -730,14 +855,14 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
         int r = put_scalar(c, cn, a, i, implicit);
         if (r < 0) return -1;
         if (r == 0) return 0;
-        return put_tag(b, e->number, wire_of(cn->type));
+        return rb_tag(b, e);
     }
     case AK_ENUM: {
         int32_t num;
         if (enum_number(c, cni, a, i, &num) < 0) return -1;
         if (implicit && num == 0) return 0;
         if (rb_varint(b, (uint64_t)(int64_t)num) < 0) return -1;
-        return put_tag(b, e->number, 0);
+        return rb_tag(b, e);
     }
     case AK_STRUCT:
         if (e->group)
@@ -746,7 +871,7 @@ static int put_field(ECall *c, const EStep *e, int cni, const struct ArrowArray 
         /* fall through */
     default:
         if (put_value(c, cni, a, i, level) < 0) return -1;
-        return put_tag(b, e->number, 2);
+        return rb_tag(b, e);
     }
 }
 
@@ -844,7 +969,7 @@ static int put_map(ECall *c, const EStep *e, int cni, const struct ArrowArray *a
             if (put_value(c, vni, vals, at, level) < 0 || put_tag(b, 2, 2) < 0) goto done;
         }
         if (put_scalar(c, kn, keys, at, 0) < 0 || put_tag(b, 1, wire_of(kn->type)) < 0) goto done;
-        if (rb_varint(b, rb_used(b) - mark) < 0 || put_tag(b, e->number, 2) < 0) goto done;
+        if (rb_varint(b, rb_used(b) - mark) < 0 || rb_tag(b, e) < 0) goto done;
     }
     rc = 0;
 done:
@@ -852,65 +977,125 @@ done:
     return rc;
 }
 
-/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null */
-static int oneof_member(ECall *c, ENode *cn, int cni, const struct ArrowArray *col, int64_t ci, int64_t *out)
+/* the member set in oneof column `col` (node cn) at element ci: its position, or -1 when the oneof is null
+ * (check_struct() has checked the column, its `which` child and mapped that child's dictionary) */
+static inline int oneof_member(ECall *c, const ENode *cn, const struct ArrowArray *col, int64_t ci, int64_t *out)
 {
     *out = -1;
     if (!valid_at(col, ci)) return 0;
-    int64_t mi = col->offset + ci;
     const struct ArrowArray *which = col->children[0];
-    if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
-        which->offset < 0 || in_range(c, cn, which, mi) < 0 || which->private_data == NULL ||
-        ((const ESizes *)which->private_data)->size[1] < 4 * (which->offset + which->length)) return bad_array(c, cn);
-    EDict *dc;
-    if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    const EDict *dc = &c->dicts[cn->me];
+    if (dc->seen == NULL) return bad_array(c, cn);  /* a row set where the column said none is */
     int32_t idx;
-    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + mi), 4);
+    memcpy(&idx, (const uint8_t *)which->buffers[1] + 4 * (which->offset + col->offset + ci), 4);
     if (idx < 0 || idx >= dc->len) return bad_array(c, cn);
     if (dc->map[idx] == NO_NAME) return fail_at(c, cn, "a member name that is no member of the oneof");
     *out = dc->map[idx];
     return 0;
 }
 
-/* the fields of a struct row (its steps back to front) */
+/* once per call and struct node (its array `a`): every child array fits its node and holds the rows of `a`
+ * (from a->offset: a struct's offset applies to its children), and a oneof's `which` child (its member names,
+ * dictionary-encoded) holds those of the oneof, its dictionary mapped; a row then reads its fields' arrays
+ * with no check of its own but their validity */
+static int check_struct(ECall *c, const ENode *n, const struct ArrowArray *a)
+{
+    int64_t end = a->offset + a->length;  /* both at most 2**40 (read_record) */
+    if (a->n_children != n->nchildren || (n->nchildren && a->children == NULL)) return bad_array(c, n);
+    for (int ch = 0; ch < n->nchildren; ch++) {
+        int cni = n->children[ch];
+        const ENode *cn = &c->pl->nodes[cni];
+        const struct ArrowArray *col = a->children[ch];
+        if (fits(c, cn, col) < 0) return -1;
+        if (col->length < end) return bad_array(c, cn);
+        if (cn->kind != AK_ONEOF) continue;
+        const struct ArrowArray *which = col->children[0];
+        if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
+            which->offset < 0 || which->length < col->offset + col->length || which->private_data == NULL ||
+            ((const ESizes *)which->private_data)->size[1] < 4 * (which->offset + which->length)) {
+            if (col->null_count == col->length) continue;  /* no member in any row: no children (not mapped) */
+            return bad_array(c, cn);
+        }
+        EDict *dc;
+        if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+    }
+    c->checked[n->me] = a;
+    return 0;
+}
+
+/* a set oneof member's field (step e of struct node n, whose row is element ci of its children) */
+static int put_member(ECall *c, const ENode *n, const EStep *e, const struct ArrowArray *a, int64_t ci, int level)
+{
+    (void)n;
+    const ENode *cn = e->node;
+    const struct ArrowArray *col = a->children[e->child];
+    int64_t mi = col->offset + ci;
+    int mni = cn->children[e->member];
+    ENode *mn = &c->pl->nodes[mni];
+    const struct ArrowArray *mcol = col->children[e->member + 1];
+    if (fits(c, mn, mcol) < 0 || in_range(c, mn, mcol, mi) < 0) return -1;
+    if (!valid_at(mcol, mi)) return fail_at(c, mn, "the member set is null");
+    EStep me = *e;
+    me.label = L_EXPLICIT;  /* a member set is written, zero or not */
+    int r = put_field(c, &me, mni, mcol, mi, level);
+    if (r == -2) r = put_map(c, &me, mni, mcol, mi, level);
+    return r;
+}
+
+/* the fields of a struct row, back to front: first the member set in each oneof (their steps, ascending, in
+ * the node's scratch of c->sets), then the plain steps and those merged by step (field-number order) */
 static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
-    ENode *n = &c->pl->nodes[ni];
+    const ENode *n = &c->pl->nodes[ni];
+    if (c->checked[ni] != a && check_struct(c, n, a) < 0) return -1;
+    if (i < 0 || i >= a->length) return bad_array(c, n);
     int64_t ci = a->offset + i;  /* a struct's offset applies to its children */
-    int oneof_child = -1;        /* the oneof whose member is known (each member is a step of its own) */
-    int64_t oneof_set = -1;      /* and that member's position, -1 for none */
-    for (int s = n->nsteps - 1; s >= 0; s--) {
-        const EStep *e = &n->steps[s];
-        if (e->member >= 0 && e->child == oneof_child && oneof_set != e->member) continue;  /* not the member set */
-        int cni = n->children[e->child];
-        ENode *cn = &c->pl->nodes[cni];
-        const struct ArrowArray *col = a->children[e->child];
-        if (fits(c, cn, col) < 0 || in_range(c, cn, col, ci) < 0) return -1;
-        if (e->member >= 0) {  /* a oneof's member: written when it is the member set */
-            if (e->child != oneof_child) {
-                if (oneof_member(c, cn, cni, col, ci, &oneof_set) < 0) return -1;
-                oneof_child = e->child;
-            }
-            if (oneof_set != e->member) continue;
-            int64_t mi = col->offset + ci;
-            int mni = cn->children[e->member];
-            ENode *mn = &c->pl->nodes[mni];
-            const struct ArrowArray *mcol = col->children[e->member + 1];
-            if (fits(c, mn, mcol) < 0 || in_range(c, mn, mcol, mi) < 0) return -1;
-            if (!valid_at(mcol, mi)) return fail_at(c, mn, "the member set is null");
-            EStep me = *e;
-            me.label = L_EXPLICIT;  /* a member set is written, zero or not */
-            if (put_field(c, &me, mni, mcol, mi, level) < 0) return -1;
+    int *sets = c->sets + n->scratch;
+    int nset = 0;
+    for (int o = 0; o < n->noneofs; o++) {
+        int ch = n->oneofs[o];
+        const ENode *cn = &c->pl->nodes[n->children[ch]];
+        int64_t set;
+        if (oneof_member(c, cn, a->children[ch], ci, &set) < 0) return -1;
+        if (set < 0 || set >= cn->nchildren) continue;  /* none set (map_dictionary gives positions < nchildren) */
+        int s = n->msteps[n->oneof_first[o] + set];
+        if (s < 0) continue;
+        int k = nset++;
+        while (k > 0 && sets[k - 1] > s) { sets[k] = sets[k - 1]; k--; }
+        sets[k] = s;
+    }
+    int p = n->nplain - 1, q = nset - 1;
+    while (p >= 0 || q >= 0) {
+        if (q >= 0 && (p < 0 || sets[q] > n->plain[p])) {
+            if (put_member(c, n, &n->steps[sets[q--]], a, ci, level) < 0) return -1;
             continue;
         }
-        int r = put_field(c, e, cni, col, ci, level);
-        if (r == -2) r = put_map(c, e, cni, col, ci, level);
+        const EStep *e = &n->steps[n->plain[p--]];
+        const ENode *cn = e->node;
+        const struct ArrowArray *col = a->children[e->child];  /* check_struct(): fits, holds element ci */
+        if (cn->kind != AK_LIST && cn->kind != AK_MAP && !valid_at(col, ci)) {  /* put_field's first checks */
+            if (cn->nullable) continue;
+            return fail_at(c, cn, "null, but the field has no presence");
+        }
+        if (cn->kind == AK_SCALAR) {  /* put_field's most common case, without its call */
+            int r = put_scalar_here(c, cn, col, ci, e->label == L_IMPLICIT);
+            if (r < 0 || (r == 1 && rb_tag(&c->out, e) < 0)) return -1;
+            continue;
+        }
+        if (cn->kind == AK_STRUCT && !e->group) {  /* a sub-message: put_field, put_value, put_struct_body's work */
+            size_t mark = rb_used(&c->out);
+            if (put_struct_body(c, cn->me, col, ci, level) < 0 || rb_varint(&c->out, rb_used(&c->out) - mark) < 0 ||
+                rb_tag(&c->out, e) < 0) return -1;
+            continue;
+        }
+        int r = put_field(c, e, cn->me, col, ci, level);
+        if (r == -2) r = put_map(c, e, cn->me, col, ci, level);
         if (r < 0) return -1;
     }
     return 0;
 }
 
-static int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
+static inline int put_struct_body(ECall *c, int ni, const struct ArrowArray *a, int64_t i, int level)
 {
     if (level >= MAX_LEVEL) return fail_at(c, &c->pl->nodes[ni], "nested deeper than the engine goes");
     return put_struct_fields(c, ni, a, i, level + 1);
@@ -952,7 +1137,7 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
             int64_t v = e->child == 0 ? s : ns;
             if (e->label == L_IMPLICIT && v == 0) continue;
             uint64_t w = e->child == 0 ? (uint64_t)v : (uint64_t)(int64_t)(int32_t)v;
-            if (rb_varint(b, w) < 0 || put_tag(b, e->number, 0) < 0) return -1;
+            if (rb_varint(b, w) < 0 || rb_tag(b, e) < 0) return -1;
         }
         break;
     }
@@ -964,12 +1149,12 @@ static int put_value(ECall *c, int ni, const struct ArrowArray *a, int64_t i, in
             int32_t num;
             if (enum_number(c, n->children[0], a, i, &num) < 0) return -1;
             if (!(e->label == L_IMPLICIT && num == 0) &&
-                (rb_varint(b, (uint64_t)(int64_t)num) < 0 || put_tag(b, e->number, 0) < 0)) return -1;
+                (rb_varint(b, (uint64_t)(int64_t)num) < 0 || rb_tag(b, e) < 0)) return -1;
             break;
         }
         int r = put_scalar(c, vn, a, i, e->label == L_IMPLICIT);
         if (r < 0) return -1;
-        if (r == 1 && put_tag(b, e->number, wire_of(vn->type)) < 0) return -1;
+        if (r == 1 && rb_tag(b, e) < 0) return -1;
         break;
     }
     case AK_PRESENT:
@@ -1131,7 +1316,7 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (rows < 0 || rows > MAX_ROWS) { PyErr_SetString(PyExc_ValueError, "encode: rows out of range"); return NULL; }
     ERecords recs;
     PyObject *out = NULL;
-    ECall call = {pl, {NULL, 0, 0}, 0, NULL, NULL};
+    ECall call = {pl, {NULL, 0, 0}, 0, NULL, NULL, NULL, NULL};
     Py_ssize_t k = PyTuple_GET_SIZE(args[2]);
     struct ArrowArray **columns = calloc((size_t)(k ? k : 1), sizeof(struct ArrowArray *));
     if (columns == NULL) return PyErr_NoMemory();
@@ -1148,7 +1333,12 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                               .children = columns, .private_data = &no_sizes};
     call.dicts = calloc((size_t)pl->nnodes, sizeof(EDict));
     call.fitted = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
-    if (call.dicts == NULL || call.fitted == NULL) { PyErr_NoMemory(); goto done; }
+    call.sets = calloc((size_t)(pl->nscratch ? pl->nscratch : 1), sizeof(int));
+    call.checked = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
+    if (call.dicts == NULL || call.fitted == NULL || call.sets == NULL || call.checked == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (fits(&call, &pl->nodes[0], &root) < 0) goto done;
     out = PyList_New(rows);
     if (out == NULL) goto done;
@@ -1166,6 +1356,8 @@ done:
     if (call.dicts != NULL) for (int j = 0; j < pl->nnodes; j++) free(call.dicts[j].map);
     free(call.dicts);
     free(call.fitted);
+    free(call.sets);
+    free(call.checked);
     free(columns);
     free_records(&recs);
     return out;

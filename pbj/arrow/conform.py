@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute
 
 from pbj.arrow import columns as col
+from pbj.schema.values import FLOAT_MAX
 
 pc: Any = pyarrow.compute  # its functions are made at import: no static checker sees them
 
@@ -216,6 +217,12 @@ class _Conformer:
                 or (pa.types.is_boolean(want) and pa.types.is_boolean(t)))
         if not same:
             raise self.wrong_type(where, t, describe(want))
+        if pa.types.is_float32(want) and not pa.types.is_float32(t) and not pa.types.is_float16(t) and len(array):
+            # past binary32's range is a ValueError, as when the message is built (an infinity or NaN is kept)
+            past = pc.and_(pc.is_finite(array), pc.greater(pc.abs(array), FLOAT_MAX))
+            row = self.first(where, past)
+            if row is not None:
+                raise self.fail(where, row, f"{array[row].as_py()!r} is out of range for float")
         return self.cast(array, want, where)
 
     def enum(self, column: col.Enum, array: pa.Array, where: _Where) -> pa.Array:
