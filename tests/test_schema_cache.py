@@ -131,3 +131,16 @@ def test_the_platform_folder(monkeypatch, tmp_path):
         assert cache.cache_dir() == tmp_path / "xdg" / "pbj"
     monkeypatch.setenv("PBJ_NO_CACHE", "0")
     assert cache.cache_dir() is not None
+
+
+def test_a_relative_cache_folder_is_where_the_program_loaded(monkeypatch, tmp_path):
+    """PBJ_CACHE_DIR=relcache names the folder under the working directory of the load: a program
+    that changes directory afterwards still writes its entries there (they are written at exit)."""
+    monkeypatch.delenv("PBJ_NO_CACHE", raising=False)
+    monkeypatch.setenv("PBJ_CACHE_DIR", "relcache")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    folder = cache.cache_dir()
+    monkeypatch.chdir(tmp_path / "b")
+    assert folder == tmp_path / "a" / "relcache" and folder.is_absolute()

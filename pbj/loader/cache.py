@@ -10,7 +10,8 @@ Where: ``$PBJ_CACHE_DIR`` if set, else the platform's cache folder: ``$XDG_CACHE
 (``~/.cache/pbj``) on Linux and other Unix systems, ``~/Library/Caches/pbj`` on macOS,
 ``%LOCALAPPDATA%\\pbj\\Cache`` on Windows. ``PBJ_NO_CACHE=1`` (any value but ``""`` and
 ``"0"``) turns the cache off: nothing is read or written. The folder is created on first
-write (mode 0700); nothing is written anywhere else.
+write (mode 0700); nothing is written anywhere else. A relative ``$PBJ_CACHE_DIR`` is taken from
+the working directory of the load that reads it.
 
 An entry is found by a key made of pbj's version, the cache's format, the protoc of
 ``grpcio-tools`` (its folder, and the size and time of its package file), the include
@@ -65,8 +66,8 @@ def cache_dir() -> Path | None:
     if os.environ.get("PBJ_NO_CACHE", "") not in ("", "0"):
         return None
     given = os.environ.get("PBJ_CACHE_DIR")
-    if given:
-        return Path(given)
+    if given:  # a relative folder is taken from where the program is when it loads, not when it exits
+        return Path(given).absolute()
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA")
         return Path(base) / "pbj" / "Cache" if base else Path.home() / "AppData" / "Local" / "pbj" / "Cache"
