@@ -488,3 +488,31 @@ def test_field_names_renamed_for_python_as_documented(tmp_path):
     assert pbj.unknown_fields(r) == b""
     assert pbj.from_json(R, pbj.to_json(r)) == r and '"fromAgain":4' in pbj.to_json(r)
     assert pbj.from_text(R, pbj.to_text(r)) == r and "_pbj_unknown: 2" in pbj.to_text(r)
+
+
+def test_a_nested_type_named_by_a_keyword_is_also_reached_with_an_underscore(monkeypatch, tmp_path):
+    """``message Holder { enum class {...} message def {...} }``: ``Holder.class_`` and ``Holder.def_`` (the names
+    ``pbj stubs`` declares, since no Python source can write ``Holder.class``) are the classes ``getattr(Holder,
+    "class")`` gives; a field that already holds ``class_`` (a field named ``class_``) keeps it."""
+    fds = descriptor_pb2.FileDescriptorSet()
+    fd = fds.file.add(name="n6.proto", package="n6", syntax="proto3")
+    holder = fd.message_type.add(name="Holder")
+    holder.enum_type.add(name="class").value.add(name="ZERO", number=0)
+    int32 = descriptor_pb2.FieldDescriptorProto.TYPE_INT32
+    holder.nested_type.add(name="def").field.add(name="x", number=1, type=int32)
+    holder.nested_type.add(name="if")
+    holder.field.add(name="if_", number=1, type=int32)
+    from pbj.loader import set_cache
+
+    monkeypatch.setenv("PBJ_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("PBJ_NO_CACHE", raising=False)
+    set_cache._write_pending()  # (entries other tests kept are not this test's)
+    for cached in (False, True):  # a first process, then one that makes the class from the kept declaration
+        ns = pbj.load_descriptor_set(fds.SerializeToString())
+        assert (ns._schema._index is None) is cached  # a load that found its set in the cache does not decode it
+        h = ns["n6.Holder"]
+        assert h.class_ is getattr(h, "class") is ns["n6.Holder.class"], cached
+        assert h.def_ is getattr(h, "def") is ns["n6.Holder.def"]
+        assert pbj.encode(h.def_(x=3)) == bytes.fromhex("0803")
+        assert pbj.encode(h(if_=2)) == pbj.encode(h(if_=2), reverse=True) == bytes.fromhex("0802")
+        set_cache._write_pending()  # what the process's exit runs

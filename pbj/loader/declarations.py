@@ -227,6 +227,8 @@ def build_message_from(schema: Any, full: str, record: tuple) -> type:
     for name, inner in nested:
         if inner in schema:
             body[name] = _Nested(schema, inner, name)
+            if iskeyword(name) and name + "_" not in body:  # Outer.class_, as pbj stubs declares it
+                body[name + "_"] = _Nested(schema, inner, name + "_")
     ns = {"__annotations__": anns, **body, "__module__": registry_module(package),
           "__doc__": f"The message {full} (loaded from {file_name}).", "__reduce__": message_reduce,
           "__copy__": message_copy, "__deepcopy__": message_deepcopy}
@@ -294,6 +296,8 @@ def build_checked_from(schema: Any, full: str, record: tuple) -> type:
     for nested_name, inner in nested:
         if inner in schema:
             ns[nested_name] = _Nested(schema, inner, nested_name)
+            if iskeyword(nested_name) and nested_name + "_" not in anns:  # Outer.class_, as pbj stubs declares it
+                ns[nested_name + "_"] = _Nested(schema, inner, nested_name + "_")
     ns.update(__module__=registry_module(package), __doc__=f"The message {full} (loaded from {file_name}).",
               __reduce__=message_reduce, __copy__=message_copy, __deepcopy__=message_deepcopy)
     if ranges:
