@@ -2,9 +2,10 @@
 
 The rules (``docs/arrow.md`` has them as a table, with what each row loses):
 
-* **Columns** are the class's fields and oneofs in declaration order, named
-  by their ``.proto`` names; the top-level message is the table (one column
-  per field), a sub-message a struct.
+* **Columns** are the class's fields and oneofs in declaration order, fields
+  named by their ``.proto`` names and oneofs by their attribute names (``import_``
+  for a oneof named by a Python keyword); the top-level message is the table
+  (one column per field), a sub-message a struct.
 * **Scalars** take Arrow's type of the same width and sign: ``int32``,
   ``sint32``, ``sfixed32`` -> ``int32``; the 64-bit ones -> ``int64``;
   ``uint32``, ``fixed32`` -> ``uint32``; ``uint64``, ``fixed64`` ->
