@@ -71,6 +71,7 @@ def quick(tmp_path_factory):
     return json.loads(out.read_text()), proc.stdout
 
 
+@pytest.mark.long  # a pbj bench run of many seconds
 def test_machine_and_config(quick):
     results, _ = quick
     m = results["machine"]
@@ -83,6 +84,7 @@ def test_machine_and_config(quick):
     assert results["targets"]["BLOCK/all"]["items"] == 60
 
 
+@pytest.mark.long  # a pbj bench run of many seconds
 def test_pbj_has_every_cell_and_writes_the_block_bytes(quick):
     results, _ = quick
     pbj = results["libraries"]["pbj"]
@@ -102,6 +104,7 @@ def test_pbj_has_every_cell_and_writes_the_block_bytes(quick):
     assert all(v["fresh"] > 0 and v["cached"] > 0 for v in rv.values())
 
 
+@pytest.mark.long  # a pbj bench run of many seconds
 @pytest.mark.parametrize("peer", list(PEER_MODULES))
 def test_peer_cells_or_reason(quick, peer):
     results, stdout = quick
@@ -144,6 +147,7 @@ def test_peer_cells_or_reason(quick, peer):
         assert lib["compiler_version"] and "betterproto2" in stdout
 
 
+@pytest.mark.long  # a pbj bench run of many seconds
 def test_google_upb_hot_bytes_are_the_oracle(quick):
     """pbj's hot-message bytes equal Google's deterministic serialization (checked in the worker)."""
     if not _installed(*PEER_MODULES["google-upb"]):
@@ -153,6 +157,7 @@ def test_google_upb_hot_bytes_are_the_oracle(quick):
     assert results["summary"]["vs_upb"]["pbj"]["BLOCK/all"]["decode_read"] > 0
 
 
+@pytest.mark.long  # a pbj bench run of many seconds
 def test_tables_on_stdout_and_from_json(quick, tmp_path):
     results, stdout = quick
     for title in ("Reverse vs forward writer", "Decode + read every field, µs per batch", "Decode, µs per batch",
@@ -469,6 +474,7 @@ def test_descriptor_case_compiles_every_schema_under_shared_protos(tmp_path):
 
 
 @needs_upb
+@pytest.mark.long  # a pbj bench run of many seconds
 def test_bench_descriptors_quick_run(tmp_path):
     """``pbj bench descriptors --quick``: both pbj engines and upb write protoc's bytes and read one checksum."""
     out = tmp_path / "fds.json"
