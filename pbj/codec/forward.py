@@ -396,7 +396,7 @@ def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str,
             _leaf_fields(ctx, src, leaf, v, "m")
             src(f"{_set_size(ctx, leaf)}({v}, m)")
             src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m)")
-            src(f"n += {len(f.tag)} + m + (1 if m < 128 else 2 if m < 16384 else _vsize(m))")
+            src(f"n += {len(f.tag)} + m + {_lensize_expr('m')}")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
         _put_cached_len(ctx, src, f.tag)
@@ -448,7 +448,7 @@ def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) ->
             src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
             src(f"_s = write_fresh_{sub}({v}, parts, ap)")
             src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
-            src(f"n += {len(f.tag)} + _s + (1 if _s < 128 else 2 if _s < 16384 else _vsize(_s))")
+            src(f"n += {len(f.tag)} + _s + {_lensize_expr('_s')}")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
         _put_cached_len(ctx, src, f.tag)
