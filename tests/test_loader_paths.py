@@ -117,6 +117,8 @@ def test_protoc_output_repeated_or_glued_is_kept_once():
     from pbj.loader.protoc import _user_paths
     line = 'a.proto:1:2: The default JSON name of field "x" conflicts.'
     assert _user_paths(f"{line}\n{line}\n{line}{line}", {"dir/a.proto": "a.proto"}) == "dir/" + line
+    absl = "WARNING: All log messages before absl::InitializeLog() are written to STDERR"
+    assert _user_paths(f"{absl}\n{line}", {"dir/a.proto": "a.proto"}) == "dir/" + line
 
 
 def test_cli_decode_shows_protocs_error(project):

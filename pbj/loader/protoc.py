@@ -210,7 +210,9 @@ def _user_paths(errors: str, names: dict[str, str], includes: list[Path] = ()) -
     name; both are given back as the path the user passed, and a file it
     imported by its path from the current directory. A line repeated
     (protoc reports some problems from two of its passes), or glued to a copy
-    of itself, is kept once.
+    of itself, is kept once. The line Abseil's logging prints before its first
+    message (``WARNING: All log messages before absl::InitializeLog() ...``)
+    says nothing about the files and is left out.
     """
     spellings: list[tuple[str, str]] = []
     for user, name in names.items():
@@ -223,6 +225,8 @@ def _user_paths(errors: str, names: dict[str, str], includes: list[Path] = ()) -
     spellings.sort(key=lambda pair: -len(pair[0]))  # the longest spelling first
     lines: list[str] = []
     for line in errors.splitlines():
+        if line.startswith("WARNING: All log messages before absl::InitializeLog()"):
+            continue
         half = len(line) // 2
         if line and len(line) % 2 == 0 and line[:half] == line[half:]:
             line = line[:half]
