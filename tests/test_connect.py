@@ -455,8 +455,8 @@ def test_a_deadline_connect_cannot_send_is_a_value_error(timeout):
     # connect-timeout-ms holds 10 digits: a longer deadline was an OverflowError (inf) or a Rust panic
     # of the HTTP client (pyo3's PanicException, a BaseException), raised by the call, not pbj's error
     for make in (pbj.connect.ClientSync, pbj.connect.Client):
-        with pytest.raises(ValueError, match="timeout must be a positive number of seconds up to 9,999,999.999"):
+        with pytest.raises(ValueError, match=r"timeout must be a positive number of seconds up to 9,999,999\.999"):
             make("http://127.0.0.1:9", echo, timeout=timeout)
     with pbj.connect.ClientSync("http://127.0.0.1:9", echo) as c:
-        with pytest.raises(ValueError, match="up to 9,999,999.999"):
+        with pytest.raises(ValueError, match=r"up to 9,999,999\.999"):
             c.Unary(Request(), timeout=timeout)
