@@ -294,3 +294,19 @@ def test_the_writer_reads_no_buffer_past_its_size():
     leafy = [Row(leaf=Leaf(label="a")), Row(), Row(leaf=Leaf(weight=2.0)), Row(choice=pbj.OneOf("node", Leaf()))]
     assert check(pbj.arrow.to_arrow(leafy * 3, Row).slice(1, 7), Row) == [pbj.encode(m) for m in (leafy * 3)[1:8]]
     assert check(pbj.arrow.to_arrow(leafy, Row), Row) == [pbj.encode(m) for m in leafy]
+
+
+@pytest.mark.skipif(not pbj._native.available(), reason="the native engine is not built")
+def test_switching_to_the_python_engine_after_a_native_call(python_engine):
+    # the writer plan kept while the native engine ran was used after use_engine("python"):
+    # encode_from_arrow called None.encode (AttributeError); explain said "native"
+    table = pbj.arrow.to_arrow(ROWS)
+    pbj.use_engine("native")
+    assert explain(Row) == "native" and pbj.arrow.native.explain(Row) == "native"
+    expected = encode_from_arrow(table, Row)
+    pbj.use_engine("python")
+    assert explain(Row).startswith("python: ") and pbj.arrow.native.explain(Row).startswith("python: ")
+    assert encode_from_arrow(table, Row) == expected == [pbj.encode(m) for m in ROWS]
+    assert pbj.arrow.from_arrow(table, Row) == ROWS
+    pbj.use_engine("native")
+    assert explain(Row) == "native" and encode_from_arrow(table, Row) == expected
