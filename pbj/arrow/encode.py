@@ -297,7 +297,7 @@ def _native_batch(cls: type, options: Options, plan: col.Struct, batch: pa.Recor
     if isinstance(writer_plan(cls, options), str) or not plan.columns:
         return None
     try:
-        arrays = conform_batch(batch, plan, cls.__qualname__, first_row)
+        arrays = conform_batch(batch, plan, cls.__qualname__, first_row, check_values=False)  # the writer checks
     except TooLarge:
         n = batch.num_rows
         if n < 2:
