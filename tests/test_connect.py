@@ -448,3 +448,15 @@ def test_the_json_codec_reads_any_with_pbjs_registry_and_unknown_members_as_aske
     assert JSONCodec(emit_defaults=True).encode(Reply()).startswith(b'{"text":"","index":0')
     with pytest.raises(TypeError, match="pbj message classes"):
         codec.decode(b"{}", dict)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), 1e300, 1e10])
+def test_a_deadline_connect_cannot_send_is_a_value_error(timeout):
+    # connect-timeout-ms holds 10 digits: a longer deadline was an OverflowError (inf) or a Rust panic
+    # of the HTTP client (pyo3's PanicException, a BaseException), raised by the call, not pbj's error
+    for make in (pbj.connect.ClientSync, pbj.connect.Client):
+        with pytest.raises(ValueError, match=r"timeout must be a positive number of seconds up to 9,999,999\.999"):
+            make("http://127.0.0.1:9", echo, timeout=timeout)
+    with pbj.connect.ClientSync("http://127.0.0.1:9", echo) as c:
+        with pytest.raises(ValueError, match=r"up to 9,999,999\.999"):
+            c.Unary(Request(), timeout=timeout)

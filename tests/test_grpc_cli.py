@@ -179,7 +179,7 @@ def test_bad_metadata_is_refused_before_the_call(capsys, address, header, messag
     assert (status, out, err) == (1, "", message)
 
 
-@pytest.mark.parametrize("timeout", ["-1", "0", "nan", "soon"])
+@pytest.mark.parametrize("timeout", ["-1", "0", "nan", "soon", "inf", "1e10", "1e300"])
 def test_timeout_must_be_positive_seconds(capsys, address, timeout):
     with pytest.raises(SystemExit) as exc:
         main(["call", address, f"{SERVICE}/Unary", "--timeout", timeout])

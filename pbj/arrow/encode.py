@@ -81,14 +81,18 @@ def _arrow_module() -> Any:
 
 
 def writer_plan(cls: type, options: Options) -> Any:
-    """The native writer's plan of ``cls`` (a capsule), or the reason there is none (a ``str``); built once."""
+    """The native writer's plan of ``cls`` (a capsule), or the reason there is none (a ``str``); built once.
+
+    The engine is asked first, on every call: a plan kept while the native engine ran is not used
+    after ``pbj.use_engine("python")``, and the pure-Python engine's reason is not kept.
+    """
+    module = _module()
+    if module is None:
+        return "the native engine (with its Arrow writer) is not in use"
     with _lock:
         found = _plans.get(cls, {}).get(options)
     if found is not None:
         return found
-    module = _module()
-    if module is None:
-        return "the native engine (with its Arrow writer) is not in use"
     try:
         from pbj.required import reaches_required
 
@@ -137,6 +141,8 @@ def batch_encodings(cls: type, options: Options, arrays: list[pa.Array]) -> list
     if not arrays:
         return None
     module = _module()
+    if module is None:  # use_engine("python") since writer_plan
+        return None
     rows = len(arrays[0])
     if any(len(a) != rows for a in arrays):
         raise ValueError("the table's columns differ in length")
@@ -291,7 +297,7 @@ def _native_batch(cls: type, options: Options, plan: col.Struct, batch: pa.Recor
     if isinstance(writer_plan(cls, options), str) or not plan.columns:
         return None
     try:
-        arrays = conform_batch(batch, plan, cls.__qualname__, first_row)
+        arrays = conform_batch(batch, plan, cls.__qualname__, first_row, check_values=False)  # the writer checks
     except TooLarge:
         n = batch.num_rows
         if n < 2:

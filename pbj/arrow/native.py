@@ -108,14 +108,17 @@ def _engine() -> Any:
 
 
 def plan_for(cls: type, options: Options) -> NativePlan | str:
-    """The native plan of ``cls`` with ``options``, or the reason there is none (built once, kept)."""
+    """The native plan of ``cls`` with ``options``, or the reason there is none (built once, kept).
+
+    The engine is asked first, on every call, so :func:`explain` says what runs after ``pbj.use_engine``.
+    """
+    engine = _engine()
+    if engine is None:
+        return "the native engine is not in use"
     with _lock:
         found = _plans.get(cls, {}).get(options)
     if found is not None:
         return found
-    engine = _engine()
-    if engine is None:
-        return "the native engine is not in use"
     built: NativePlan | str
     try:
         root = plan_of(cls, options)

@@ -8,8 +8,8 @@ each call encodes and decodes with pbj. ``client.SayHello(request, timeout=2.0)`
 * unary: the response message; client-streaming: an iterable of requests (an async
   iterable too on :class:`Client`), one response; server-streaming and bidirectional: an
   iterator of responses (``for``, or ``async for`` on :class:`Client`);
-* ``timeout``: the call's deadline in seconds (sent as ``connect-timeout-ms`` or
-  ``grpc-timeout``; past it the call fails with ``deadline_exceeded``); ``headers``: request
+* ``timeout``: the call's deadline in seconds, at most :data:`MAX_TIMEOUT` (sent as
+  ``connect-timeout-ms`` or ``grpc-timeout``; past it the call fails with ``deadline_exceeded``); ``headers``: request
   metadata (a mapping or ``(key, value)`` pairs); ``use_get=True`` sends a unary call of a
   method with ``idempotency_level = NO_SIDE_EFFECTS`` as an HTTP GET (Connect only: with
   another protocol, or on a streaming method, it is a ``ValueError`` before anything is sent);
@@ -174,11 +174,18 @@ async def _iterated_async(replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
         raise
 
 
+MAX_TIMEOUT = 9_999_999.999
+"""The longest deadline a call can send, in seconds: Connect's ``connect-timeout-ms`` holds at most
+10 digits (connectrpc.com/docs/protocol, "Unary-Request" and "Streaming-Request"), so 9,999,999,999 ms,
+about 115 days. A longer one would overflow the HTTP client's clock (a Rust panic) or the header."""
+
+
 def _timeout_ms(timeout: float | None) -> int | None:
     if timeout is None:
         return None
-    if not timeout > 0:  # also refuses nan
-        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not 0 < timeout <= MAX_TIMEOUT:  # also refuses nan and the infinities
+        raise ValueError(f"timeout must be a positive number of seconds up to {MAX_TIMEOUT:,} "
+                         f"(Connect's connect-timeout-ms has at most 10 digits), not {timeout!r}")
     return max(1, math.ceil(timeout * 1000))
 
 
@@ -336,7 +343,8 @@ class ClientSync(_Client):
         protocol: ``"connect"`` (default), ``"grpc"`` or ``"grpc-web"``.
         codec: ``"proto"`` (default), ``"json"``, or a connectrpc ``Codec``
             (:class:`pbj.connect.codec.JSONCodec` with options).
-        timeout: the default deadline of every call, in seconds (``None``: none).
+        timeout: the default deadline of every call, in seconds, up to :data:`MAX_TIMEOUT`
+            (``None``: none).
         accept_compression: connectrpc ``Compression``\\ s accepted in responses (default: gzip;
             ``()``: none).
         send_compression: the ``Compression`` requests are sent with (default: none).

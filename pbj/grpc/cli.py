@@ -65,7 +65,7 @@ def add_call_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-H", "--header", metavar="KEY:VALUE", action="append", default=[],
                    help="request metadata (repeatable); a key ending in -bin takes base64")
     p.add_argument("--timeout", metavar="SECONDS", type=_positive_seconds, default=None,
-                   help="the call's deadline, in seconds (> 0)")
+                   help="the call's deadline, in seconds (> 0, at most 9,999,999.999: about 115 days)")
     p.add_argument("--pretty", action="store_true", help="indent each JSON response")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print the request metadata, the response headers and trailers and the status "
@@ -116,13 +116,19 @@ _KEY = re.compile(r"[0-9a-z_.\-]+")
 _VALUE = re.compile(r"[\x20-\x7e]*")
 
 
+# The longest --timeout: 10 digits of milliseconds, what Connect's connect-timeout-ms holds
+# (pbj.connect.client.MAX_TIMEOUT); grpcio's clock overflows near 8.5e9 s (DEADLINE_EXCEEDED at once).
+MAX_SECONDS = 9_999_999.999
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):  # also refuses nan
-        raise argparse.ArgumentTypeError(f"{text!r}: the deadline must be a positive number of seconds")
+    if not 0 < value <= MAX_SECONDS:  # also refuses nan and the infinities
+        raise argparse.ArgumentTypeError(f"{text!r}: the deadline must be a positive number of seconds, "
+                                         f"at most {MAX_SECONDS:,}")
     return value
 
 
