@@ -88,6 +88,7 @@ typedef struct ENode {
     int *oneof_first;
     int *msteps;
     int scratch;
+    int mbase;              /* where in a call's `valued` this node's oneof members start (oneof_first[o] on) */
 } ENode;
 
 /* per call and node: the dictionary last mapped, and its index -> number (or member position), NO_NAME
@@ -104,6 +105,7 @@ typedef struct {
     ENode *nodes;
     PyObject *keep;         /* the records (their strings back the names) */
     int nscratch;           /* the oneofs of every struct node: the size of a call's `sets` */
+    int nmembers;           /* the oneof members of every struct node: the size of a call's `valued` */
 } EPlan;
 
 /* ---- plan ---- */
@@ -365,6 +367,9 @@ static int prepare(EPlan *pl)
         n->scratch = pl->nscratch;
         if (pl->nscratch > (1 << 26) - n->noneofs) { PyErr_SetString(PyExc_ValueError, "arrow encode plan: too big"); return -1; }
         pl->nscratch += n->noneofs;
+        n->mbase = pl->nmembers;
+        if (pl->nmembers > (1 << 26) - members) { PyErr_SetString(PyExc_ValueError, "arrow encode plan: too big"); return -1; }
+        pl->nmembers += members;
     }
     return 0;
 }
@@ -486,6 +491,8 @@ typedef struct {
     const struct ArrowArray **fitted;  /* one per node: the array fits() last found fitting it (checked once) */
     int *sets;              /* per struct node (its scratch): the steps of the oneof members set in its row */
     const struct ArrowArray **checked;  /* per struct node: the array check_struct() has checked (once per call) */
+    int *valued;            /* per struct node (from its mbase), per oneof: the members whose column holds a value */
+    int *nvalued;           /* per struct node (its scratch), per oneof: how many `valued` lists */
 } ECall;
 
 static int fail_at(ECall *c, const ENode *n, const char *what)
@@ -995,16 +1002,17 @@ static inline int oneof_member(ECall *c, const ENode *cn, const struct ArrowArra
 }
 
 /* the row of oneof column `col` (node cn) at element ci sets member `set`: no other member's column holds a
- * value there (from_arrow would drop it: lost data); a member column with no value at all is not read */
-static int only_member_set(ECall *c, const ENode *cn, const struct ArrowArray *col, int64_t ci, int64_t set)
+ * value there (from_arrow would drop it: lost data); only the `nvalued` members of `valued` (check_struct():
+ * their columns fit and hold a value somewhere) are read */
+static int only_member_set(ECall *c, const ENode *cn, const struct ArrowArray *col, int64_t ci, int64_t set,
+                           const int *valued, int nvalued)
 {
     int64_t mi = col->offset + ci;
-    for (int m = 0; m < cn->nchildren; m++) {
+    for (int v = 0; v < nvalued; v++) {
+        int m = valued[v];
         if (m == set) continue;
         const ENode *mn = &c->pl->nodes[cn->children[m]];
         const struct ArrowArray *mcol = col->children[m + 1];
-        if (fits(c, mn, mcol) < 0) return -1;
-        if (mcol->null_count == mcol->length) continue;
         if (in_range(c, mn, mcol, mi) < 0) return -1;
         if (valid_at(mcol, mi)) {  /* the members by name: their column paths less the oneof's */
             const char *named = c->pl->nodes[cn->children[set]].label, *other = mn->label;
@@ -1027,13 +1035,16 @@ static int check_struct(ECall *c, const ENode *n, const struct ArrowArray *a)
 {
     int64_t end = a->offset + a->length;  /* both at most 2**40 (read_record) */
     if (a->n_children != n->nchildren || (n->nchildren && a->children == NULL)) return bad_array(c, n);
-    for (int ch = 0; ch < n->nchildren; ch++) {
+    for (int ch = 0, o = 0; ch < n->nchildren; ch++) {
         int cni = n->children[ch];
         const ENode *cn = &c->pl->nodes[cni];
         const struct ArrowArray *col = a->children[ch];
         if (fits(c, cn, col) < 0) return -1;
         if (col->length < end) return bad_array(c, cn);
         if (cn->kind != AK_ONEOF) continue;
+        int *nvalued = &c->nvalued[n->scratch + o], *valued = c->valued + n->mbase + n->oneof_first[o];
+        o++;  /* prepare() numbered the oneofs in child order */
+        *nvalued = 0;
         const struct ArrowArray *which = col->children[0];
         if (which == NULL || which->n_buffers != 2 || which->buffers == NULL || which->buffers[1] == NULL ||
             which->offset < 0 || which->length < col->offset + col->length || which->private_data == NULL ||
@@ -1043,6 +1054,11 @@ static int check_struct(ECall *c, const ENode *n, const struct ArrowArray *a)
         }
         EDict *dc;
         if (map_dictionary(c, cn, cni, which, &dc) < 0) return -1;
+        for (int m = 0; m < cn->nchildren; m++) {  /* fits(cn, col): its nchildren + 1 children */
+            const struct ArrowArray *mcol = col->children[m + 1];
+            if (fits(c, &c->pl->nodes[cn->children[m]], mcol) < 0) return -1;
+            if (mcol->null_count != mcol->length) valued[(*nvalued)++] = m;  /* -1: not counted, maybe */
+        }
     }
     c->checked[n->me] = a;
     return 0;
@@ -1083,7 +1099,8 @@ static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64
         int64_t set;
         if (oneof_member(c, cn, a->children[ch], ci, &set) < 0) return -1;
         if (set < 0 || set >= cn->nchildren) continue;  /* none set (map_dictionary gives positions < nchildren) */
-        if (only_member_set(c, cn, a->children[ch], ci, set) < 0) return -1;
+        if (only_member_set(c, cn, a->children[ch], ci, set, c->valued + n->mbase + n->oneof_first[o],
+                            c->nvalued[n->scratch + o]) < 0) return -1;
         int s = n->msteps[n->oneof_first[o] + set];
         if (s < 0) continue;
         int k = nset++;
@@ -1361,7 +1378,10 @@ static PyObject *encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     call.fitted = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
     call.sets = calloc((size_t)(pl->nscratch ? pl->nscratch : 1), sizeof(int));
     call.checked = calloc((size_t)pl->nnodes, sizeof(struct ArrowArray *));
-    if (call.dicts == NULL || call.fitted == NULL || call.sets == NULL || call.checked == NULL) {
+    call.valued = calloc((size_t)(pl->nmembers ? pl->nmembers : 1), sizeof(int));
+    call.nvalued = calloc((size_t)(pl->nscratch ? pl->nscratch : 1), sizeof(int));
+    if (call.dicts == NULL || call.fitted == NULL || call.sets == NULL || call.checked == NULL ||
+        call.valued == NULL || call.nvalued == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1384,6 +1404,8 @@ done:
     free(call.fitted);
     free(call.sets);
     free(call.checked);
+    free(call.valued);
+    free(call.nvalued);
     free(columns);
     free_records(&recs);
     return out;
