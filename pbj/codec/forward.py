@@ -378,15 +378,19 @@ def _check_written(src: Source, written: str) -> None:
     src(f"if {written} != _s: raise _StaleSize  # a size set by hand, or a value changed since measured")
 
 
-def _put_cached_len(ctx: Emit, src: Source, tag: bytes) -> None:
-    """Emit the appends of ``tag`` and a sub-message's cached size ``_s``, counted in ``n`` (the
-    sub-message's own bytes are counted by the caller, once they are written and checked)."""
-    src(f"if _s < 128: ap({ctx.tv(tag)}[_s]); n += {len(tag) + 1}")
-    src(f"else: _lb = {ctx.tag(tag)} + _venc(_s); ap(_lb); n += len(_lb)")
+def _put_sub_len(ctx: Emit, src: Source, tag: bytes, s: str, put: str = "ap({})") -> None:
+    """Emit the piece of ``tag`` and a sub-message's length ``s``, stored by ``put`` (a format of
+    the piece: appended, or put into the place kept for it), and ``n += s + <its size>``: the
+    sub-message's bytes are counted with their tag and length, in one addition."""
+    src(f"if {s} < 128: {put.format(f'{ctx.tv(tag)}[{s}]')}; n += {s} + {len(tag) + 1}")
+    src(f"else: _lb = {ctx.tag(tag)} + _venc({s}); {put.format('_lb')}; n += {s} + len(_lb)")
 
 
 def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str, fresh: bool) -> None:
-    """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call."""
+    """Emit the write of leaf sub-message ``v`` inline: its tag, length and fields, with no call.
+
+    Its fields are counted in ``m`` (a leaf is small: no large integer is made), and so is every
+    byte of it checked against the size ``_s`` its cache gave."""
     src(comment(f"# {leaf.full_name}, inline"))
     src(f"_s = {v}._pbj_size")
     if fresh:
@@ -395,14 +399,13 @@ def _write_leaf(ctx: Emit, src: Source, f: FieldPlan, leaf: MessagePlan, v: str,
             src(f"_i = len(parts); ap({ctx.tag(f.tag)}); m = 0  # kept for the tag and length")
             _leaf_fields(ctx, src, leaf, v, "m")
             src(f"{_set_size(ctx, leaf)}({v}, m)")
-            src(f"parts[_i] = {ctx.tv(f.tag)}[m] if m < 128 else {ctx.tag(f.tag)} + _venc(m)")
-            src(f"n += {len(f.tag)} + m + {_lensize_expr('m')}")
+            _put_sub_len(ctx, src, f.tag, "m", "parts[_i] = {}")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
-        _put_cached_len(ctx, src, f.tag)
-        src("_k = n")
-        _leaf_fields(ctx, src, leaf, v, "n")
-        _check_written(src, "n - _k")
+        _put_sub_len(ctx, src, f.tag, "_s")
+        src("m = 0")
+        _leaf_fields(ctx, src, leaf, v, "m")
+        _check_written(src, "m")
 
 
 def _leaf_fields(ctx: Emit, src: Source, leaf: MessagePlan, w: str, acc: str) -> None:
@@ -447,13 +450,11 @@ def _write_message(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) ->
         with src:
             src(f"_i = len(parts); ap({ctx.tag(f.tag)})  # kept for the tag and length")
             src(f"_s = write_fresh_{sub}({v}, parts, ap)")
-            src(f"parts[_i] = {ctx.tv(f.tag)}[_s] if _s < 128 else {ctx.tag(f.tag)} + _venc(_s)")
-            src(f"n += {len(f.tag)} + _s + {_lensize_expr('_s')}")
+            _put_sub_len(ctx, src, f.tag, "_s", "parts[_i] = {}")
         src("else:")
     with src if fresh else nullcontext():  # sizes cached
-        _put_cached_len(ctx, src, f.tag)
+        _put_sub_len(ctx, src, f.tag, "_s")
         _check_written(src, f"write_{sub}({v}, ap)")
-        src("n += _s")
 
 
 def _write_single(ctx: Emit, src: Source, f: FieldPlan, v: str, fresh: bool) -> None:
