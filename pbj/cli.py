@@ -436,11 +436,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     as_program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parser().parse_args(argv)
-    args.command_argv = argv
-    if getattr(args, "read_unknown_fields", False) and not args.from_text:
-        args.command_parser.error("--read-unknown-fields reads the text format: give it with --from-text")
     try:
+        args = _parser().parse_args(argv)  # inside: building the parser imports the commands' modules
+        args.command_argv = argv
+        if getattr(args, "read_unknown_fields", False) and not args.from_text:
+            args.command_parser.error("--read-unknown-fields reads the text format: give it with --from-text")
         return args.run(args)
     except (UserError, PbjError) as exc:
         print(f"pbj: error: {exc}", file=sys.stderr)

@@ -175,3 +175,32 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
     assert capsys.readouterr().err == "pbj: interrupted\n"
     with pytest.raises(KeyboardInterrupt):
         cli.main(["doctor"])
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130(monkeypatch, capsys):
+    """A Ctrl-C while the parser is built (it imports the commands' modules) or while pbj.cli is
+    imported by the ``pbj`` command gave a traceback: now the same line and status as while it runs."""
+    import builtins
+
+    from pbj import __main__ as entry
+    from pbj import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_parser", interrupted)
+    monkeypatch.setattr(sys, "argv", ["pbj", "doctor"])
+    assert cli.main() == 130
+    assert capsys.readouterr().err == "pbj: interrupted\n"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["doctor"])
+    real_import = builtins.__import__
+
+    def import_interrupted(name, *args, **kwargs):
+        if name == "pbj.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", import_interrupted)
+    assert entry.run() == 130
+    assert capsys.readouterr().err == "pbj: interrupted\n"

@@ -29,7 +29,7 @@ DISTRIBUTION = "pbj-protobuf"
 def test_distribution_name():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION
-    assert project["scripts"]["pbj"] == "pbj.cli:main"
+    assert project["scripts"]["pbj"] == "pbj.__main__:run"
     assert {"docs", "dask", "proto", "test"} <= set(project["optional-dependencies"])
 
 
