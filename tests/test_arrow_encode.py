@@ -150,10 +150,8 @@ def _with_choice(table, which, text, flag):
      r"^Row: column 'choice._which' row 0: 'nope' is not a member of the oneof"),
     (lambda t: _with_choice(t, pa.array(["text"] * 4).dictionary_encode(), None, None),
      r"^Row: column 'choice._which' row 0: the member set is 'text', whose value is null$"),
-    pytest.param(lambda t: _with_choice(t, pa.array(["text"] * 4).dictionary_encode(), "a", True),
-                 r"^Row: column 'choice._which' row 0: the member set is 'text', but 'which' holds a value too$",
-                 marks=pytest.mark.xfail(NATIVE, strict=True, reason="the native Arrow writer takes the member "
-                                         "named and drops the other's value")),
+    (lambda t: _with_choice(t, pa.array(["text"] * 4).dictionary_encode(), "a", True),
+     r"^Row: column 'choice._which' row 0: the member set is 'text', but 'which' holds a value too$"),
     (lambda t: t.set_column(t.schema.get_field_index("leaf"), "leaf", pa.array(
         [None, {"label": "x", "weight": None}, None, None], t.schema.field("leaf").type)),
      r"^Row: column 'leaf.weight' row 1: null, but the field has no presence"),

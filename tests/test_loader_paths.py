@@ -117,6 +117,8 @@ def test_protoc_output_repeated_or_glued_is_kept_once():
     from pbj.loader.protoc import _user_paths
     line = 'a.proto:1:2: The default JSON name of field "x" conflicts.'
     assert _user_paths(f"{line}\n{line}\n{line}{line}", {"dir/a.proto": "a.proto"}) == "dir/" + line
+    absl = "WARNING: All log messages before absl::InitializeLog() are written to STDERR"
+    assert _user_paths(f"{absl}\n{line}", {"dir/a.proto": "a.proto"}) == "dir/" + line
 
 
 def test_cli_decode_shows_protocs_error(project):
@@ -163,3 +165,21 @@ def test_from_json_given_a_dict_points_to_from_dict(value):
     with pytest.raises(TypeError, match=r"from_json takes JSON text \(str or bytes\), not .*use pbj.from_dict"):
         pbj.from_json(Duration, value)
     assert pbj.from_json(Duration, '"1.5s"') == Duration(seconds=1, nanos=500_000_000)
+
+
+@pytest.mark.parametrize("args", [
+    (["one/same.proto", "two/same.proto"],),     # two files, both "same.proto" to protoc
+    ("one/same.proto", ["two"]),                 # an include directory holds another "same.proto"
+], ids=["two-files-one-name", "include-shadows"])
+def test_load_proto_refuses_a_file_another_shadows(tmp_path, monkeypatch, args):
+    """protoc takes the first file a name finds in its include directories: a file passed by path that
+    another one shadows would load the other schema (message Same with field y instead of x) or load once."""
+    for folder, field in (("one", "x"), ("two", "y")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "same.proto").write_text(
+            f'syntax = "proto3";\nmessage Same {{ int32 {field} = 1; }}\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pbj.SchemaError, match=r"is the file 'same.proto' to protoc, but that name finds"):
+        pbj.load_proto(*args)
+    same = pbj.load_proto("one/same.proto", ["one", "two"])["Same"]  # told apart: the first include wins
+    assert pbj.encode(same(x=3)) == b"\x08\x03"

@@ -994,6 +994,31 @@ static inline int oneof_member(ECall *c, const ENode *cn, const struct ArrowArra
     return 0;
 }
 
+/* the row of oneof column `col` (node cn) at element ci sets member `set`: no other member's column holds a
+ * value there (from_arrow would drop it: lost data); a member column with no value at all is not read */
+static int only_member_set(ECall *c, const ENode *cn, const struct ArrowArray *col, int64_t ci, int64_t set)
+{
+    int64_t mi = col->offset + ci;
+    for (int m = 0; m < cn->nchildren; m++) {
+        if (m == set) continue;
+        const ENode *mn = &c->pl->nodes[cn->children[m]];
+        const struct ArrowArray *mcol = col->children[m + 1];
+        if (fits(c, mn, mcol) < 0) return -1;
+        if (mcol->null_count == mcol->length) continue;
+        if (in_range(c, mn, mcol, mi) < 0) return -1;
+        if (valid_at(mcol, mi)) {  /* the members by name: their column paths less the oneof's */
+            const char *named = c->pl->nodes[cn->children[set]].label, *other = mn->label;
+            size_t skip = strlen(cn->label);
+            if (strncmp(named, cn->label, skip) == 0 && named[skip] == '.') named += skip + 1;
+            if (strncmp(other, cn->label, skip) == 0 && other[skip] == '.') other += skip + 1;
+            PyErr_Format(PyExc_ValueError, "column '%s' row %lld: the member set is '%s', but '%s' holds a value too",
+                         cn->label, (long long)c->row, named, other);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* once per call and struct node (its array `a`): every child array fits its node and holds the rows of `a`
  * (from a->offset: a struct's offset applies to its children), and a oneof's `which` child (its member names,
  * dictionary-encoded) holds those of the oneof, its dictionary mapped; a row then reads its fields' arrays
@@ -1058,6 +1083,7 @@ static int put_struct_fields(ECall *c, int ni, const struct ArrowArray *a, int64
         int64_t set;
         if (oneof_member(c, cn, a->children[ch], ci, &set) < 0) return -1;
         if (set < 0 || set >= cn->nchildren) continue;  /* none set (map_dictionary gives positions < nchildren) */
+        if (only_member_set(c, cn, a->children[ch], ci, set) < 0) return -1;
         int s = n->msteps[n->oneof_first[o] + set];
         if (s < 0) continue;
         int k = nset++;

@@ -65,7 +65,10 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
         SchemaError: ``grpcio-tools`` is not installed (``pip install 'pbj-protobuf[proto]'``),
             or protoc refused the files (a file not found, a syntax error …);
             the message carries protoc's own error lines (file, line, column),
-            naming each file as the caller did.
+            naming each file as the caller did; or a file passed by its path
+            has a name that finds another file first (an earlier include
+            directory holds a file of that name, or two files passed are both
+            ``s.proto`` to protoc), which protoc would load in its place.
     """
     if isinstance(files, (str, os.PathLike)):
         files = [files]
@@ -83,6 +86,7 @@ def load_proto(files: str | os.PathLike | Iterable[str | os.PathLike],
     names = _protoc_names(paths, includes)
     builtin = Path(grpc_tools.__file__).parent / "_proto"
     search = [*includes, builtin]
+    _check_not_shadowed(names, search)
     from pbj.loader import cache
 
     folder = cache.cache_dir()
@@ -156,6 +160,30 @@ def _protoc_names(files: list[str], includes: list[Path]) -> dict[str, str]:
     return names
 
 
+def _check_not_shadowed(names: dict[str, str], search: list[Path]) -> None:
+    """Refuse a file on disk whose protoc name finds another file first.
+
+    protoc looks a name up in the include directories in order and takes the
+    first file it finds, so ``d1/s.proto`` named ``s.proto`` beside an include
+    directory ``d2`` holding its own ``s.proto`` would compile ``d2/s.proto``
+    in its place (and two files the user passed, both named ``s.proto``, would
+    load once): a schema silently other than the one asked for.
+
+    Raises:
+        SchemaError: ``"load_proto: 'd1/s.proto' is the file 's.proto', but that name finds
+            'd2/s.proto' first ..."``.
+    """
+    for user, name in names.items():
+        if not os.path.isfile(user):  # os.path's: no error for a folder the system refuses
+            continue  # a name inside the include directories: protoc finds what it names
+        first = next((d / name for d in search if os.path.isfile(d / name)), None)
+        if first is not None and not os.path.samefile(first, user):
+            raise SchemaError(
+                f"load_proto: {user!r} is the file {name!r} to protoc, but that name finds {str(first)!r} "
+                "first (include directories are searched in order): pass include directories that tell "
+                "the two apart")
+
+
 def _check_found(files: list[str], includes: list[Path]) -> None:
     """Refuse a file that is neither on disk nor inside an include directory, naming it as given.
 
@@ -182,7 +210,9 @@ def _user_paths(errors: str, names: dict[str, str], includes: list[Path] = ()) -
     name; both are given back as the path the user passed, and a file it
     imported by its path from the current directory. A line repeated
     (protoc reports some problems from two of its passes), or glued to a copy
-    of itself, is kept once.
+    of itself, is kept once. The line Abseil's logging prints before its first
+    message (``WARNING: All log messages before absl::InitializeLog() ...``)
+    says nothing about the files and is left out.
     """
     spellings: list[tuple[str, str]] = []
     for user, name in names.items():
@@ -195,6 +225,8 @@ def _user_paths(errors: str, names: dict[str, str], includes: list[Path] = ()) -
     spellings.sort(key=lambda pair: -len(pair[0]))  # the longest spelling first
     lines: list[str] = []
     for line in errors.splitlines():
+        if line.startswith("WARNING: All log messages before absl::InitializeLog()"):
+            continue
         half = len(line) // 2
         if line and len(line) % 2 == 0 and line[:half] == line[half:]:
             line = line[:half]
