@@ -232,16 +232,27 @@ def _decode(args: argparse.Namespace) -> int:
     cls, ns = _message_class(args)
     data = _read_input(args.file)
     try:
-        obj: Any = pbj.decode(cls, data)
+        obj: Any = pbj.decode(cls, data, allow_partial=True)
     except pbj.DecodeError as exc:
         raise UserError(f"cannot decode {_source(args.file)} as {args.type}: {exc}") from None
+    _warn_missing_required(obj)
     if args.text:  # as protoc --decode prints it: unknown fields too, Any values not expanded
         text = pbj.to_text(obj, print_unknown_fields=True, expand_any=False, extensions=ns)
     else:
-        text = pbj.to_json(obj, indent=2)
+        text = pbj.to_json(obj, indent=2, allow_partial=True)
         _warn_unknown_dropped(obj)
     sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
     return 0
+
+
+def _warn_missing_required(obj: Any) -> None:
+    """Say on stderr which proto2 ``required`` fields ``obj`` lacks, as protoc --decode and --encode do
+    ("warning:  Input message is missing required fields: ..."): the message is still printed or written."""
+    from pbj.required import missing_required, missing_text
+
+    paths = missing_required(obj)
+    if paths:
+        print(f"pbj: warning: the message is incomplete: {missing_text(paths)}", file=sys.stderr)
 
 
 def _unknown_field_totals(obj: Any) -> collections.Counter:
@@ -300,15 +311,17 @@ def _encode(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
     try:
         if args.from_text:
-            obj = pbj.from_text(cls, text, extensions=ns, read_unknown_fields=args.read_unknown_fields)
+            obj = pbj.from_text(cls, text, extensions=ns, read_unknown_fields=args.read_unknown_fields,
+                                allow_partial=True)
         else:
-            obj = pbj.from_json(cls, text)
+            obj = pbj.from_json(cls, text, allow_partial=True)
     except (pbj.DecodeError, pbj.TextError) as exc:
         reason = " ".join(str(exc).split())  # one line, whatever the input text held
         source = _source(args.file)
         form = "text-format" if args.from_text else "JSON"
         raise UserError(f"cannot read {source} as {args.type} {form}: {reason}") from None
-    data = pbj.encode(obj)
+    _warn_missing_required(obj)
+    data = pbj.encode(obj, allow_partial=True)
     if args.output is not None:
         try:
             with open(args.output, "wb") as fh:

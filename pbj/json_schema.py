@@ -22,7 +22,7 @@ What ``pbj.to_json`` writes and ``pbj.from_json`` reads, field by field (protobu
 * the well-known types in their special forms: ``Timestamp`` an RFC 3339 ``date-time``
   string, ``Duration`` a string like ``"1.5s"``, ``FieldMask`` a string, the wrappers their
   value's schema, ``Struct`` an object, ``Value`` any JSON value, ``ListValue`` an array,
-  ``Any`` an object with ``@type``, ``Empty`` an empty object;
+  ``Any`` an object with ``@type`` (or ``{}``, the empty ``Any``), ``Empty`` an empty object;
 * every field may be ``null``, which ProtoJSON reads as "not set".
 
 Nested messages are ``$ref``\\ s to definitions named by full name, so recursive messages
@@ -55,7 +55,9 @@ WELL_KNOWN_SCHEMAS: dict[str, dict[str, Any]] = {
     _P + "Value": {},
     _P + "ListValue": {"type": "array"},
     _P + "Empty": {"type": "object", "additionalProperties": False},
-    _P + "Any": {"type": "object", "properties": {"@type": {"type": "string"}}, "required": ["@type"]},
+    # an Any with no type URL and no value is written {} (as Google's json_format and pbj.to_json write it)
+    _P + "Any": {"type": "object", "properties": {"@type": {"type": "string"}},
+                 "anyOf": [{"required": ["@type"]}, {"maxProperties": 0}]},
     _P + "DoubleValue": _FLOAT, _P + "FloatValue": _FLOAT,
     _P + "Int64Value": {"anyOf": [_INT64_TEXT, {"type": "integer"}]},
     _P + "UInt64Value": {"anyOf": [_INT64_TEXT, {"type": "integer"}]},

@@ -118,3 +118,26 @@ def test_bad_text_is_one_clear_line(schema, text, needle):
     assert err.startswith("pbj: error: cannot read - as cli.text.Outer text-format: ")
     assert needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_message_missing_a_required_field_is_printed_and_written_with_a_warning(tmp_path, capsys):
+    # protoc --decode and --encode print / write such a message, with "warning:  Input message is missing
+    # required fields:  req" on stderr; pbj decode and encode refused it ("required field not set")
+    from pbj import cli
+
+    (tmp_path / "req.proto").write_text('syntax = "proto2"; package cli.req; message Leaf { optional int32 a = 1; }\n'
+                                        'message M { optional int32 p = 1; required Leaf req = 2; }\n')
+    schema = ["--proto", str(tmp_path / "req.proto"), "-I", str(tmp_path), "--type", "cli.req.M"]
+    (tmp_path / "partial.bin").write_bytes(b"\x08\x01")
+    warning = "pbj: warning: the message is incomplete: required field not set: $.req\n"
+    for extra, printed in ((["--text"], "p: 1\n"), ([], '{\n  "p": 1\n}\n')):
+        assert cli.main(["decode", *schema, *extra, str(tmp_path / "partial.bin")]) == 0
+        assert capsys.readouterr() == (printed, warning)
+        (tmp_path / "in.txt").write_text(printed)
+        out = tmp_path / "out.bin"
+        assert cli.main(["encode", *schema, *(["--from-text"] if extra else []), "-o", str(out),
+                         str(tmp_path / "in.txt")]) == 0
+        assert out.read_bytes() == b"\x08\x01" and capsys.readouterr() == ("", warning)
+    (tmp_path / "whole.bin").write_bytes(b"\x08\x01\x12\x00")  # complete: no warning
+    assert cli.main(["decode", *schema, "--text", str(tmp_path / "whole.bin")]) == 0
+    assert capsys.readouterr() == ("p: 1\nreq {\n}\n", "")

@@ -234,3 +234,15 @@ def test_the_schema_carries_every_name_pbj_reads_and_no_python_attribute_name() 
         assert list(check.iter_errors({"value": refused})), refused
         with pytest.raises(pbj.JSONError):  # pbj refuses each too
             pbj.from_dict(OddNames, refused)
+
+
+def test_the_schema_of_any_takes_the_empty_any() -> None:
+    # pbj.to_json writes an Any with no type URL and no value as {} (so does Google's json_format);
+    # the schema required "@type", so it refused to_json's own output
+    from pbj.json_schema import json_schema
+    from pbj.wellknown import Any as AnyMessage
+
+    validator = jsonschema.Draft202012Validator(json_schema(AnyMessage))
+    assert pbj.to_json(AnyMessage()) == "{}" and validator.is_valid({})
+    assert validator.is_valid({"@type": "type.googleapis.com/x.Y", "a": 1})
+    assert not validator.is_valid({"a": 1}) and not validator.is_valid([])

@@ -176,7 +176,27 @@ class _Conformer:
                 raise self.wrong_type(where, array.type, describe(column.type))
             out = convert(self, column, array, where)
         self.check_nulls(column, out, where)
+        if self.check_values and pa.types.is_string(out.type) and out.null_count < len(out):
+            self.check_utf8(out, where)
         return out
+
+    def check_utf8(self, array: pa.Array, where: _Where) -> None:
+        """Refuse a string array holding bytes that are not UTF-8 (Arrow calls it invalid; the Python
+        values could not be read), naming the first such row (found by halving)."""
+        try:
+            array.validate(full=True)
+            return
+        except pa.ArrowInvalid:
+            pass
+        lo, hi = 0, len(array)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                array.slice(lo, mid - lo).validate(full=True)
+                lo = mid
+            except pa.ArrowInvalid:
+                hi = mid
+        raise self.fail(where, lo, "a string that is not UTF-8")
 
     # ---- leaves ----
 
