@@ -283,6 +283,20 @@ def test_a_cached_size_no_writer_wrote_is_not_trusted(engine, size):
     assert pbj.encode(o) == expected == pbj.encode(o, reverse=True)
 
 
+@pytest.mark.parametrize("size", [2**31 - 1, 2**40])
+def test_a_sub_message_whose_cached_size_passes_2_gib(engine, size):
+    # the parent would pass protobuf's 2 GiB limit: the native size pass declines it (no error
+    # left set, nothing allocated) and the Python writer writes the message
+    child = NC.Held(blob=b"xyz")
+    o = NC.Held(name="abc", child=child)
+    expected = pbj.encode(NC.Held(name="abc", child=NC.Held(blob=b"xyz")))
+    object.__setattr__(child, "_pbj_size", size)
+    if engine == "native":
+        assert _native._engine.encode(codec_of(NC.Held).native, o) is None
+        object.__setattr__(child, "_pbj_size", size)
+    assert pbj.encode(o) == expected == pbj.encode(o, reverse=True)
+
+
 # ------------------------------------------------ item 9: changed after its size was cached
 
 @pbj.message(full_name="pbj_hardening.Inner")

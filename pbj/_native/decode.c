@@ -436,6 +436,7 @@ static void settle_now(Ctx *c, NMessage *m, PyObject *o)
 /* `holders`: the _pbj_extensions tuple (owned, stolen) of a class with extension ranges, else NULL */
 static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *holders)
 {
+    PbjState *st = c->st;  /* (read once: the stores into the object below may alias it) */
     /* the values first: nothing can fail once the object exists */
     for (int i = 0; m->nrep && i < m->nslots; i++) {
         int r = m->rep_of_slot[i];
@@ -449,7 +450,7 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *hold
         }
     }
     PyObject *u = unk->len ? PyBytes_FromStringAndSize((const char *)unk->buf, unk->len)
-                             : Py_NewRef(c->st->empty_bytes);
+                             : Py_NewRef(st->empty_bytes);
     if (!u) { Py_XDECREF(holders); return NULL; }
     if (m->ext_off >= 0 && !holders && !(holders = PyTuple_New(0))) { Py_DECREF(u); return NULL; }
     PyObject *o = m->gc_new ? PyObject_GC_New(PyObject, m->cls) : m->cls->tp_alloc(m->cls, 0);
@@ -460,20 +461,20 @@ static PyObject *finish(Ctx *c, NMessage *m, State *s, UBuf *unk, PyObject *hold
         SLOT(o, m->slot_off[i]) = v ? v : Py_NewRef(m->slot_default[i]);
     }
     SLOT(o, m->unknown_off) = u;
-    SLOT(o, m->size_off) = Py_NewRef(c->st->minus_one);
+    SLOT(o, m->size_off) = Py_NewRef(st->minus_one);
     if (m->ext_off >= 0) SLOT(o, m->ext_off) = holders;
     else Py_XDECREF(holders);
+    if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
+        if (m->gc_new && !st->untrack) PyObject_GC_Track(o);
+        else if (!m->gc_new && st->untrack) PyObject_GC_UnTrack(o);
+        return o;
+    }
     if (c->defer_gc == SETTLE_AT_ONCE) {
         settle_now(c, m, o);
         return o;
     }
-    if (!c->defer_gc) {  /* a small input: tracked at once, as CPython would */
-        if (m->gc_new && !c->st->untrack) PyObject_GC_Track(o);
-        else if (!m->gc_new && c->st->untrack) PyObject_GC_UnTrack(o);
-        return o;
-    }
     if (!m->gc_new) PyObject_GC_UnTrack(o);
-    if (!c->st->untrack) hold_young(c, o);
+    if (!st->untrack) hold_young(c, o);
     for (int i = 0; i < m->nslots; i++) {
         int k = m->slot_kind[i];
         PyObject *v = SLOT(o, m->slot_off[i]);
@@ -541,17 +542,23 @@ static PyObject *obj_message(Ctx *c, NMessage *m, const uint8_t *p, const uint8_
     for (int i = 0; i < m->nslots; i++) s.vals[i] = NULL;
     for (int i = 0; i < m->nrep; i++) { s.vecs[i].items = NULL; s.vecs[i].n = s.vecs[i].cap = 0; }
     pbj_walk(&OBJECTS, c, m, &s, p, end, depth, group_end, after, more, nmore);
-    /* finish, when it made the object, moved every value into it (s.vals all NULL) */
-    for (int i = 0; !s.result && i < m->nslots; i++) Py_XDECREF(s.vals[i]);
-    if (s.vals != stack_vals) PyMem_Free(s.vals);
+    /* finish, when it made the object, moved every value into it (s.vals all NULL); a map entry's
+     * key and value are let go by map_end, which the walker calls for every entry it begins, but
+     * one whose unknown bytes could not be kept (a failed walk) */
+    if (!s.result) {
+        for (int i = 0; i < m->nslots; i++) Py_XDECREF(s.vals[i]);
+        Py_XDECREF(s.k);
+        Py_XDECREF(s.x);
+    }
     for (int i = 0; i < m->nrep; i++) {
         if (!s.vecs[i].items) continue;
         for (Py_ssize_t k = 0; k < s.vecs[i].n; k++) Py_DECREF(s.vecs[i].items[k]);
         PyMem_Free(s.vecs[i].items);
     }
-    if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
-    Py_XDECREF(s.k);
-    Py_XDECREF(s.x);
+    if (!m->small) {  /* (a small message's values are all on the stack: one test) */
+        if (s.vals != stack_vals) PyMem_Free(s.vals);
+        if (s.vecs != stack_vecs) PyMem_Free(s.vecs);
+    }
     return s.result;
 }
 

@@ -17,8 +17,9 @@
  * A cached size is private state, but Python code can set it by hand (object.__setattr__), so
  * none is trusted blindly: one that is not an exact int in [0, PBJ_SIZE_MAX] is no size a writer
  * cached and is measured again (values.h: pbj_cached_size), one in range is checked against the bytes written
- * (w_contents), and every sum of sizes is checked against PBJ_SIZE_MAX where it is made, so no
- * value can overflow one (size_add).
+ * (w_contents), and no sum of sizes can overflow: a sum of a number of terms that only the data
+ * bounds (elements, entries, extensions) is checked against PBJ_MESSAGE_MAX at each term (size_add),
+ * a packed run's and a message's own once, at their end (packed_size, size_msg say why).
  *
  * It declines (the caller runs the Python writer, which raises its EncodeError with the path)
  * on anything it does not know to be right: a value of an unexpected Python type, an integer
@@ -71,12 +72,22 @@ static inline Py_ssize_t len_field(Py_ssize_t taglen, Py_ssize_t s)
     return taglen + vlen((uint64_t)s) + s;
 }
 
-/* *n += s (both at most PBJ_SIZE_MAX and a few bytes, so the sum cannot overflow); -1: past
- * PBJ_SIZE_MAX (a decline) */
+/* The largest message the forward writer measures: 2 GiB - 1, protobuf's own limit ("Any proto in
+ * serialized form must be <2GiB", protobuf.dev "Proto Limits", "Total Size of the Message"), or
+ * PBJ_SIZE_MAX where that is less (32-bit builds). A larger one is declined (the Python writer
+ * runs, and caches its size, which a sizes-cached write then trusts up to PBJ_SIZE_MAX). Below
+ * 2**31 on every build, it bounds the terms of a message's sum (size_msg). */
+#define PBJ_MESSAGE_MAX ((Py_ssize_t)(PBJ_SIZE_MAX < INT32_MAX ? PBJ_SIZE_MAX : INT32_MAX))
+
+/* *n += s, for *n in [0, PBJ_MESSAGE_MAX] and a size s >= 0 (a Py_ssize_t): the sum, below
+ * 2**31 + 2**63, is made in 64 bits unsigned, where it cannot wrap; -1: past PBJ_MESSAGE_MAX (a
+ * decline), *n then unchanged */
 static inline int size_add(Py_ssize_t *n, Py_ssize_t s)
 {
-    *n += s;
-    return *n > PBJ_SIZE_MAX ? -1 : 0;
+    uint64_t r = (uint64_t)*n + (uint64_t)s;
+    if (r > (uint64_t)PBJ_MESSAGE_MAX) return -1;
+    *n = (Py_ssize_t)r;
+    return 0;
 }
 
 /* the bytes of a converted scalar of `kind` (without its tag) */
@@ -294,11 +305,16 @@ static Py_ssize_t sub_field(NField *f, PyObject *v, int level, Tape *t)
         if (pbj_wire(TYPE, items[i], &x) < 0) return -1; \
         total += EACH; \
     } \
-    return total;
+    return total > (uint64_t)PBJ_MESSAGE_MAX ? -1 : (Py_ssize_t)total;
 
+/* the bytes of a packed run of n values (without its tag and length), or -1 (a value declined, or
+ * more than PBJ_MESSAGE_MAX). The sum is checked once, at its end: each value takes at most 10 bytes
+ * and n, the length of a tuple (an array of n pointers in one allocation of at most PY_SSIZE_T_MAX
+ * bytes), is below 2**60 on a 64-bit build (2**29 on a 32-bit one), so the total stays below
+ * 10 * 2**60 < 2**64 and cannot wrap in 64 bits unsigned */
 static Py_ssize_t packed_size(int type, PyObject **items, Py_ssize_t n)
 {
-    Py_ssize_t total = 0;
+    uint64_t total = 0;
     switch (type) {
     case T_DOUBLE: SIZE_LOOP(T_DOUBLE, 8)
     case T_FLOAT: SIZE_LOOP(T_FLOAT, 4)
@@ -597,12 +613,20 @@ static Py_ssize_t owned_size(NField *f, const WV *x, Tape *t)
     return f->tag_len + kind_size(K_LEN, x);
 }
 
-/* the size of `o`, measured and cached; with t, what it writes put on t; or -1 */
+/* The size of `o`, measured and cached; with t, what it writes put on t; or -1 (a decline: a value
+ * declined, or a size past PBJ_MESSAGE_MAX).
+ *
+ * Its sum is checked once, at its end, not at each term: each of its terms (one per step of the
+ * plan, m->nwrites of them, an int: fewer than 2**31) is tested to be in [0, PBJ_MESSAGE_MAX], the
+ * same unsigned comparison that finds an error (-1); a term past PBJ_MESSAGE_MAX is a decline anyway
+ * (the message would be larger); the unknown fields add one more, at most PY_SSIZE_T_MAX < 2**63.
+ * So n < 2**31 * 2**31 + 2**63 < 2**64: no wrap in 64 bits unsigned, and one comparison with
+ * PBJ_MESSAGE_MAX at the end decides what a comparison at each addition would. */
 static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
 {
     if (level >= NATIVE_MAX_LEVEL) return -1;
     if (!m->wsteps && pbj_write_table(m) < 0) return -1;
-    Py_ssize_t n = 0;
+    uint64_t n = 0;
     for (int i = 0; i < m->nwrites; i++) {
         PyObject *hold, *v;
         NField *f;
@@ -612,7 +636,8 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         Py_ssize_t s = kind >= K_EXT ? (kind == K_EXT ? ext_size(m, o, m->wsteps[i].index, level, t)
                                                       : owned_size(f, &x, t))  /* (K_OWNED) */
                        : kind < 0 ? -1 : found_size(kind, f, v, &x, level, t);
-        if (s < 0 || size_add(&n, s) < 0) return -1;
+        if ((size_t)s > (size_t)PBJ_MESSAGE_MAX) return -1;  /* an error (s < 0), or past the limit */
+        n += (uint64_t)s;
     }
     PyObject *u = SLOT(o, m->unknown_off);
     if (u == NULL || !PyBytes_CheckExact(u)) return -1;
@@ -623,8 +648,9 @@ static Py_ssize_t size_msg(NMessage *m, PyObject *o, int level, Tape *t)
         e->s = PyBytes_AS_STRING(u);
         e->n = un;
     }
-    if (size_add(&n, un) < 0 || set_size(o, m, n) < 0) return -1;
-    return n;
+    n += (uint64_t)un;
+    if (n > (uint64_t)PBJ_MESSAGE_MAX || set_size(o, m, (Py_ssize_t)n) < 0) return -1;
+    return (Py_ssize_t)n;
 }
 
 /* ---------------------------------------------------------------- writing */

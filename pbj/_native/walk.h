@@ -381,11 +381,14 @@ fail:
     }
     pbj_walk_failed(c, &at);
 out:
-    if (wf.cur && wf.cur != stack_cur) PyMem_Free(wf.cur);
-    if (wf.sp) {
-        /* spans are kept (pbj_spans_push) only for a repeated sub-message, which sets `repeats` */
-        for (int i = 0; wf.repeats && i < m->nmsgf; i++) PyMem_Free(wf.sp[i].more);
-        if (wf.sp != stack_sp) PyMem_Free(wf.sp);
+    /* spans are kept (pbj_spans_push) only for a repeated sub-message, which sets `repeats` (and
+     * then wf.sp was allocated, or is the stack's) */
+    if (wf.repeats) {
+        for (int i = 0; i < m->nmsgf; i++) PyMem_Free(wf.sp[i].more);
+    }
+    if (!m->small) {  /* (a small message's state is all on the stack: one test) */
+        if (wf.cur && wf.cur != stack_cur) PyMem_Free(wf.cur);
+        if (wf.sp && wf.sp != stack_sp) PyMem_Free(wf.sp);
     }
     if (wf.unk.buf) PyMem_Free(wf.unk.buf);
     c->level--;
