@@ -172,7 +172,8 @@ def test_eight_threads_share_fresh_classes_and_messages() -> None:
             ops = _operations(c, shared, bound, want)
             start = threading.Barrier(THREADS)
 
-            def work(i: int, ops: list[tuple[str, Callable[[], None]]] = ops, start: Any = start) -> None:
+            def work(i: int, ops: list[tuple[str, Callable[[], None]]] = ops, start: Any = start,
+                     round_: int = round_) -> None:
                 start.wait()
                 for k in range(2 * len(ops)):  # every operation twice: first use, then warm
                     name, op = ops[(i + k) % len(ops)]
