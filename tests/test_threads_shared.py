@@ -196,6 +196,8 @@ def test_eight_threads_share_fresh_classes_and_messages() -> None:
 
 
 @pytest.mark.skipif(not sysconfig.get_config_var("Py_GIL_DISABLED"), reason="needs a free-threaded CPython")
+@pytest.mark.xfail(strict=True, reason="Py_MOD_GIL_NOT_USED is not declared yet (docs/install.md, "
+                   "'Free-threaded Python')")
 def test_the_native_engine_leaves_the_gil_off() -> None:
     """Importing pbj (both native modules) on a free-threaded build keeps the GIL off: the modules
     declare ``Py_MOD_GIL_NOT_USED`` (CPython would turn the GIL on, with a RuntimeWarning, for a
