@@ -81,4 +81,24 @@ static inline PyObject *pbj_type_lookup(PyTypeObject *t, PyObject *name)
     return NULL;
 }
 
+/* Free-threaded CPython (Py_GIL_DISABLED, 3.13t and later): threads run the engine at once, so a
+ * pointer another thread may store at the same time is swapped with one atomic compare-and-swap
+ * (a full barrier on both compilers: what was written into the new object before is seen by a thread
+ * that reads the pointer). 1: *slot held `expected` and now holds `desired`; 0: it held something
+ * else and is unchanged. With the GIL the engine never needs it (and compiles none). */
+#ifdef Py_GIL_DISABLED
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+static inline int pbj_swap_pointer(PyObject **slot, PyObject *expected, PyObject *desired)
+{
+    return _InterlockedCompareExchangePointer((void *volatile *)slot, desired, expected) == expected;
+}
+#else
+static inline int pbj_swap_pointer(PyObject **slot, PyObject *expected, PyObject *desired)
+{
+    return __atomic_compare_exchange_n(slot, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+#endif
+#endif
+
 #endif

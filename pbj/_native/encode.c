@@ -39,12 +39,20 @@
 /* n cached as o's size: an int CPython shares (n <= 256), the module's int of the same value
  * (PbjState.sizes), or a new one that the module keeps for the next equal size. Free-threaded
  * builds skip the module's ints: two threads writing one entry (its int and its value, two stores)
- * could leave an int of another value under n, and both release the int they replace. */
+ * could leave an int of another value under n, and both release the int they replace. There the
+ * size is swapped in over the value this thread read (compat.h: pbj_swap_pointer): two threads
+ * measuring one message at once cache one int, and each releases only what it replaced (-1 in
+ * every write: an int CPython never frees). */
 static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
 {
     PyObject *s;
 #ifdef Py_GIL_DISABLED
+    PyObject *was = SLOT(o, m->size_off);
     s = PyLong_FromSsize_t(n);
+    if (!s) return -1;
+    if (pbj_swap_pointer(&SLOT(o, m->size_off), was, s)) Py_XDECREF(was);
+    else Py_DECREF(s);  /* another thread cached it meanwhile: the same size (the message is frozen) */
+    return 0;
 #else
     if (n <= 256) {
         s = PyLong_FromSsize_t(n);
@@ -60,10 +68,10 @@ static int set_size(PyObject *o, NMessage *m, Py_ssize_t n)
             st->sizes_of[i] = n;
         }
     }
-#endif
     if (!s) return -1;
     Py_XSETREF(SLOT(o, m->size_off), s);
     return 0;
+#endif
 }
 
 /* (s at most PBJ_SIZE_MAX + a few bytes: no overflow) */

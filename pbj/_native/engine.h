@@ -200,7 +200,8 @@ struct NMessage {
     NOneof *oneofs;
     int nwrites;
     NWrite *writes;
-    WStep *wsteps;              /* the writers' table, made at the first write (values.c), or NULL */
+    WStep *wsteps;              /* the writers' table, made at the first write (values.c; free-threaded
+                                 * builds: with the plan, plan.c), or NULL */
     /* singular sub-message fields (and members), which may occur more than once and merge */
     int nmsgf;
     int *msg_of_field;          /* field index -> index among them, or -1 */

@@ -103,10 +103,16 @@ static inline int tag_holds(PyTypeObject *t, unsigned int tag)
  * again for the same class while it keeps its version tag and its codec's plan: borrowed pointers,
  * valid as long as that holds (a living type's tag is unique; the codec is in its namespace; the
  * plan is compared with the codec's slot, whose object is then used). The look-up on a miss reads
- * __pbj_codec__ as getattr(cls, ...) does (which also gives the type its version tag). */
+ * __pbj_codec__ as getattr(cls, ...) does (which also gives the type its version tag).
+ * Free-threaded CPython (Py_GIL_DISABLED) keeps no cache: an entry is several words another thread
+ * could be writing, and its borrowed codec could be freed between the check and the incref by a
+ * thread that replaces __pbj_codec__; every call looks the codec up (a new reference, CPython's own
+ * type cache underneath). A codec's `native` is set once, before the codec is published on its
+ * class (pbj._native.adopt), so the plan read from it stays valid while the codec is held. */
 static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObject **plan, int *free)
 {
     PbjEntry *E = &st->entry;
+#ifndef Py_GIL_DISABLED
     TypeCache *e = &E->types[((uintptr_t)t >> 5) & (PBJ_TYPE_CACHE - 1)];
     if (e->type == t && tag_holds(t, e->tag)) {
         PyObject *p = SLOT(e->codec, E->native_off);
@@ -117,6 +123,7 @@ static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObjec
             return 1;
         }
     }
+#endif
     PyObject *c = Py_IS_TYPE(t, &PyType_Type) ? PyObject_GetAttr((PyObject *)t, st->s_codec) : class_attr(t, st->s_codec);
     if (c == NULL) { PyErr_Clear(); return 0; }
     PyObject *p = Py_IS_TYPE(c, E->codec_type) ? SLOT(c, E->native_off) : NULL;
@@ -127,6 +134,7 @@ static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObjec
     Py_XDECREF(f);
     *codec = c;
     *plan = Py_NewRef(p);
+#ifndef Py_GIL_DISABLED
     if (Py_IS_TYPE(t, &PyType_Type) && tag_holds(t, t->tp_version_tag)) {
         e->type = t;
         e->tag = t->tp_version_tag;
@@ -134,6 +142,7 @@ static int native_codec(PbjState *st, PyTypeObject *t, PyObject **codec, PyObjec
         e->plan = p;
         e->free = *free;
     }
+#endif
     return 1;
 }
 
@@ -160,6 +169,11 @@ typedef struct {
 static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
 {
     PyTypeObject *t = (PyTypeObject *)b->cls;
+#ifdef Py_GIL_DISABLED
+    /* free-threaded: no cache (see native_codec): b->codec, b->plan and b->nm stay NULL, so
+     * bound_decode's short path never runs and decode_in_c never sets b->nm */
+    return native_codec(b->st, t, codec, plan, free);
+#else
     PbjEntry *E = &b->st->entry;
     if (b->plan != NULL && tag_holds(t, b->tag) && SLOT(b->codec, E->native_off) == b->plan) {
         *codec = Py_NewRef(b->codec);
@@ -174,6 +188,7 @@ static int bound_codec(Bound *b, PyObject **codec, PyObject **plan, int *free)
     b->free = *free;
     b->tag = t->tp_version_tag;  /* set by the look-ups above (0, or not valid: no cache) */
     return 1;
+#endif
 }
 
 enum { ANSWERED, TO_PYTHON };

@@ -109,10 +109,19 @@ static int lookup(Ctx *c, Take *t, uint64_t number, Found **out)
     }
     PyObject *key = PyLong_FromUnsignedLongLong(number);
     if (!key) return -1;
+#ifdef Py_GIL_DISABLED
+    /* (free-threaded: another thread may register an extension meanwhile; the reference is taken
+     * under the dict's own lock) */
+    PyObject *ext;
+    int found = PyDict_GetItemRef(t->registry, key, &ext);
+    Py_DECREF(key);
+    if (found <= 0) return found;
+#else
     PyObject *ext = PyDict_GetItemWithError(t->registry, key);  /* int keys: no Python code */
     Py_DECREF(key);
     if (!ext) return PyErr_Occurred() ? -1 : 0;
     Py_INCREF(ext);
+#endif
     PyObject *cap = NULL;
     PyObject *holder = PyObject_GetAttr(ext, c->st->s_holder);
     if (holder && PyType_Check(holder)) {

@@ -358,6 +358,11 @@ PyObject *pbj_build(PyObject *self, PyObject *args)
             PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
             continue;
         }
+#ifdef Py_GIL_DISABLED
+        /* Free-threaded CPython: the writers' table is made here, before any thread can see the
+         * plan, and never changes (with the GIL it is made at the class's first write: values.c) */
+        if (pbj_write_table(ms[i]) < 0) { Py_DECREF(out); out = NULL; goto fail; }
+#endif
         PyObject *cap = PyCapsule_New(ms[i], CAPSULE_NAME, capsule_free);
         if (!cap) { Py_DECREF(out); out = NULL; goto fail; }
         ms[i] = NULL;

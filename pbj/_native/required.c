@@ -19,7 +19,8 @@
  * pbj.required.GENERATION it was built in, which forget_answers bumps before it drops any list,
  * so a table of the current generation links only to live tables of the current generation.
  * The walk reads the generation once per call, runs no Python code, allocates nothing and holds
- * the GIL: nothing it reads can change or be freed under it.
+ * the GIL: nothing it reads can change or be freed under it. Free-threaded builds (no GIL) do not
+ * walk in C (pbj_required_ok).
  */
 #include "engine.h"
 
@@ -271,6 +272,15 @@ static int walk(PyObject *o, const RTable *t, int level)
  * set, and the caller fails with it. */
 int pbj_required_ok(PyObject *o, NMessage *m)
 {
+#ifdef Py_GIL_DISABLED
+    /* Free-threaded CPython: the tables are linked without references and replaced while other
+     * threads could be walking them (the generation above only guards one thread's own calls), so
+     * the walk is not run there: pbj.required's Python check answers every class that can miss a
+     * required field (the classes that cannot, pbj.required.FREE, need no walk at all). */
+    (void)o;
+    (void)m;
+    return -1;
+#endif
     if (m == NULL || m->st->entry.steps_of == NULL || Py_TYPE(o) != m->cls) return -1;
     const PbjEntry *E = &m->st->entry;
     long generation = current_generation(E);
