@@ -161,15 +161,17 @@ def test_read_unknown_fields_without_from_text_is_a_bad_argument(capsys):
         "pbj encode: error: --read-unknown-fields reads the text format: give it with --from-text")
 
 
-def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
-    """Ctrl-C in the command line prints one line, no traceback, and exits 130 (128 + SIGINT);
-    a caller that gives ``argv`` (Python code running the command) gets the KeyboardInterrupt."""
+@pytest.mark.parametrize("where, interrupted", [
+    ("_doctor", lambda args: (_ for _ in ()).throw(KeyboardInterrupt)),  # while the command runs
+    ("_parser", lambda: (_ for _ in ()).throw(KeyboardInterrupt)),       # while the parser is built (it imports)
+], ids=["running", "loading"])
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys, where, interrupted):
+    """Ctrl-C in the command line prints one line, no traceback, and exits 130 (128 + SIGINT), also while
+    the parser is built (it imports the commands' modules: that gave a traceback); a caller that gives
+    ``argv`` (Python code running the command) gets the KeyboardInterrupt."""
     from pbj import cli
 
-    def interrupted(args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, "_doctor", interrupted)
+    monkeypatch.setattr(cli, where, interrupted)
     monkeypatch.setattr(sys, "argv", ["pbj", "doctor"])
     assert cli.main() == 130
     assert capsys.readouterr().err == "pbj: interrupted\n"
@@ -177,23 +179,13 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
         cli.main(["doctor"])
 
 
-def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130(monkeypatch, capsys):
-    """A Ctrl-C while the parser is built (it imports the commands' modules) or while pbj.cli is
-    imported by the ``pbj`` command gave a traceback: now the same line and status as while it runs."""
+def test_ctrl_c_while_the_pbj_command_imports_its_cli_is_one_line(monkeypatch, capsys):
+    """The ``pbj`` command (``pbj.__main__:run``) imports pbj.cli inside its own try: a Ctrl-C there gave a
+    traceback."""
     import builtins
 
     from pbj import __main__ as entry
-    from pbj import cli
 
-    def interrupted():
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli, "_parser", interrupted)
-    monkeypatch.setattr(sys, "argv", ["pbj", "doctor"])
-    assert cli.main() == 130
-    assert capsys.readouterr().err == "pbj: interrupted\n"
-    with pytest.raises(KeyboardInterrupt):
-        cli.main(["doctor"])
     real_import = builtins.__import__
 
     def import_interrupted(name, *args, **kwargs):
