@@ -170,8 +170,8 @@ def _check_not_shadowed(names: dict[str, str], search: list[Path]) -> None:
     load once): a schema silently other than the one asked for.
 
     Raises:
-        SchemaError: ``"load_proto: 'd1/s.proto' is the file 's.proto', but that name finds
-            'd2/s.proto' first ..."``.
+        SchemaError: ``"load_proto: 'd1/s.proto' is the file 's.proto' to protoc, but that name
+            finds '/abs/d2/s.proto' first ..."``.
     """
     for user, name in names.items():
         if not os.path.isfile(user):  # os.path's: no error for a folder the system refuses
